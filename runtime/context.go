@@ -1,0 +1,35 @@
+package runtime
+
+import "context"
+
+type leaseKey struct{}
+
+type shutdownKey struct{}
+
+// ContextWithLease returns a copy of ctx that carries lease. The pool uses it
+// for every leased run; tests of pipelines can use it to fake one.
+func ContextWithLease(ctx context.Context, lease Lease) context.Context {
+	return context.WithValue(ctx, leaseKey{}, lease)
+}
+
+// LeaseFromContext returns the lease of the run ctx belongs to. Pass
+// lease.FencingToken to the downstream store so it can reject stale writers.
+func LeaseFromContext(ctx context.Context) (Lease, bool) {
+	lease, ok := ctx.Value(leaseKey{}).(Lease)
+	return lease, ok
+}
+
+// ContextWithShutdown returns a copy of ctx whose ShutdownRequested channel is
+// ch. The pool uses it for every run.
+func ContextWithShutdown(ctx context.Context, ch <-chan struct{}) context.Context {
+	return context.WithValue(ctx, shutdownKey{}, ch)
+}
+
+// ShutdownRequested returns a channel closed when a graceful shutdown begins.
+// The run's context stays alive until the graceful timeout passes, so a
+// pipeline that loops should select on this channel, finish its batch and
+// return. Outside a pool run it returns nil, which never fires.
+func ShutdownRequested(ctx context.Context) <-chan struct{} {
+	ch, _ := ctx.Value(shutdownKey{}).(<-chan struct{})
+	return ch
+}

@@ -1,0 +1,78 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+)
+
+// Run numbers with a special meaning, passed to Coordinator.TryAcquireLease
+// by the pool. Every other run number is a positive slot: the slot's start in
+// Unix seconds.
+const (
+	// RunNumberAuto asks the coordinator to number the run itself with a
+	// fleet-wide increasing number and to apply no slot rule. Continuous
+	// schedules use it.
+	RunNumberAuto int64 = 0
+	// RunNumberOnce marks the single run of a Once schedule: after one replica
+	// completes it, the others are refused with ErrSlotCompleted and stop.
+	RunNumberOnce int64 = -1
+)
+
+// ErrSlotCompleted is returned (with false) by TryAcquireLease when the slot
+// asked for already completed successfully somewhere in the fleet. The pool
+// skips such a slot without counting an error, and a Once pipeline stops.
+var ErrSlotCompleted = errors.New("runtime: slot already completed")
+
+// ErrNilPipeline is reported when a factory returns a nil pipeline and no
+// error.
+var ErrNilPipeline = errors.New("runtime: factory returned a nil pipeline")
+
+// Coordinator decides which worker owns a run. The pool asks for a lease before
+// every run and releases it afterwards. The in-process coordinator the pool
+// uses by default grants every lease; distributed.RedisWorkerCoordinator shares
+// leases across a fleet of replicas.
+type Coordinator interface {
+	// Start registers the worker and its pipelines and starts background work
+	// such as heartbeats and lease renewal.
+	Start(ctx context.Context, workerID string, pipelineIDs []string) error
+	// Stop releases every held lease and unregisters the worker.
+	Stop(ctx context.Context) error
+	// TryAcquireLease tries to take the lease for one run. It returns false with
+	// a nil error when another worker holds it, false with ErrSlotCompleted when
+	// the slot already ran, and false with the cause when the coordinator cannot
+	// tell (fail-safe: no lease, no run).
+	TryAcquireLease(ctx context.Context, pipelineID string, runNumber int64) (bool, error)
+	// ReleaseLease gives up the lease held for pipelineID, if any.
+	ReleaseLease(ctx context.Context, pipelineID string) error
+	// RenewLease extends the lease held for pipelineID.
+	RenewLease(ctx context.Context, pipelineID string) error
+	// ValidateLease reports whether token is the lease currently in force for
+	// pipelineID.
+	ValidateLease(ctx context.Context, pipelineID string, token int64) (bool, error)
+	// CurrentLease returns the lease this worker holds for pipelineID.
+	CurrentLease(pipelineID string) (Lease, bool)
+	// SetLeaseLostCallback sets the function called, once per lease, when a
+	// held lease is lost (expired, taken over, or not renewable in time).
+	SetLeaseLostCallback(cb func(pipelineID string, lease Lease))
+}
+
+// RunCompleter is implemented by coordinators that remember completed slots.
+// After a successful run the pool calls CompleteLease instead of
+// ReleaseLease: it releases the lease and records its run number as done, in
+// one step, so no replica runs that slot again.
+type RunCompleter interface {
+	CompleteLease(ctx context.Context, pipelineID string) error
+}
+
+// HealthReporter is implemented by coordinators that can say whether they are
+// usable. /readyz answers 503 while Healthy returns an error.
+type HealthReporter interface {
+	Healthy(ctx context.Context) error
+}
+
+// StatusReporter is implemented by coordinators with state worth showing in
+// /status (for example reachability of each Redis node). The value must
+// marshal to JSON.
+type StatusReporter interface {
+	Status() any
+}

@@ -1,0 +1,20 @@
+// Package runtime is what agora's generated worker code calls: schedules,
+// scheduled pipelines, the worker pool with its health server and signal
+// handling, and the Coordinator seam that decides which replica owns a run.
+//
+// A worker binary is normally produced by agoragen, whose generated
+// GetWorker function registers every declared pipeline:
+//
+//	pool := runtime.NewWorkerPool(runtime.WithHealthPort(8080))
+//	pool.Register(&runtime.ScheduledPipeline{
+//		PipelineID: "orders-hourly",
+//		Factory:    runtime.FactoryOf(BuildOrders),
+//		Schedule:   runtime.MustCron("0 * * * *"),
+//	})
+//	err := pool.Run(ctx)
+//
+// Without a coordinator the pool uses an in-process one, so a single replica
+// needs nothing else; with the Redis coordinator from runtime/distributed
+// several replicas share the work and each scheduled run happens on exactly
+// one of them.
+package runtime

@@ -1,0 +1,26 @@
+package runtime
+
+import "time"
+
+// Lease is a worker's exclusive right to run one pipeline for one run.
+type Lease struct {
+	// PipelineID names the pipeline the lease is for.
+	PipelineID string
+	// WorkerID names the worker that holds the lease.
+	WorkerID string
+	// RunNumber names the run: for cron and Every schedules the slot's start in
+	// Unix seconds, for Continuous and Once a number the coordinator hands out.
+	RunNumber int64
+	// FencingToken is strictly greater than every token issued before it for the
+	// same pipeline; a downstream store can reject writes that carry a smaller
+	// one. 0 means unfenced (a local or fallback lease) and never equals a real
+	// token.
+	FencingToken int64
+	// AcquiredAt is when the lease was granted, by the worker's clock.
+	AcquiredAt time.Time
+	// ExpiresAt is when the lease lapses unless renewed, by the worker's clock.
+	ExpiresAt time.Time
+}
+
+// Fenced reports whether the lease carries a real fencing token.
+func (l Lease) Fenced() bool { return l.FencingToken > 0 }
