@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-
-	"github.com/robfig/cron/v3"
 )
 
 // ErrInvalidSchedule is wrapped by every error about a schedule that cannot be
@@ -48,14 +46,8 @@ type Schedule struct {
 	kind  ScheduleKind
 	every time.Duration
 	expr  string
-	spec  cron.Schedule
+	spec  nexter
 }
-
-// cronParser accepts the standard five fields, an optional leading seconds
-// field, descriptors such as @hourly and @every, and CRON_TZ= prefixes.
-var cronParser = cron.NewParser(
-	cron.SecondOptional | cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor,
-)
 
 // Every returns a schedule whose timer starts when a run finishes: with
 // Every(time.Hour) a run that takes 45 minutes is followed by the next one
@@ -69,21 +61,26 @@ func Every(d time.Duration) Schedule {
 // standard five fields ("0 * * * *"), an optional leading seconds field
 // ("*/10 * * * * *"), descriptors (@hourly, @daily, @every 5m) and a
 // CRON_TZ=Zone prefix ("CRON_TZ=Europe/Paris 30 2 * * *"). Without a prefix
-// times are in the process's local zone.
+// times are in the process's local zone (time.Local), whatever the location
+// of the time given to Next.
+//
+// On daylight saving days a job whose local time is skipped runs once when
+// the clocks have gone forward, and a job whose local time happens twice runs
+// at the first occurrence only; a job whose hour field is every hour ("*/15 *
+// * * *", "@hourly") simply follows the wall clock. docs/schedules.md has
+// worked examples.
 //
 // "@every d" fires at multiples of d counted from the Unix epoch, not from
-// process start, so every replica of a fleet names the same slot the same way.
+// process start, so every replica of a fleet names the same slot the same way;
+// d must be a whole number of seconds, at least 1s.
 func Cron(expr string) (Schedule, error) {
 	trimmed := strings.TrimSpace(expr)
 	if trimmed == "" {
 		return Schedule{}, fmt.Errorf("%w: cron expression %q is empty", ErrInvalidSchedule, expr)
 	}
-	spec, err := cronParser.Parse(trimmed)
+	spec, err := parseCron(trimmed)
 	if err != nil {
-		return Schedule{}, fmt.Errorf("%w: cron expression %q: %v", ErrInvalidSchedule, expr, err)
-	}
-	if every, ok := spec.(cron.ConstantDelaySchedule); ok {
-		spec = epochAlignedDelay{delay: every.Delay}
+		return Schedule{}, fmt.Errorf("%w: cron expression %q: %w", ErrInvalidSchedule, expr, err)
 	}
 	return Schedule{kind: ScheduleCron, expr: trimmed, spec: spec}, nil
 }
@@ -175,18 +172,4 @@ func (s Schedule) Next(after time.Time) time.Time {
 	default:
 		return time.Time{}
 	}
-}
-
-// epochAlignedDelay fires at whole multiples of delay since the Unix epoch,
-// so that replicas started at different moments agree on the fire times.
-type epochAlignedDelay struct{ delay time.Duration }
-
-func (e epochAlignedDelay) Next(after time.Time) time.Time {
-	d := e.delay
-	if d < time.Second {
-		d = time.Second
-	}
-	n := after.UnixNano()
-	next := n - n%int64(d) + int64(d)
-	return time.Unix(0, next).In(after.Location())
 }
