@@ -1,0 +1,98 @@
+package gen
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"sync"
+
+	"golang.org/x/tools/go/packages"
+
+	"github.com/agora-etl/agora/templates"
+)
+
+// LoadMode is what agoragen asks go/packages for: names and files to know
+// where to write, syntax for the comments, types for the signature checks,
+// and the import graph (implied by types anyway) to report errors of
+// dependencies. Function bodies of dependencies are never checked: they
+// come from export data.
+const LoadMode = packages.NeedName | packages.NeedFiles | packages.NeedSyntax |
+	packages.NeedTypes | packages.NeedImports
+
+// ErrLoad is wrapped by every failure to load packages (exit code 2).
+var ErrLoad = errors.New("agoragen: cannot load packages")
+
+// loaded is the result of one load.
+type loaded struct {
+	fset  *token.FileSet
+	roots []*packages.Package
+	// runtime is the agora runtime package, loaded alongside so that
+	// runtime.Pipeline shares its types with the user's packages.
+	runtime *packages.Package
+	// generated holds the files that carried the agoragen header and were
+	// left out of type checking.
+	generated map[string]bool
+}
+
+// load loads the packages matched by patterns, plus the runtime package, in
+// one go/packages call. A file that carries the agoragen header is parsed
+// down to its package clause: the file about to be replaced cannot then
+// break the load, however stale or broken it is.
+func load(ctx context.Context, dir string, tags string, patterns []string) (*loaded, error) {
+	l := &loaded{fset: token.NewFileSet(), generated: map[string]bool{}}
+	var mu sync.Mutex
+	cfg := &packages.Config{
+		Context: ctx,
+		Mode:    LoadMode,
+		Dir:     dir,
+		Fset:    l.fset,
+		ParseFile: func(fset *token.FileSet, filename string, src []byte) (*ast.File, error) {
+			if IsGenerated(src) {
+				mu.Lock()
+				l.generated[filename] = true
+				mu.Unlock()
+				return parser.ParseFile(fset, filename, src, parser.PackageClauseOnly)
+			}
+			return parser.ParseFile(fset, filename, src, parser.AllErrors|parser.ParseComments|parser.SkipObjectResolution)
+		},
+	}
+	if tags != "" {
+		cfg.BuildFlags = []string{"-tags=" + tags}
+	}
+	pkgs, err := packages.Load(cfg, append(append([]string(nil), patterns...), templates.RuntimePath)...)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrLoad, err)
+	}
+	for _, p := range pkgs {
+		if p.PkgPath == templates.RuntimePath && l.runtime == nil {
+			l.runtime = p
+		}
+		l.roots = append(l.roots, p)
+	}
+	return l, nil
+}
+
+// IsGenerated reports whether src carries the agoragen header on a line of
+// its own before the package clause.
+func IsGenerated(src []byte) bool {
+	for len(src) > 0 {
+		line := src
+		if i := bytes.IndexByte(src, '\n'); i >= 0 {
+			line, src = src[:i], src[i+1:]
+		} else {
+			src = nil
+		}
+		line = bytes.TrimRight(line, "\r \t")
+		if string(line) == templates.Header {
+			return true
+		}
+		if bytes.HasPrefix(line, []byte("package ")) {
+			return false
+		}
+	}
+	return false
+}
