@@ -61,6 +61,8 @@ func Render(w Worker) ([]byte, error) {
 
 	if w.Main {
 		f.Line()
+		f.Comment("main runs the worker until it is interrupted; see runtime.Main for its flags")
+		f.Comment("and exit codes.")
 		f.Func().Id("main").Params().Block(
 			imp.qual(RuntimePath, "Main").Call(jen.Id("GetWorker")),
 		)
@@ -131,6 +133,10 @@ func getWorkerBody(g *jen.Group, imp *imports, w Worker, pipelines []Pipeline) {
 	}
 	poolArgs := []jen.Code{}
 	switch {
+	case w.Distributed != DistributedOff && len(opts) == 0:
+		g.Var().Id("opts").Index().Add(rt("PoolOption"))
+		distributedWiring(g, imp, w.Distributed)
+		poolArgs = append(poolArgs, jen.Id("opts").Op("..."))
 	case w.Distributed != DistributedOff:
 		g.Id("opts").Op(":=").Index().Add(rt("PoolOption")).ValuesFunc(multiline(opts))
 		distributedWiring(g, imp, w.Distributed)
@@ -208,7 +214,7 @@ func distributedWiring(g *jen.Group, imp *imports, mode Distributed) {
 func describe(s Schedule) string {
 	switch s.Kind {
 	case Every:
-		return "every " + s.Interval.String()
+		return "every " + shortDuration(s.Interval)
 	case Cron:
 		return fmt.Sprintf("on cron %q", s.Expr)
 	case Continuous:
@@ -342,4 +348,16 @@ func (imp *imports) duration(d time.Duration) *jen.Statement {
 		}
 	}
 	return jen.Lit(int64(d))
+}
+
+// shortDuration writes d without zero units: 1m rather than 1m0s.
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = s[:len(s)-2]
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = s[:len(s)-2]
+	}
+	return s
 }

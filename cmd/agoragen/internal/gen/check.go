@@ -1,6 +1,7 @@
 package gen
 
 import (
+	"errors"
 	"fmt"
 	"go/ast"
 	"go/token"
@@ -243,14 +244,14 @@ func missing(t types.Type, iface *types.Interface, qual types.Qualifier) string 
 	if m == nil {
 		return "it cannot"
 	}
-	wantSig := "func" + strings.TrimPrefix(types.TypeString(m.Type(), qual), "func")
+	wantSig := m.Name() + strings.TrimPrefix(types.TypeString(m.Type(), qual), "func")
 	switch {
-	case wrongType:
-		return fmt.Sprintf("its method %s has the wrong signature, want %s", m.Name(), wantSig)
 	case !isPointer(t) && types.Implements(types.NewPointer(t), iface):
 		return fmt.Sprintf("method %s has a pointer receiver; return *%s", m.Name(), types.TypeString(t, qual))
+	case wrongType:
+		return fmt.Sprintf("its method %s has the wrong signature, want %s", m.Name(), wantSig)
 	default:
-		return fmt.Sprintf("missing method %s %s", m.Name(), wantSig)
+		return fmt.Sprintf("missing method %s", wantSig)
 	}
 }
 
@@ -294,7 +295,7 @@ func typeRef(t types.Type, self *types.Package) (templates.TypeRef, error) {
 	case *types.Basic:
 		return templates.TypeRef{Name: t.Name()}, nil
 	}
-	return templates.TypeRef{}, fmt.Errorf("generated code cannot spell %s; declare a named type for it", t)
+	return templates.TypeRef{}, errors.New("it has no name that generated code can spell; declare a named type for it")
 }
 
 func namedRef(obj *types.TypeName, args *types.TypeList, self *types.Package) (templates.TypeRef, error) {

@@ -1,0 +1,3 @@
+//agora:worker health_port=8080
+
+package p

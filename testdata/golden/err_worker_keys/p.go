@@ -1,0 +1,17 @@
+// Package p writes bad worker settings.
+//
+//agora:worker health_port=70000 graceful_shutdown=0s distributed=requird main mian
+package p
+
+import "context"
+
+// Job does nothing.
+type Job struct{}
+
+// Run returns nil.
+func (*Job) Run(context.Context) error { return nil }
+
+// BuildJob builds a Job.
+//
+//agora:schedule every=1m
+func BuildJob(context.Context) (*Job, error) { return &Job{}, nil }
