@@ -3,7 +3,12 @@ package runtime
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -11,30 +16,66 @@ import (
 // after a shutdown begins before their contexts are cancelled.
 const DefaultGracefulShutdownTimeout = 30 * time.Second
 
+// Shutdown bounds that are not configurable.
+const (
+	// abandonTimeout is how long Run still waits for runs whose contexts were
+	// cancelled before it stops the coordinator without them.
+	abandonTimeout = 5 * time.Second
+	// coordinatorStopTimeout bounds Coordinator.Stop at the end of Run.
+	coordinatorStopTimeout = 10 * time.Second
+	// healthStopTimeout bounds the health server's shutdown.
+	healthStopTimeout = 5 * time.Second
+)
+
 // WorkerPool runs every registered ScheduledPipeline concurrently, with
 // leases from a Coordinator, a health server and graceful shutdown.
+//
+// One dispatcher goroutine with a timer heap schedules every pipeline; a
+// goroutine exists only per run in flight, so a pool of ten thousand
+// pipelines idles on a few megabytes.
 type WorkerPool struct {
 	pipelines []*ScheduledPipeline
 	cfg       poolConfig
+
+	ran     atomic.Bool
+	started chan struct{}
+	run     atomic.Pointer[poolRun]
+	health  atomic.Pointer[HealthServer]
 }
 
 type poolConfig struct {
-	healthPort      int
+	healthAddr      string
 	healthEnabled   bool
+	healthPortErr   error
 	gracefulTimeout time.Duration
 	coordinator     Coordinator
 	logger          *slog.Logger
 	workerID        string
 	clock           Clock
+	noSignals       bool
+	signals         <-chan os.Signal // tests inject signals here
 }
 
 // PoolOption configures a WorkerPool.
 type PoolOption func(*poolConfig)
 
-// WithHealthPort serves /healthz, /readyz and /status on port (0 picks a free
-// port; see WorkerPool.HealthAddr).
+// WithHealthPort serves /healthz, /readyz and /status on port on every
+// interface (0 picks a free port; see WorkerPool.HealthAddr).
 func WithHealthPort(port int) PoolOption {
-	return func(c *poolConfig) { c.healthPort, c.healthEnabled = port, true }
+	return func(c *poolConfig) {
+		c.healthEnabled = true
+		c.healthAddr = ":" + strconv.Itoa(port)
+		c.healthPortErr = nil
+		if port < 0 || port > 65535 {
+			c.healthPortErr = fmt.Errorf("runtime: health port %d out of range 0-65535", port)
+		}
+	}
+}
+
+// WithHealthAddr serves the health endpoints on addr ("host:port"), for
+// example "127.0.0.1:0" to listen on loopback only.
+func WithHealthAddr(addr string) PoolOption {
+	return func(c *poolConfig) { c.healthEnabled, c.healthAddr, c.healthPortErr = true, addr, nil }
 }
 
 // WithGracefulShutdownTimeout sets how long runs in flight may take to finish
@@ -63,23 +104,382 @@ func WithClock(clock Clock) PoolOption {
 	return func(c *poolConfig) { c.clock = clock }
 }
 
+// WithSignalHandling turns the handling of SIGINT and SIGTERM by Run on or
+// off (default on). Turn it off when the program embeds the pool and
+// handles signals itself; cancelling Run's context then starts the graceful
+// shutdown.
+func WithSignalHandling(enabled bool) PoolOption {
+	return func(c *poolConfig) { c.noSignals = !enabled }
+}
+
+// withSignalChannel makes Run read shutdown signals from ch instead of the
+// process's signals.
+func withSignalChannel(ch <-chan os.Signal) PoolOption {
+	return func(c *poolConfig) { c.signals = ch }
+}
+
 // NewWorkerPool returns an empty pool configured by opts.
 func NewWorkerPool(opts ...PoolOption) *WorkerPool {
-	p := &WorkerPool{}
+	p := &WorkerPool{started: make(chan struct{})}
 	for _, opt := range opts {
 		opt(&p.cfg)
+	}
+	if p.cfg.workerID == "" {
+		p.cfg.workerID = newWorkerID()
 	}
 	return p
 }
 
-// Register adds sp to the pool and returns the pool, for chaining.
+// Register adds sp to the pool and returns the pool, for chaining. Problems
+// with sp are reported by Run, together with every other problem.
 func (p *WorkerPool) Register(sp *ScheduledPipeline) *WorkerPool {
 	p.pipelines = append(p.pipelines, sp)
 	return p
 }
 
+// WorkerID returns the id this worker uses with the coordinator and in
+// /status.
+func (p *WorkerPool) WorkerID() string { return p.cfg.workerID }
+
+// Started returns a channel closed once Run has started every pipeline.
+func (p *WorkerPool) Started() <-chan struct{} { return p.started }
+
+// HealthAddr returns the address the health server listens on, or "" when
+// it is not listening (yet).
+func (p *WorkerPool) HealthAddr() string {
+	if h := p.health.Load(); h != nil {
+		return h.Addr()
+	}
+	return ""
+}
+
+// poolRun is the state of one Run.
+type poolRun struct {
+	pool    *WorkerPool
+	env     *runEnv
+	d       *dispatcher
+	runners []*runner
+	byID    map[string]*runner
+	logger  *slog.Logger
+	clock   Clock
+
+	state    atomic.Int32
+	terminal chan struct{} // closed at the first terminal pipeline error
+	errMu    sync.Mutex
+	errs     []error
+}
+
+// Pool states as shown in /status.
+const (
+	poolStarting int32 = iota
+	poolRunning
+	poolShuttingDown
+	poolStopped
+)
+
+func poolStateName(s int32) string {
+	switch s {
+	case poolRunning:
+		return "running"
+	case poolShuttingDown:
+		return "shutting_down"
+	case poolStopped:
+		return "stopped"
+	default:
+		return "starting"
+	}
+}
+
 // Run runs every registered pipeline until ctx is cancelled, a signal arrives
-// or a pipeline fails terminally.
+// or a pipeline fails terminally, then shuts down gracefully:
+//
+//  1. the pool enters the shutting-down state (/readyz answers 503);
+//  2. Stop is called on every pipeline, so none starts another run and each
+//     run in flight sees its ShutdownRequested channel closed;
+//  3. runs in flight go on with their contexts still alive;
+//  4. Run waits up to the graceful shutdown timeout for them;
+//  5. then cancels the contexts of runs still going (cause
+//     ErrGracefulTimeout). A second SIGINT or SIGTERM cancels them at once
+//     (cause ErrForcedShutdown).
+//
+// Finally the coordinator is stopped and the health server last. Run returns
+// nil after a clean shutdown, the terminal errors of pipelines that reached
+// MaxConsecutiveErrors, and an error wrapping ErrGracefulTimeout or
+// ErrForcedShutdown when runs had to be cancelled. When every pipeline has
+// finished by itself (Once pipelines that succeeded, pipelines stopped with
+// Stop) Run returns too. Nothing starts when validation fails: Run returns
+// one error naming every problem. A pool runs once.
 func (p *WorkerPool) Run(ctx context.Context) error {
-	return errors.New("runtime: not implemented")
+	if err := p.validate(); err != nil {
+		return err
+	}
+	if !p.ran.CompareAndSwap(false, true) {
+		return fmt.Errorf("%w: a WorkerPool runs once", ErrAlreadyRunning)
+	}
+	cfg := p.cfg
+	if cfg.gracefulTimeout == 0 {
+		cfg.gracefulTimeout = DefaultGracefulShutdownTimeout
+	}
+	if cfg.clock == nil {
+		cfg.clock = SystemClock{}
+	}
+	logger := cfg.logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	coord := cfg.coordinator
+	if coord == nil {
+		coord = NewLocalCoordinator(cfg.clock)
+	}
+
+	pr := &poolRun{
+		pool:     p,
+		env:      newRunEnv(coord, logger, context.WithoutCancel(ctx)),
+		logger:   logger,
+		clock:    cfg.clock,
+		byID:     make(map[string]*runner, len(p.pipelines)),
+		runners:  make([]*runner, 0, len(p.pipelines)),
+		terminal: make(chan struct{}),
+	}
+	pr.d = newDispatcher(cfg.clock, pr.onFinish)
+	ids := make([]string, 0, len(p.pipelines))
+	for _, sp := range p.pipelines {
+		ctl := newControl()
+		if !sp.ctl.CompareAndSwap(nil, ctl) {
+			for _, r := range pr.runners {
+				r.sp.ctl.CompareAndSwap(r.ctl, nil)
+			}
+			return fmt.Errorf("%w: pipeline %q is started elsewhere", ErrAlreadyRunning, sp.PipelineID)
+		}
+		r := newRunner(sp, pr.env, cfg.clock, ctl)
+		pr.runners = append(pr.runners, r)
+		pr.byID[sp.PipelineID] = r
+		ids = append(ids, sp.PipelineID)
+	}
+	defer func() {
+		for _, r := range pr.runners {
+			r.sp.ctl.CompareAndSwap(r.ctl, nil)
+		}
+	}()
+	p.run.Store(pr)
+
+	var signals <-chan os.Signal
+	if cfg.signals != nil {
+		signals = cfg.signals
+	} else if !cfg.noSignals {
+		ch, stop := notifyShutdownSignals()
+		defer stop()
+		signals = ch
+	}
+
+	var hs *HealthServer
+	if cfg.healthEnabled {
+		hs = NewHealthServer(p)
+		if err := hs.Listen(cfg.healthAddr); err != nil {
+			return fmt.Errorf("runtime: health server: %w", err)
+		}
+		p.health.Store(hs)
+		go func() {
+			if err := hs.Serve(); err != nil {
+				logger.Error("health server failed", slog.Any("error", err))
+			}
+		}()
+		logger.Info("health server listening", slog.String("addr", hs.Addr()))
+		defer func() {
+			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), healthStopTimeout)
+			defer cancel()
+			_ = hs.Shutdown(sctx)
+		}()
+	}
+
+	coord.SetLeaseLostCallback(pr.onLeaseLost)
+	if err := coord.Start(ctx, cfg.workerID, ids); err != nil {
+		return fmt.Errorf("runtime: starting coordinator: %w", err)
+	}
+
+	now := cfg.clock.Now().Round(0)
+	for _, r := range pr.runners {
+		r.begin(now)
+		pr.d.add(r)
+	}
+	go pr.d.loop()
+	pr.state.Store(poolRunning)
+	close(p.started)
+	logger.Info("worker pool started", slog.String("worker_id", cfg.workerID), slog.Int("pipelines", len(pr.runners)))
+
+	var reason string
+	select {
+	case <-ctx.Done():
+		reason = "context cancelled"
+	case sig := <-signals:
+		reason = "received " + sig.String()
+	case <-pr.terminal:
+		reason = "a pipeline failed terminally"
+	case <-pr.d.allDone:
+		reason = "every pipeline finished"
+	}
+	runErr := pr.shutdown(reason, cfg.gracefulTimeout, signals)
+
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), coordinatorStopTimeout)
+	if err := coord.Stop(sctx); err != nil {
+		logger.Warn("stopping the coordinator failed", slog.Any("error", err))
+	}
+	cancel()
+	pr.state.Store(poolStopped)
+
+	pr.errMu.Lock()
+	errs := append(pr.errs, runErr)
+	pr.errMu.Unlock()
+	err := errors.Join(errs...)
+	if err != nil {
+		logger.Error("worker pool stopped", slog.Any("error", err))
+	} else {
+		logger.Info("worker pool stopped")
+	}
+	return err
+}
+
+// shutdown runs steps 1 to 5 of the shutdown sequence documented on Run.
+func (pr *poolRun) shutdown(reason string, graceful time.Duration, signals <-chan os.Signal) error {
+	logger := pr.logger
+	pr.state.Store(poolShuttingDown)
+	inFlight := pr.d.running.Load()
+	logger.Info("shutting down gracefully", slog.String("reason", reason),
+		slog.Int64("runs_in_flight", inFlight), slog.Duration("graceful_timeout", graceful))
+	for _, r := range pr.runners {
+		r.sp.Stop()
+	}
+	pr.d.stop()
+
+	finished := make(chan struct{})
+	go func() {
+		pr.d.inflight.Wait()
+		close(finished)
+	}()
+	timer := pr.clock.NewTimer(graceful)
+	defer timer.Stop()
+
+	var cause error
+	select {
+	case <-finished:
+		return nil
+	case <-timer.C():
+		cause = ErrGracefulTimeout
+	case sig := <-signals:
+		logger.Warn("second signal: cancelling every run now", slog.String("signal", sig.String()))
+		cause = ErrForcedShutdown
+	}
+	names := pr.runningIDs()
+	logger.Warn("cancelling runs still in flight", slog.Any("cause", cause), slog.Any("pipelines", names))
+	pr.env.hardCause.Store(&cause)
+	for _, r := range pr.runners {
+		r.cancelRun(cause, 0)
+	}
+	abandon := time.NewTimer(abandonTimeout)
+	defer abandon.Stop()
+	select {
+	case <-finished:
+	case <-abandon.C:
+		logger.Error("runs did not return after cancellation; abandoning them", slog.Any("pipelines", pr.runningIDs()))
+	case <-signals:
+		logger.Error("another signal: abandoning runs that ignore cancellation", slog.Any("pipelines", pr.runningIDs()))
+	}
+	return fmt.Errorf("%w: cancelled runs of %v", cause, names)
+}
+
+func (pr *poolRun) runningIDs() []string {
+	var ids []string
+	for _, r := range pr.runners {
+		r.mu.Lock()
+		if r.cancel != nil {
+			ids = append(ids, r.id)
+		}
+		r.mu.Unlock()
+	}
+	return ids
+}
+
+// onFinish records a terminal pipeline error, which shuts the pool down.
+func (pr *poolRun) onFinish(r *runner, err error) {
+	if err == nil {
+		return
+	}
+	pr.errMu.Lock()
+	first := len(pr.errs) == 0
+	pr.errs = append(pr.errs, err)
+	pr.errMu.Unlock()
+	pr.logger.Error("pipeline stopped after too many consecutive errors", slog.String("pipeline_id", r.id), slog.Any("error", err))
+	if first {
+		close(pr.terminal)
+	}
+}
+
+// onLeaseLost cancels the run holding the lost lease.
+func (pr *poolRun) onLeaseLost(pipelineID string, lease Lease) {
+	r, ok := pr.byID[pipelineID]
+	if !ok {
+		return
+	}
+	attrs := []slog.Attr{slog.String("pipeline_id", pipelineID), slog.Int64("run_number", lease.RunNumber)}
+	if lease.Fenced() {
+		attrs = append(attrs, slog.Int64("fencing_token", lease.FencingToken))
+	}
+	if r.cancelRun(ErrLeaseLost, lease.FencingToken) {
+		pr.logger.LogAttrs(context.Background(), slog.LevelWarn, "lease lost: cancelling the run", attrs...)
+	}
+}
+
+// validate names every problem of the pool and its pipelines at once.
+func (p *WorkerPool) validate() error {
+	var errs []error
+	if p.cfg.healthPortErr != nil {
+		errs = append(errs, p.cfg.healthPortErr)
+	}
+	if p.cfg.gracefulTimeout < 0 {
+		errs = append(errs, fmt.Errorf("runtime: negative graceful shutdown timeout %s", p.cfg.gracefulTimeout))
+	}
+	seen := make(map[string]int, len(p.pipelines))
+	for i, sp := range p.pipelines {
+		n := i + 1
+		if sp == nil {
+			errs = append(errs, fmt.Errorf("%w: pipeline #%d: nil *ScheduledPipeline", ErrInvalidPipeline, n))
+			continue
+		}
+		for _, problem := range sp.problems() {
+			errs = append(errs, fmt.Errorf("%w: pipeline #%d (%q): %w", ErrInvalidPipeline, n, sp.PipelineID, problem))
+		}
+		if sp.PipelineID == "" {
+			continue
+		}
+		if first, dup := seen[sp.PipelineID]; dup {
+			errs = append(errs, fmt.Errorf("%w: pipeline #%d: duplicate PipelineID %q (also pipeline #%d)", ErrInvalidPipeline, n, sp.PipelineID, first))
+			continue
+		}
+		seen[sp.PipelineID] = n
+	}
+	if len(p.pipelines) == 0 {
+		errs = append(errs, fmt.Errorf("%w: no pipelines registered", ErrInvalidPipeline))
+	}
+	return errors.Join(errs...)
+}
+
+// Status returns what /status serves.
+func (p *WorkerPool) Status() PoolStatus {
+	st := PoolStatus{WorkerID: p.cfg.workerID, State: poolStateName(poolStarting)}
+	pr := p.run.Load()
+	if pr == nil {
+		for _, sp := range p.pipelines {
+			if sp != nil {
+				st.Pipelines = append(st.Pipelines, PipelineStatus{PipelineID: sp.PipelineID, Schedule: sp.Schedule.String()})
+			}
+		}
+		return st
+	}
+	st.State = poolStateName(pr.state.Load())
+	st.Pipelines = make([]PipelineStatus, len(pr.runners))
+	for i, r := range pr.runners {
+		st.Pipelines[i] = r.status()
+	}
+	st.Coordinator = coordinatorStatus(pr.env.coord, pr.logger)
+	return st
 }

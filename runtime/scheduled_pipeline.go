@@ -3,6 +3,9 @@ package runtime
 import (
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
+	"sync/atomic"
 	"time"
 )
 
@@ -15,6 +18,18 @@ const (
 )
 
 // ScheduledPipeline runs one pipeline on one schedule.
+//
+// Every attempt takes a lease from the coordinator (an in-process one when
+// started alone), builds a fresh pipeline with Factory, runs it, closes it
+// when it implements io.Closer, and gives the lease back: completed after a
+// success, released after a failure. A factory error, a nil pipeline, a Run
+// or Close error, and a panic in any of them is a failed run; panics are
+// recovered and logged with their stack.
+//
+// After a failed run the next attempt waits ErrorBackoff, doubled per
+// further consecutive failure and capped at MaxErrorBackoff; a cron pipeline
+// retries the failed slot unless its next slot comes first. A success resets
+// the count.
 type ScheduledPipeline struct {
 	// Factory builds a fresh pipeline before every run.
 	Factory Factory
@@ -29,17 +44,112 @@ type ScheduledPipeline struct {
 	// MaxConsecutiveErrors stops the pipeline, and Start returns the last
 	// error, after this many failed runs in a row; 0 means never.
 	MaxConsecutiveErrors int
-	// Clock is the time source; nil means SystemClock.
+	// Clock is the time source; nil means SystemClock. In a WorkerPool the
+	// pool's clock is used.
 	Clock Clock
+
+	ctl atomic.Pointer[control]
 }
 
 // Start runs the pipeline on its schedule until Stop is called, ctx is
 // cancelled, a Once schedule succeeds, or MaxConsecutiveErrors is reached. It
-// blocks.
+// blocks. It returns nil in the first three cases and an error wrapping
+// ErrTooManyErrors and the last run's error in the fourth.
+//
+// Started alone, the pipeline uses an in-process LocalCoordinator and
+// slog.Default(). Cancelling ctx cancels a run in flight; Stop lets it finish
+// and closes its ShutdownRequested channel. A pipeline registered with a
+// WorkerPool is started by the pool, not by Start.
 func (sp *ScheduledPipeline) Start(ctx context.Context) error {
-	return errors.New("runtime: not implemented")
+	if problems := sp.problems(); len(problems) > 0 {
+		return fmt.Errorf("%w: pipeline %q: %w", ErrInvalidPipeline, sp.PipelineID, errors.Join(problems...))
+	}
+	ctl := newControl()
+	if !sp.ctl.CompareAndSwap(nil, ctl) {
+		return fmt.Errorf("%w: pipeline %q", ErrAlreadyRunning, sp.PipelineID)
+	}
+	defer sp.ctl.CompareAndSwap(ctl, nil)
+
+	clock := sp.Clock
+	if clock == nil {
+		clock = SystemClock{}
+	}
+	coord := NewLocalCoordinator(clock)
+	logger := slog.Default()
+	if err := coord.Start(ctx, newWorkerID(), []string{sp.PipelineID}); err != nil {
+		return err
+	}
+	defer coord.Stop(context.WithoutCancel(ctx))
+
+	r := newRunner(sp, newRunEnv(coord, logger, ctx), clock, ctl)
+	r.begin(r.now())
+	defer r.setStopped()
+
+	var timer Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for {
+		// Sleep until the attempt is due, a second at most at a time.
+		for {
+			if ctl.stopped() || ctx.Err() != nil {
+				return nil
+			}
+			now := r.now()
+			r.observe(now)
+			wait := MaxWait
+			if !r.next.IsZero() {
+				if !now.Before(r.next) {
+					break
+				}
+				wait = min(r.next.Sub(now), MaxWait)
+			}
+			if timer == nil {
+				timer = clock.NewTimer(wait)
+			} else {
+				timer.Reset(wait)
+			}
+			select {
+			case <-timer.C():
+			case <-ctl.stopCh:
+			case <-ctx.Done():
+			}
+		}
+		done, err := r.step(r.now())
+		if done {
+			return err
+		}
+	}
 }
 
-// Stop ends the schedule: a sleeping scheduler wakes at once, a run in flight
-// finishes.
-func (sp *ScheduledPipeline) Stop() {}
+// Stop ends the schedule: a sleeping scheduler wakes at once, a run in
+// flight finishes and sees its ShutdownRequested channel closed. Stop of a
+// pipeline that is not running does nothing.
+func (sp *ScheduledPipeline) Stop() {
+	if c := sp.ctl.Load(); c != nil {
+		c.stop()
+	}
+}
+
+// problems lists every problem of sp's own settings.
+func (sp *ScheduledPipeline) problems() []error {
+	var errs []error
+	if sp.PipelineID == "" {
+		errs = append(errs, errors.New("empty PipelineID"))
+	}
+	if sp.Factory == nil {
+		errs = append(errs, errors.New("nil Factory"))
+	}
+	if err := sp.Schedule.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if sp.ErrorBackoff < 0 {
+		errs = append(errs, fmt.Errorf("negative ErrorBackoff %s", sp.ErrorBackoff))
+	}
+	if sp.MaxConsecutiveErrors < 0 {
+		errs = append(errs, fmt.Errorf("negative MaxConsecutiveErrors %d", sp.MaxConsecutiveErrors))
+	}
+	return errs
+}

@@ -1,0 +1,30 @@
+package runtime
+
+import "errors"
+
+// ErrLeaseLost is the cause (see context.Cause) of a run context cancelled
+// because the coordinator reported the run's lease lost: another worker may
+// now own the pipeline, so the run must stop writing.
+var ErrLeaseLost = errors.New("runtime: lease lost")
+
+// ErrGracefulTimeout is the cause of run contexts cancelled because runs were
+// still in flight when the graceful shutdown timeout passed. WorkerPool.Run
+// returns an error wrapping it in that case.
+var ErrGracefulTimeout = errors.New("runtime: graceful shutdown timed out")
+
+// ErrForcedShutdown is the cause of run contexts cancelled by a second
+// interrupt. WorkerPool.Run returns an error wrapping it in that case, and
+// Main exits with status 130.
+var ErrForcedShutdown = errors.New("runtime: forced shutdown")
+
+// ErrInvalidPipeline is wrapped by every problem WorkerPool.Run finds when it
+// validates the registered pipelines before starting any of them.
+var ErrInvalidPipeline = errors.New("runtime: invalid pipeline")
+
+// ErrAlreadyRunning is returned by ScheduledPipeline.Start and WorkerPool.Run
+// when the pipeline or pool is already running.
+var ErrAlreadyRunning = errors.New("runtime: already running")
+
+// ErrTooManyErrors is wrapped, together with the last run error, by the
+// error a pipeline stops with after MaxConsecutiveErrors failed runs in a row.
+var ErrTooManyErrors = errors.New("runtime: too many consecutive errors")

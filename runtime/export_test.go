@@ -1,0 +1,32 @@
+package runtime
+
+import "os"
+
+// Test-only access to internals for the external runtime_test package, which
+// needs clocktest (and clocktest imports runtime).
+
+// WithSignalChannel makes Run read shutdown signals from ch.
+func WithSignalChannel(ch <-chan os.Signal) PoolOption { return withSignalChannel(ch) }
+
+// Running reports whether sp is started (alone or in a pool).
+func (sp *ScheduledPipeline) Running() bool { return sp.ctl.Load() != nil }
+
+// Quiet reports whether no run is in flight after the dispatcher has handled
+// everything pushed so far. ok is false before Run started the dispatcher or
+// after it stopped.
+func (p *WorkerPool) Quiet() (quiet, ok bool) {
+	pr := p.run.Load()
+	if pr == nil {
+		return false, false
+	}
+	if pr.d.running.Load() != 0 {
+		return false, true
+	}
+	if !pr.d.sync() {
+		return false, false
+	}
+	return pr.d.running.Load() == 0, true
+}
+
+// Pipelines returns the registered pipelines.
+func (p *WorkerPool) Pipelines() []*ScheduledPipeline { return p.pipelines }

@@ -1,0 +1,315 @@
+package runtime_test
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agora-etl/agora/runtime"
+	"github.com/agora-etl/agora/runtime/clocktest"
+)
+
+// t0 is a round start time for fake clocks: 2025-03-10 10:07:30 UTC.
+var t0 = time.Date(2025, 3, 10, 10, 7, 30, 0, time.UTC)
+
+// syncBuffer is a goroutine-safe log sink.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func testLogger(w *syncBuffer) *slog.Logger {
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+// recorder records the fake time of every run start and end.
+type recorder struct {
+	mu     sync.Mutex
+	starts []time.Time
+	leases []runtime.Lease
+}
+
+func (r *recorder) add(t time.Time, l runtime.Lease) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.starts = append(r.starts, t)
+	r.leases = append(r.leases, l)
+}
+
+func (r *recorder) times() []time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]time.Time(nil), r.starts...)
+}
+
+func (r *recorder) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.starts)
+}
+
+func (r *recorder) runNumbers() []int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []int64
+	for _, l := range r.leases {
+		out = append(out, l.RunNumber)
+	}
+	return out
+}
+
+func gaps(ts []time.Time) []time.Duration {
+	var out []time.Duration
+	for i := 1; i < len(ts); i++ {
+		out = append(out, ts[i].Sub(ts[i-1]))
+	}
+	return out
+}
+
+// driver runs pipelines either alone with runtime.ScheduledPipeline.Start or in a
+// runtime.WorkerPool, so each scheduling behaviour is asserted on both paths.
+type driver interface {
+	// start runs the pipelines in the background.
+	start(t *testing.T, sps ...*runtime.ScheduledPipeline)
+	// settle returns once nothing moves until the fake clock does.
+	settle(t *testing.T)
+	// result waits for Start or Run to return.
+	result(t *testing.T) error
+	// status returns the pipeline's status.
+	status(t *testing.T, id string) runtime.PipelineStatus
+	// stop stops everything and waits.
+	stop(t *testing.T) error
+}
+
+type mode struct {
+	name string
+	new  func(clock *clocktest.Fake, logs *syncBuffer, opts ...runtime.PoolOption) driver
+}
+
+var modes = []mode{
+	{"standalone", func(c *clocktest.Fake, logs *syncBuffer, _ ...runtime.PoolOption) driver {
+		return &standaloneDriver{clock: c, logs: logs}
+	}},
+	{"pool", func(c *clocktest.Fake, logs *syncBuffer, opts ...runtime.PoolOption) driver {
+		return &poolDriver{clock: c, logs: logs, opts: opts}
+	}},
+}
+
+type standaloneDriver struct {
+	clock *clocktest.Fake
+	logs  *syncBuffer
+	sp    *runtime.ScheduledPipeline
+	done  chan error
+	err   error
+	got   bool
+}
+
+func (d *standaloneDriver) start(t *testing.T, sps ...*runtime.ScheduledPipeline) {
+	t.Helper()
+	if len(sps) != 1 {
+		t.Fatalf("standalone driver runs one pipeline")
+	}
+	d.sp = sps[0]
+	d.sp.Clock = d.clock
+	d.done = make(chan error, 1)
+	prev := slog.Default()
+	slog.SetDefault(testLogger(d.logs))
+	t.Cleanup(func() { slog.SetDefault(prev) })
+	go func() { d.done <- d.sp.Start(context.Background()) }()
+	deadline := time.Now().Add(5 * time.Second)
+	for !d.sp.Running() && time.Now().Before(deadline) {
+		select {
+		case err := <-d.done:
+			d.err, d.got = err, true
+			return
+		default:
+			time.Sleep(100 * time.Microsecond)
+		}
+	}
+}
+
+// settle waits until the Start goroutine sleeps on its timer or returned.
+func (d *standaloneDriver) settle(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		if d.got {
+			return
+		}
+		select {
+		case err := <-d.done:
+			d.err, d.got = err, true
+			return
+		default:
+		}
+		if d.clock.WaitForTimers(1, 2*time.Millisecond) {
+			return
+		}
+	}
+	t.Fatalf("standalone scheduler did not settle")
+}
+
+func (d *standaloneDriver) result(t *testing.T) error {
+	t.Helper()
+	if d.got {
+		return d.err
+	}
+	select {
+	case err := <-d.done:
+		d.err, d.got = err, true
+		return err
+	case <-time.After(5 * time.Second):
+		t.Fatalf("Start did not return")
+		return nil
+	}
+}
+
+func (d *standaloneDriver) status(t *testing.T, id string) runtime.PipelineStatus {
+	t.Helper()
+	t.Fatalf("standalone has no status")
+	return runtime.PipelineStatus{}
+}
+
+func (d *standaloneDriver) stop(t *testing.T) error {
+	d.sp.Stop()
+	return d.result(t)
+}
+
+type poolDriver struct {
+	clock *clocktest.Fake
+	logs  *syncBuffer
+	opts  []runtime.PoolOption
+	pool  *runtime.WorkerPool
+	done  chan error
+	err   error
+	got   bool
+}
+
+func (d *poolDriver) start(t *testing.T, sps ...*runtime.ScheduledPipeline) {
+	t.Helper()
+	opts := append([]runtime.PoolOption{runtime.WithClock(d.clock), runtime.WithLogger(testLogger(d.logs)), runtime.WithSignalHandling(false)}, d.opts...)
+	d.pool = runtime.NewWorkerPool(opts...)
+	for _, sp := range sps {
+		d.pool.Register(sp)
+	}
+	d.done = make(chan error, 1)
+	go func() { d.done <- d.pool.Run(context.Background()) }()
+	select {
+	case <-d.pool.Started():
+	case err := <-d.done:
+		d.err, d.got = err, true
+	case <-time.After(5 * time.Second):
+		t.Fatalf("pool did not start")
+	}
+}
+
+// settle waits until no run is in flight and the dispatcher has handled
+// everything, i.e. only a fake-clock move can make something happen.
+func (d *poolDriver) settle(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		if d.got {
+			return
+		}
+		select {
+		case err := <-d.done:
+			d.err, d.got = err, true
+			return
+		default:
+		}
+		quiet, ok := d.pool.Quiet()
+		if quiet {
+			return
+		}
+		if !ok {
+			time.Sleep(100 * time.Microsecond)
+			continue
+		}
+		time.Sleep(50 * time.Microsecond)
+	}
+	t.Fatalf("pool did not settle")
+}
+
+func (d *poolDriver) result(t *testing.T) error {
+	t.Helper()
+	if d.got {
+		return d.err
+	}
+	select {
+	case err := <-d.done:
+		d.err, d.got = err, true
+		return err
+	case <-time.After(5 * time.Second):
+		t.Fatalf("Run did not return")
+		return nil
+	}
+}
+
+func (d *poolDriver) status(t *testing.T, id string) runtime.PipelineStatus {
+	t.Helper()
+	for _, st := range d.pool.Status().Pipelines {
+		if st.PipelineID == id {
+			return st
+		}
+	}
+	t.Fatalf("no status for %q", id)
+	return runtime.PipelineStatus{}
+}
+
+func (d *poolDriver) stop(t *testing.T) error {
+	for _, sp := range d.pool.Pipelines() {
+		sp.Stop()
+	}
+	return d.result(t)
+}
+
+// advanceTo moves the fake clock to target one timer deadline at a time,
+// letting the code under test settle in between.
+func advanceTo(t *testing.T, c *clocktest.Fake, d driver, target time.Time) {
+	t.Helper()
+	for {
+		d.settle(t)
+		dl, ok := c.NextDeadline()
+		if !ok || dl.After(target) {
+			if c.Now().Before(target) {
+				c.Set(target)
+			}
+			d.settle(t)
+			return
+		}
+		c.Set(dl)
+	}
+}
+
+// advanceUntil moves the fake clock timer by timer until cond holds or limit
+// passes.
+func advanceUntil(t *testing.T, c *clocktest.Fake, d driver, limit time.Time, cond func() bool) {
+	t.Helper()
+	for !cond() {
+		d.settle(t)
+		if cond() {
+			return
+		}
+		dl, ok := c.NextDeadline()
+		if !ok || dl.After(limit) {
+			t.Fatalf("condition not met by %v (now %v)", limit, c.Now())
+		}
+		c.Set(dl)
+	}
+}

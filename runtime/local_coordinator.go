@@ -1,0 +1,229 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+)
+
+// ErrLeaseNotHeld is returned by LocalCoordinator.RenewLease when no lease is
+// held for the pipeline.
+var ErrLeaseNotHeld = errors.New("runtime: lease not held")
+
+// LocalCoordinator is the in-process Coordinator a WorkerPool uses when none
+// is configured. It applies the same slot rules as the distributed
+// coordinator, in memory and for this process only: a positive run number at
+// or below the pipeline's last completed slot is refused with
+// ErrSlotCompleted, a completed RunNumberOnce is refused for the rest of the
+// process's life, and RunNumberAuto is numbered 1, 2, 3… per pipeline. Its
+// leases are unfenced (FencingToken 0) and never expire, so they are never
+// lost. It is safe for concurrent use and cheap enough for tens of thousands
+// of pipelines.
+type LocalCoordinator struct {
+	clock Clock
+
+	mu       sync.RWMutex
+	workerID string
+	entries  map[string]*localEntry
+}
+
+type localEntry struct {
+	mu            sync.Mutex
+	held          bool
+	lease         Lease
+	lastCompleted int64
+	onceDone      bool
+	autoNumber    int64
+	// auto marks a held lease numbered by the coordinator: its number is not
+	// a slot and must not block later slots.
+	auto bool
+}
+
+// NewLocalCoordinator returns a LocalCoordinator reading time from clock
+// (nil means SystemClock).
+func NewLocalCoordinator(clock Clock) *LocalCoordinator {
+	if clock == nil {
+		clock = SystemClock{}
+	}
+	return &LocalCoordinator{clock: clock, entries: make(map[string]*localEntry)}
+}
+
+// Start records the worker id and prepares state for every pipeline.
+func (c *LocalCoordinator) Start(_ context.Context, workerID string, pipelineIDs []string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.workerID = workerID
+	for _, id := range pipelineIDs {
+		if _, ok := c.entries[id]; !ok {
+			c.entries[id] = &localEntry{}
+		}
+	}
+	return nil
+}
+
+// Stop releases every held lease.
+func (c *LocalCoordinator) Stop(context.Context) error {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	for _, e := range c.entries {
+		e.mu.Lock()
+		e.held = false
+		e.mu.Unlock()
+	}
+	return nil
+}
+
+func (c *LocalCoordinator) entry(id string) *localEntry {
+	c.mu.RLock()
+	e, ok := c.entries[id]
+	c.mu.RUnlock()
+	if ok {
+		return e
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok = c.entries[id]; !ok {
+		e = &localEntry{}
+		c.entries[id] = e
+	}
+	return e
+}
+
+// TryAcquireLease grants the lease unless it is already held or the slot is
+// completed.
+func (c *LocalCoordinator) TryAcquireLease(_ context.Context, pipelineID string, runNumber int64) (bool, error) {
+	_, ok, err := c.acquire(pipelineID, runNumber)
+	return ok, err
+}
+
+// acquire is TryAcquireLease returning the lease too, so the pool needs no
+// second lookup on its hot path.
+func (c *LocalCoordinator) acquire(pipelineID string, runNumber int64) (Lease, bool, error) {
+	e := c.entry(pipelineID)
+	now := c.clock.Now()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.held {
+		return Lease{}, false, nil
+	}
+	auto := false
+	switch {
+	case runNumber == RunNumberOnce:
+		if e.onceDone {
+			return Lease{}, false, ErrSlotCompleted
+		}
+	case runNumber == RunNumberAuto:
+		e.autoNumber++
+		runNumber, auto = e.autoNumber, true
+	case runNumber > 0:
+		if runNumber <= e.lastCompleted {
+			return Lease{}, false, ErrSlotCompleted
+		}
+	default:
+		return Lease{}, false, fmt.Errorf("runtime: pipeline %q: invalid run number %d", pipelineID, runNumber)
+	}
+	c.mu.RLock()
+	worker := c.workerID
+	c.mu.RUnlock()
+	e.held, e.auto = true, auto
+	e.lease = Lease{PipelineID: pipelineID, WorkerID: worker, RunNumber: runNumber, AcquiredAt: now}
+	return e.lease, true, nil
+}
+
+// ReleaseLease gives up the lease without marking its slot completed.
+func (c *LocalCoordinator) ReleaseLease(_ context.Context, pipelineID string) error {
+	c.release(pipelineID, false)
+	return nil
+}
+
+// CompleteLease gives up the lease and records its slot as completed.
+func (c *LocalCoordinator) CompleteLease(_ context.Context, pipelineID string) error {
+	c.release(pipelineID, true)
+	return nil
+}
+
+func (c *LocalCoordinator) release(pipelineID string, completed bool) {
+	e := c.entry(pipelineID)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.held {
+		return
+	}
+	e.held = false
+	if !completed {
+		return
+	}
+	switch n := e.lease.RunNumber; {
+	case n == RunNumberOnce:
+		e.onceDone = true
+	case !e.auto && n > e.lastCompleted:
+		e.lastCompleted = n
+	}
+}
+
+// RenewLease succeeds while the lease is held; local leases do not expire.
+func (c *LocalCoordinator) RenewLease(_ context.Context, pipelineID string) error {
+	e := c.entry(pipelineID)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.held {
+		return fmt.Errorf("%w: pipeline %q", ErrLeaseNotHeld, pipelineID)
+	}
+	return nil
+}
+
+// ValidateLease reports whether a lease with token is held for pipelineID.
+// Local leases carry token 0.
+func (c *LocalCoordinator) ValidateLease(_ context.Context, pipelineID string, token int64) (bool, error) {
+	e := c.entry(pipelineID)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.held && e.lease.FencingToken == token, nil
+}
+
+// CurrentLease returns the lease held for pipelineID.
+func (c *LocalCoordinator) CurrentLease(pipelineID string) (Lease, bool) {
+	e := c.entry(pipelineID)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.lease, e.held
+}
+
+// SetLeaseLostCallback accepts cb and never calls it: local leases cannot be
+// lost.
+func (c *LocalCoordinator) SetLeaseLostCallback(func(pipelineID string, lease Lease)) {}
+
+// Healthy always succeeds: there is nothing to be disconnected from.
+func (c *LocalCoordinator) Healthy(context.Context) error { return nil }
+
+// LocalCoordinatorStatus is what LocalCoordinator.Status reports in /status.
+type LocalCoordinatorStatus struct {
+	// Kind is always "local".
+	Kind string `json:"kind"`
+	// HeldLeases counts the leases held right now.
+	HeldLeases int `json:"held_leases"`
+}
+
+// Status reports the coordinator kind and how many leases are held.
+func (c *LocalCoordinator) Status() any {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	st := LocalCoordinatorStatus{Kind: "local"}
+	for _, e := range c.entries {
+		e.mu.Lock()
+		if e.held {
+			st.HeldLeases++
+		}
+		e.mu.Unlock()
+	}
+	return st
+}
+
+// Compile-time checks of the optional interfaces.
+var (
+	_ Coordinator    = (*LocalCoordinator)(nil)
+	_ RunCompleter   = (*LocalCoordinator)(nil)
+	_ HealthReporter = (*LocalCoordinator)(nil)
+	_ StatusReporter = (*LocalCoordinator)(nil)
+)

@@ -1,0 +1,98 @@
+package runtime
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// PipelineState is what a pipeline is doing right now, as shown in /status.
+type PipelineState uint8
+
+// The pipeline states.
+const (
+	// StateIdle waits for the next scheduled run.
+	StateIdle PipelineState = iota
+	// StateRunning has a run in flight (lease, factory, Run, Close, release).
+	StateRunning
+	// StateBackoff waits before retrying after a failed run.
+	StateBackoff
+	// StateStopped will not run again: stopped, completed (Once) or failed
+	// terminally.
+	StateStopped
+)
+
+// String returns "idle", "running", "backoff" or "stopped".
+func (s PipelineState) String() string {
+	switch s {
+	case StateRunning:
+		return "running"
+	case StateBackoff:
+		return "backoff"
+	case StateStopped:
+		return "stopped"
+	default:
+		return "idle"
+	}
+}
+
+// MarshalText makes the state a JSON string.
+func (s PipelineState) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// PipelineStatus is one pipeline's entry in /status.
+type PipelineStatus struct {
+	// PipelineID names the pipeline.
+	PipelineID string `json:"pipeline_id"`
+	// Schedule is the schedule in directive form, e.g. `cron="0 * * * *"`.
+	Schedule string `json:"schedule"`
+	// State is idle, running, backoff or stopped.
+	State PipelineState `json:"state"`
+	// Runs counts finished runs, successful or not.
+	Runs uint64 `json:"runs"`
+	// Failures counts failed runs.
+	Failures uint64 `json:"failures"`
+	// Skipped counts attempts skipped because the coordinator gave the lease
+	// to another worker or the slot had already completed.
+	Skipped uint64 `json:"skipped"`
+	// MissedSlots counts cron slots not attempted because they were more than
+	// LateSlotGrace late (a long previous run, a pause, a clock jump).
+	MissedSlots uint64 `json:"missed_slots"`
+	// LeaseErrors counts attempts skipped because the coordinator could not
+	// be asked (fail-safe: no lease, no run).
+	LeaseErrors uint64 `json:"lease_errors"`
+	// ConsecutiveErrors counts failed runs since the last success.
+	ConsecutiveErrors int `json:"consecutive_errors"`
+	// LastRunStart is when the last run started; nil before the first.
+	LastRunStart *time.Time `json:"last_run_start"`
+	// LastRunEnd is when the last run ended; nil before the first.
+	LastRunEnd *time.Time `json:"last_run_end"`
+	// LastError is the error of the last run, "" when it succeeded.
+	LastError string `json:"last_error"`
+	// NextRun is when the next attempt is due; nil while running or stopped.
+	NextRun *time.Time `json:"next_run"`
+	// RunNumber is the run number of the run in flight, 0 when none is.
+	RunNumber int64 `json:"run_number"`
+	// LeaseToken is the fencing token of the run in flight, 0 when none is
+	// or the lease is unfenced.
+	LeaseToken int64 `json:"lease_token"`
+}
+
+// PoolStatus is the document served by /status.
+type PoolStatus struct {
+	// WorkerID names this worker.
+	WorkerID string `json:"worker_id"`
+	// State is "starting", "running", "shutting_down" or "stopped".
+	State string `json:"state"`
+	// Pipelines lists every registered pipeline in registration order.
+	Pipelines []PipelineStatus `json:"pipelines"`
+	// Coordinator is the coordinator's Status() when it implements
+	// StatusReporter, otherwise omitted.
+	Coordinator json.RawMessage `json:"coordinator,omitempty"`
+}
+
+// timePtr returns nil for the zero time so JSON shows null rather than year 1.
+func timePtr(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}
