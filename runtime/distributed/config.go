@@ -1,12 +1,293 @@
 package distributed
 
-// Config holds the AGORA_DISTRIBUTED_* settings.
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kelseyhightower/envconfig"
+)
+
+// EnvPrefix starts the name of every environment variable LoadConfig reads.
+const EnvPrefix = "AGORA_DISTRIBUTED"
+
+// Config holds the AGORA_DISTRIBUTED_* settings. LoadConfig fills it from the
+// environment; Options turns it into coordinator Options. Zero values mean
+// the defaults documented on Options. An empty RedisURL means the worker runs
+// without Redis (one replica, in-process leases).
 type Config struct {
-	RedisURL string
+	// RedisURL is AGORA_DISTRIBUTED_REDIS_URL.
+	RedisURL string `envconfig:"REDIS_URL"`
+	// LeaseTTL is AGORA_DISTRIBUTED_LEASE_TTL_SECONDS.
+	LeaseTTL Seconds `envconfig:"LEASE_TTL_SECONDS"`
+	// HeartbeatInterval is AGORA_DISTRIBUTED_HEARTBEAT_INTERVAL, in seconds.
+	HeartbeatInterval Seconds `envconfig:"HEARTBEAT_INTERVAL"`
+	// KeyPrefix is AGORA_DISTRIBUTED_KEY_PREFIX.
+	KeyPrefix string `envconfig:"KEY_PREFIX"`
+	// FallbackToLocal is AGORA_DISTRIBUTED_FALLBACK_TO_LOCAL.
+	FallbackToLocal bool `envconfig:"FALLBACK_TO_LOCAL"`
+	// FencingKeyTTL is AGORA_DISTRIBUTED_FENCING_KEY_TTL_SECONDS.
+	FencingKeyTTL Seconds `envconfig:"FENCING_KEY_TTL_SECONDS"`
+	// LeaseRenewalDeadline is AGORA_DISTRIBUTED_LEASE_RENEWAL_DEADLINE_SECONDS.
+	LeaseRenewalDeadline Seconds `envconfig:"LEASE_RENEWAL_DEADLINE_SECONDS"`
+	// RedlockRedisURLs is AGORA_DISTRIBUTED_REDLOCK_REDIS_URLS: a JSON array
+	// of URLs or a comma-separated list.
+	RedlockRedisURLs URLList `envconfig:"REDLOCK_REDIS_URLS"`
+	// RedlockClockDriftFactor is AGORA_DISTRIBUTED_REDLOCK_CLOCK_DRIFT_FACTOR.
+	RedlockClockDriftFactor float64 `envconfig:"REDLOCK_CLOCK_DRIFT_FACTOR"`
 }
 
-// LoadConfig reads and validates the AGORA_DISTRIBUTED_* environment.
-func LoadConfig() (Config, error) { return Config{}, nil }
+// envNames names the settings by their environment variables.
+var envNames = settingNames{
+	RedisURL:                EnvPrefix + "_REDIS_URL",
+	LeaseTTL:                EnvPrefix + "_LEASE_TTL_SECONDS",
+	HeartbeatInterval:       EnvPrefix + "_HEARTBEAT_INTERVAL",
+	KeyPrefix:               EnvPrefix + "_KEY_PREFIX",
+	FencingKeyTTL:           EnvPrefix + "_FENCING_KEY_TTL_SECONDS",
+	LeaseRenewalDeadline:    EnvPrefix + "_LEASE_RENEWAL_DEADLINE_SECONDS",
+	RedlockRedisURLs:        EnvPrefix + "_REDLOCK_REDIS_URLS",
+	RedlockClockDriftFactor: EnvPrefix + "_REDLOCK_CLOCK_DRIFT_FACTOR",
+}
+
+// LoadConfig reads and validates the AGORA_DISTRIBUTED_* environment. It
+// reports every problem at once, one error per problem, each naming its
+// variable; values of URL variables are never echoed, so no password leaks.
+// An unknown AGORA_DISTRIBUTED_* variable is an error too, since a misspelt
+// setting would otherwise fall back to its default unnoticed.
+func LoadConfig() (Config, error) {
+	var cfg Config
+	var errs []error
+	errs = append(errs, unknownVariables()...)
+
+	// envconfig stops at the first bad value; running it once per field
+	// reports them all.
+	v := reflect.ValueOf(&cfg).Elem()
+	t := v.Type()
+	for i := 0; i < t.NumField(); i++ {
+		field := t.Field(i)
+		one := reflect.New(reflect.StructOf([]reflect.StructField{{
+			Name: field.Name, Type: field.Type, Tag: field.Tag,
+		}}))
+		if err := envconfig.Process(EnvPrefix, one.Interface()); err != nil {
+			errs = append(errs, describeParseError(err))
+			continue
+		}
+		v.Field(i).Set(one.Elem().Field(0))
+	}
+	if len(errs) > 0 {
+		return Config{}, errors.Join(errs...)
+	}
+	if err := cfg.Validate(); err != nil {
+		return Config{}, err
+	}
+	return cfg, nil
+}
+
+// Validate checks the settings, naming each problem by its environment
+// variable. An empty RedisURL is valid.
+func (c Config) Validate() error {
+	_, err := check(c.Options(), envNames, false)
+	return err
+}
 
 // Options converts the settings into coordinator Options.
-func (c Config) Options() Options { return Options{RedisURL: c.RedisURL} }
+func (c Config) Options() Options {
+	return Options{
+		RedisURL:                c.RedisURL,
+		LeaseTTL:                c.LeaseTTL.Duration(),
+		HeartbeatInterval:       c.HeartbeatInterval.Duration(),
+		KeyPrefix:               c.KeyPrefix,
+		FallbackToLocal:         c.FallbackToLocal,
+		FencingKeyTTL:           c.FencingKeyTTL.Duration(),
+		LeaseRenewalDeadline:    c.LeaseRenewalDeadline.Duration(),
+		RedlockRedisURLs:        append([]string(nil), c.RedlockRedisURLs...),
+		RedlockClockDriftFactor: c.RedlockClockDriftFactor,
+	}
+}
+
+// String describes the settings with passwords redacted, for logs.
+func (c Config) String() string {
+	urls := make([]string, len(c.RedlockRedisURLs))
+	for i, u := range c.RedlockRedisURLs {
+		urls[i] = redactRawURL(u)
+	}
+	return fmt.Sprintf("redis_url=%s lease_ttl=%s heartbeat_interval=%s key_prefix=%q fallback_to_local=%t fencing_key_ttl=%s lease_renewal_deadline=%s redlock_redis_urls=%v redlock_clock_drift_factor=%v",
+		redactRawURL(c.RedisURL), c.LeaseTTL, c.HeartbeatInterval, c.KeyPrefix, c.FallbackToLocal,
+		c.FencingKeyTTL, c.LeaseRenewalDeadline, urls, c.RedlockClockDriftFactor)
+}
+
+// knownVariables returns the full names of the variables Config reads.
+func knownVariables() map[string]bool {
+	known := map[string]bool{}
+	t := reflect.TypeOf(Config{})
+	for i := 0; i < t.NumField(); i++ {
+		known[EnvPrefix+"_"+t.Field(i).Tag.Get("envconfig")] = true
+	}
+	return known
+}
+
+func unknownVariables() []error {
+	known := knownVariables()
+	var unknown []string
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(name, EnvPrefix+"_") && !known[name] {
+			unknown = append(unknown, name)
+		}
+	}
+	sort.Strings(unknown)
+	errs := make([]error, 0, len(unknown))
+	for _, name := range unknown {
+		msg := fmt.Sprintf("%s is not a known setting", name)
+		if guess := closestVariable(name, known); guess != "" {
+			msg += fmt.Sprintf(" (did you mean %s?)", guess)
+		}
+		errs = append(errs, fmt.Errorf("%w: %s", ErrInvalidConfig, msg))
+	}
+	return errs
+}
+
+// closestVariable suggests the known variable nearest to name, when it is a
+// likely typo: a few characters apart, or one name extending the other
+// (LEASE_TTL for LEASE_TTL_SECONDS).
+func closestVariable(name string, known map[string]bool) string {
+	best, bestDist := "", -1
+	for k := range known {
+		d := editDistance(name, k)
+		if d > 3 && !strings.HasPrefix(k, name) && !strings.HasPrefix(name, k) {
+			continue
+		}
+		if bestDist < 0 || d < bestDist || (d == bestDist && k < best) {
+			best, bestDist = k, d
+		}
+	}
+	return best
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// describeParseError turns an envconfig error into one naming the variable,
+// without echoing values that could hold a password.
+func describeParseError(err error) error {
+	var pe *envconfig.ParseError
+	if !errors.As(err, &pe) {
+		return fmt.Errorf("%w: %v", ErrInvalidConfig, err)
+	}
+	cause := pe.Err
+	var ne *strconv.NumError
+	if errors.As(cause, &ne) {
+		cause = ne.Err
+	}
+	switch pe.FieldName {
+	case "RedlockRedisURLs", "RedisURL":
+		return fmt.Errorf("%w: %s: %v", ErrInvalidConfig, pe.KeyName, cause)
+	case "FallbackToLocal":
+		return fmt.Errorf("%w: %s=%q is not a boolean; use true or false", ErrInvalidConfig, pe.KeyName, pe.Value)
+	case "RedlockClockDriftFactor":
+		return fmt.Errorf("%w: %s=%q is not a number such as 0.01", ErrInvalidConfig, pe.KeyName, pe.Value)
+	default:
+		return fmt.Errorf("%w: %s=%q: %v", ErrInvalidConfig, pe.KeyName, pe.Value, cause)
+	}
+}
+
+// Seconds is a duration read from the environment either as a number of
+// seconds ("300", "0.5") or as a Go duration ("5m", "1m30s").
+type Seconds time.Duration
+
+// Decode parses v for envconfig.
+func (s *Seconds) Decode(v string) error {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		*s = 0
+		return nil
+	}
+	if f, err := strconv.ParseFloat(v, 64); err == nil {
+		if math.IsNaN(f) || math.IsInf(f, 0) || math.Abs(f) > math.MaxInt64/float64(time.Second) {
+			return errors.New("is not a usable number of seconds")
+		}
+		*s = Seconds(time.Duration(f * float64(time.Second)))
+		return nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return errors.New("is not a number of seconds (300) or a duration (5m)")
+	}
+	*s = Seconds(d)
+	return nil
+}
+
+// Duration returns s as a time.Duration.
+func (s Seconds) Duration() time.Duration { return time.Duration(s) }
+
+// String formats s as a Go duration.
+func (s Seconds) String() string { return time.Duration(s).String() }
+
+// URLList is a list of Redis URLs read from the environment either as a JSON
+// array (["redis://r1:6379","redis://r2:6379"]) or comma-separated
+// (redis://r1:6379,redis://r2:6379).
+type URLList []string
+
+// Decode parses v for envconfig. Its errors never quote the URLs.
+func (l *URLList) Decode(v string) error {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		*l = nil
+		return nil
+	}
+	var items []string
+	if strings.HasPrefix(v, "[") {
+		if err := json.Unmarshal([]byte(v), &items); err != nil {
+			var syn *json.SyntaxError
+			if errors.As(err, &syn) {
+				return fmt.Errorf("not a valid JSON array of strings (syntax error at byte %d)", syn.Offset)
+			}
+			return errors.New("not a valid JSON array of strings")
+		}
+	} else {
+		items = strings.Split(v, ",")
+	}
+	out := make([]string, 0, len(items))
+	for i, item := range items {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			return fmt.Errorf("entry %d is empty", i)
+		}
+		out = append(out, item)
+	}
+	*l = out
+	return nil
+}
+
+// String lists the URLs with passwords redacted.
+func (l URLList) String() string {
+	shown := make([]string, len(l))
+	for i, u := range l {
+		shown[i] = redactRawURL(u)
+	}
+	return strings.Join(shown, ",")
+}

@@ -1,20 +1,301 @@
 // Package distributed shares leases across a fleet of agora workers through
-// Redis.
+// Redis, so that each scheduled run happens on exactly one replica and every
+// run carries a fencing token a downstream store can check.
+//
+// A worker binary builds the coordinator from the environment:
+//
+//	cfg, err := distributed.LoadConfig()
+//	...
+//	if cfg.RedisURL != "" {
+//		coord, err := distributed.NewRedisWorkerCoordinator(cfg.Options())
+//		...
+//		pool := runtime.NewWorkerPool(runtime.WithCoordinator(coord))
+//	}
+//
+// The rules it enforces — slots, run numbers, fencing tokens, renewal,
+// fail-safe behaviour — and the assumptions they rest on are described in
+// docs/distributed.md.
 package distributed
 
 import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/agora-etl/agora/runtime"
 )
 
-// RedisWorkerCoordinator is a runtime.Coordinator backed by Redis.
+var (
+	_ runtime.Coordinator    = (*RedisWorkerCoordinator)(nil)
+	_ runtime.RunCompleter   = (*RedisWorkerCoordinator)(nil)
+	_ runtime.HealthReporter = (*RedisWorkerCoordinator)(nil)
+	_ runtime.StatusReporter = (*RedisWorkerCoordinator)(nil)
+)
+
+// RedisWorkerCoordinator is a runtime.Coordinator backed by Redis. It is safe
+// for concurrent use.
 type RedisWorkerCoordinator struct {
-	runtime.Coordinator
+	s       settings
+	client  redis.UniversalClient
+	backend leaseBackend
+	keys    keys
+	log     *slog.Logger
+	clock   runtime.Clock
+
+	lostCB atomic.Pointer[func(string, runtime.Lease)]
+
+	mu        sync.Mutex
+	closed    bool
+	running   bool // between Start and Stop
+	workerID  string
+	owner     string // workerID plus a random suffix: unique per instance
+	pipelines []string
+	startedAt time.Time
+	leases    map[string]*heldLease
+	acquiring map[string]bool
+	local     localState
+	loopStop  chan struct{}
+	loops     sync.WaitGroup
+
+	stats  counters
+	health health
+}
+
+// heldLease is a lease this worker holds, with what renewal needs.
+type heldLease struct {
+	lease    runtime.Lease
+	mode     int64     // the run number asked for: slot, RunNumberAuto or RunNumberOnce
+	lastSent time.Time // when the last successful acquire or renewal was sent
+	deadline time.Time // give the lease up locally if not renewed by then
+	fallback bool      // an unfenced local lease (FallbackToLocal)
+}
+
+func (h *heldLease) ref(owner string) leaseRef {
+	return leaseRef{PipelineID: h.lease.PipelineID, Owner: owner, Token: h.lease.FencingToken, Mode: h.mode}
 }
 
 // NewRedisWorkerCoordinator validates opts and returns a coordinator. It does
-// not connect yet.
+// not connect yet: Start (or Connect, for read-only inspection) does.
 func NewRedisWorkerCoordinator(opts Options) (*RedisWorkerCoordinator, error) {
-	return nil, errors.New("distributed: not implemented")
+	s, err := resolve(opts, optionNames)
+	if err != nil {
+		return nil, err
+	}
+	ro := *s.primary.opts
+	// Without this, go-redis ignores context deadlines on socket reads, and a
+	// stalled server would hold a renewal past the lease's deadline.
+	ro.ContextTimeoutEnabled = true
+	client := redis.NewClient(&ro)
+	backend, err := newLeaseBackend(client, s)
+	if err != nil {
+		_ = client.Close()
+		return nil, err
+	}
+	c := &RedisWorkerCoordinator{
+		s:         s,
+		client:    client,
+		backend:   backend,
+		keys:      keys{prefix: s.KeyPrefix},
+		log:       s.Logger,
+		clock:     s.Clock,
+		leases:    map[string]*heldLease{},
+		acquiring: map[string]bool{},
+		local:     newLocalState(),
+	}
+	c.health.reachable.Store(true)
+	return c, nil
+}
+
+// Connect checks that the primary Redis answers and loads the Lua scripts. A
+// coordinator that is only connected can list workers and validate tokens
+// without registering a worker.
+func (c *RedisWorkerCoordinator) Connect(ctx context.Context) error {
+	if c.isClosed() {
+		return ErrClosed
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.s.opTimeout)
+	defer cancel()
+	if err := c.client.Ping(ctx).Err(); err != nil {
+		return c.failure(fmt.Sprintf("connect to %s", c.s.primary.redacted), err)
+	}
+	if err := c.backend.prepare(ctx); err != nil {
+		return c.failure(fmt.Sprintf("prepare %s", c.s.primary.redacted), err)
+	}
+	c.noteOK()
+	return nil
+}
+
+// Close stops the coordinator if it runs (releasing its leases) and closes
+// its connections. Every later call returns ErrClosed.
+func (c *RedisWorkerCoordinator) Close() error {
+	stopErr := c.Stop(context.Background())
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return stopErr
+	}
+	c.closed = true
+	c.mu.Unlock()
+	return errors.Join(stopErr, c.backend.close(), c.client.Close())
+}
+
+// Start registers the worker with its pipelines and starts the heartbeat and
+// lease renewal. Redis being unreachable is not an error here: the worker
+// keeps trying in the background, refuses leases meanwhile (or grants local
+// ones with FallbackToLocal) and reports unhealthy, so a brief Redis outage
+// during a deploy does not crash-loop the fleet.
+func (c *RedisWorkerCoordinator) Start(ctx context.Context, workerID string, pipelineIDs []string) error {
+	if workerID == "" {
+		return errors.New("distributed: Start: empty worker id")
+	}
+	for _, id := range pipelineIDs {
+		if id == "" {
+			return errors.New("distributed: Start: empty pipeline id")
+		}
+	}
+	suffix := make([]byte, 8)
+	if _, err := rand.Read(suffix); err != nil {
+		return fmt.Errorf("distributed: Start: %w", err)
+	}
+	c.mu.Lock()
+	switch {
+	case c.closed:
+		c.mu.Unlock()
+		return ErrClosed
+	case c.running:
+		c.mu.Unlock()
+		return ErrAlreadyStarted
+	}
+	c.running = true
+	c.workerID = workerID
+	c.owner = workerID + "#" + hex.EncodeToString(suffix)
+	c.pipelines = append([]string(nil), pipelineIDs...)
+	c.startedAt = c.clock.Now()
+	c.loopStop = make(chan struct{})
+	stop := c.loopStop
+	c.mu.Unlock()
+
+	if err := c.Connect(ctx); err != nil {
+		if c.s.FallbackToLocal {
+			c.log.Warn("distributed: Redis unreachable at start; runs will use unfenced local leases until it answers (FallbackToLocal)",
+				"redis", c.s.primary.redacted, "error", err)
+		} else {
+			c.log.Error("distributed: Redis unreachable at start; no lease is granted until it answers",
+				"redis", c.s.primary.redacted, "error", err)
+		}
+	} else if err := c.heartbeat(ctx); err != nil {
+		c.log.Warn("distributed: registering the worker failed; retrying at the next heartbeat", "error", err)
+	}
+
+	c.loops.Add(2)
+	go c.renewLoop(stop)
+	go c.heartbeatLoop(stop)
+	c.log.Info("distributed: worker started",
+		"worker", workerID, "redis", c.s.primary.redacted, "pipelines", pipelineIDs,
+		"lease_ttl", c.s.LeaseTTL, "renew_every", c.s.renewEvery, "renewal_deadline", c.s.LeaseRenewalDeadline)
+	return nil
+}
+
+// Stop ends the background work, releases every held lease at once (so
+// another replica can take over without waiting out the TTL) and deletes the
+// worker record. It ignores ctx's cancellation (a shutdown's cancelled
+// context must not leave leases behind); every Redis call is bounded by its
+// own timeout instead. Stop leaves the connection open; Close closes it.
+func (c *RedisWorkerCoordinator) Stop(ctx context.Context) error {
+	c.mu.Lock()
+	if !c.running {
+		c.mu.Unlock()
+		return nil
+	}
+	c.running = false
+	close(c.loopStop)
+	held := c.leases
+	c.leases = map[string]*heldLease{}
+	owner, workerID := c.owner, c.workerID
+	c.mu.Unlock()
+	c.loops.Wait()
+
+	ctx = context.WithoutCancel(ctx)
+	var (
+		wg   sync.WaitGroup
+		emu  sync.Mutex
+		errs []error
+	)
+	for _, h := range held {
+		if h.fallback {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := c.giveBack(ctx, h, owner, false); err != nil && !errors.Is(err, ErrLeaseNotHeld) {
+				emu.Lock()
+				errs = append(errs, err)
+				emu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	dctx, cancel := context.WithTimeout(ctx, c.s.opTimeout)
+	if err := c.client.Del(dctx, c.keys.worker(workerID)).Err(); err != nil {
+		errs = append(errs, c.failure("unregister worker", err))
+	}
+	cancel()
+	c.log.Info("distributed: worker stopped", "worker", workerID, "released", len(held))
+	return errors.Join(errs...)
+}
+
+// SetLeaseLostCallback sets the function called, once per lease, when a held
+// lease is lost: Redis says it expired or changed hands, or renewal kept
+// failing until LeaseRenewalDeadline. The lease is already removed locally
+// when cb runs. cb runs on the renewal goroutine and should return quickly
+// (the pool cancels the run's context).
+func (c *RedisWorkerCoordinator) SetLeaseLostCallback(cb func(pipelineID string, lease runtime.Lease)) {
+	if cb == nil {
+		c.lostCB.Store(nil)
+		return
+	}
+	c.lostCB.Store(&cb)
+}
+
+// CurrentLease returns the lease this worker holds for pipelineID.
+func (c *RedisWorkerCoordinator) CurrentLease(pipelineID string) (runtime.Lease, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if h := c.leases[pipelineID]; h != nil {
+		return h.lease, true
+	}
+	return runtime.Lease{}, false
+}
+
+// notifyLost calls the lost-lease callback for each lease, outside any lock.
+func (c *RedisWorkerCoordinator) notifyLost(lost []*heldLease, reason string) {
+	for _, h := range lost {
+		c.stats.lost.Add(1)
+		c.log.Warn("distributed: lease lost; cancelling the run",
+			"pipeline", h.lease.PipelineID, "run", h.lease.RunNumber, "token", h.lease.FencingToken, "reason", reason)
+		if cb := c.lostCB.Load(); cb != nil {
+			(*cb)(h.lease.PipelineID, h.lease)
+		}
+	}
+}
+
+func (c *RedisWorkerCoordinator) isClosed() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.closed
+}
+
+// opContext bounds one Redis operation by opTimeout (or ctx's earlier
+// deadline).
+func (c *RedisWorkerCoordinator) opContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, c.s.opTimeout)
 }

@@ -7,22 +7,53 @@ import (
 	"github.com/agora-etl/agora/runtime"
 )
 
-// Options configures a RedisWorkerCoordinator.
+// Defaults of Options. A zero field means "use the default".
+const (
+	// DefaultLeaseTTL is how long a lease lives in Redis unless renewed.
+	DefaultLeaseTTL = 300 * time.Second
+	// DefaultHeartbeatInterval is how often the worker record is refreshed,
+	// when it is below the lease TTL; otherwise the default is LeaseTTL/3.
+	DefaultHeartbeatInterval = 30 * time.Second
+	// DefaultKeyPrefix starts every key the coordinator writes.
+	DefaultKeyPrefix = "agora:distributed:"
+	// DefaultRedlockClockDriftFactor is the share of the TTL set aside for
+	// clock rate differences between quorum nodes.
+	DefaultRedlockClockDriftFactor = 0.01
+)
+
+// DefaultLeaseRenewalDeadline returns the renewal deadline used when
+// Options.LeaseRenewalDeadline is zero: two thirds of ttl. The remaining
+// third is the margin between a worker giving a lease up locally and Redis
+// letting another worker take it.
+func DefaultLeaseRenewalDeadline(ttl time.Duration) time.Duration { return ttl * 2 / 3 }
+
+// Options configures a RedisWorkerCoordinator. Zero fields take the defaults
+// documented on each field.
 type Options struct {
 	// RedisURL is the primary Redis: registry, fencing counters, leases.
+	// redis://[user:password@]host[:port][/db], rediss:// for TLS, or
+	// unix://[user:password@]/path/to/redis.sock[?db=N]. Required.
 	RedisURL string
 	// LeaseTTL is how long a lease lives unless renewed (default 300 s).
 	LeaseTTL time.Duration
-	// HeartbeatInterval is how often the worker record is refreshed (default 30 s).
+	// HeartbeatInterval is how often the worker record is refreshed (default
+	// 30 s, or LeaseTTL/3 when that is shorter). It must be below LeaseTTL.
 	HeartbeatInterval time.Duration
-	// KeyPrefix starts every key (default "agora:distributed:").
+	// KeyPrefix starts every key (default "agora:distributed:"). Braces are
+	// not allowed: the coordinator puts the pipeline id in a {hash tag}.
 	KeyPrefix string
-	// FallbackToLocal grants unfenced local leases when Redis is unreachable.
+	// FallbackToLocal grants unfenced local leases (FencingToken 0) when Redis
+	// is unreachable, trading the exactly-once guarantee for availability.
 	FallbackToLocal bool
-	// FencingKeyTTL expires idle fencing counters; 0 keeps them.
+	// FencingKeyTTL expires a pipeline's fencing counter and completed-slot
+	// record after this long without a run; 0 (the default) keeps them. When
+	// set it must be at least LeaseTTL, and should exceed the longest gap
+	// between two runs of a pipeline (see docs/distributed.md).
 	FencingKeyTTL time.Duration
-	// LeaseRenewalDeadline is how long renewal may keep failing before a lease
-	// is given up locally.
+	// LeaseRenewalDeadline is how long renewal may keep failing, counted on
+	// the monotonic clock from when the last successful renewal was sent,
+	// before a lease is given up locally. Default: two thirds of LeaseTTL; it
+	// must be below LeaseTTL.
 	LeaseRenewalDeadline time.Duration
 	// RedlockRedisURLs, when it names at least three independent masters,
 	// turns on quorum leases.
@@ -34,4 +65,11 @@ type Options struct {
 	Logger *slog.Logger
 	// Clock is the time source (default runtime.SystemClock).
 	Clock runtime.Clock
+}
+
+// Validate reports every problem with o, one error per problem (joined),
+// each wrapping ErrInvalidConfig and naming the Options field.
+func (o Options) Validate() error {
+	_, err := resolve(o, optionNames)
+	return err
 }

@@ -1,0 +1,96 @@
+package distributed
+
+import (
+	"context"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// leaseBackend is where leases live. The coordinator keeps the worker
+// registry, local bookkeeping, renewal scheduling, callbacks and fallback;
+// a backend only talks to Redis. singleBackend keeps every lease on the
+// primary; a quorum backend (Redlock) plugs in through newQuorumBackend.
+//
+// Every method must honour ctx's deadline, return transport failures as
+// errors (never as "not held"), and report the validity of what it
+// granted relative to the moment its request was sent.
+type leaseBackend interface {
+	// prepare readies the backend after connecting (e.g. loads scripts).
+	prepare(ctx context.Context) error
+	// acquire tries to take the lease described by req, minting a fencing
+	// token.
+	acquire(ctx context.Context, req leaseRequest) (acquireResult, error)
+	// renew extends every lease in refs, in one round trip per node; the
+	// result has one entry per ref.
+	renew(ctx context.Context, refs []leaseRef) []renewResult
+	// release deletes the lease if ref still holds it; it reports whether it
+	// did.
+	release(ctx context.Context, ref leaseRef) (bool, error)
+	// complete releases like release and records ref's slot as completed.
+	complete(ctx context.Context, ref leaseRef) (bool, error)
+	// validate reports whether token is the pipeline's lease in force.
+	validate(ctx context.Context, pipelineID string, token int64) (bool, error)
+	// ping checks that the backend can currently grant leases.
+	ping(ctx context.Context) error
+	// status describes the backend for /status (nil when nothing to add).
+	status() any
+	// close releases the backend's own connections (not the primary's).
+	close() error
+}
+
+// leaseRequest asks for one pipeline's lease.
+type leaseRequest struct {
+	PipelineID string
+	Owner      string // unique per coordinator instance
+	WorkerID   string
+	Mode       int64 // requested run number: > 0 slot, RunNumberAuto, RunNumberOnce
+}
+
+// acquireOutcome says what happened to an acquire attempt.
+type acquireOutcome int
+
+const (
+	outcomeHeld          acquireOutcome = iota // another owner holds the lease
+	outcomeAcquired                            // the lease is ours
+	outcomeSlotCompleted                       // the slot already ran
+)
+
+// acquireResult is the answer to a leaseRequest.
+type acquireResult struct {
+	Outcome   acquireOutcome
+	Token     int64         // the new fencing token, or the holder's
+	RunNumber int64         // the lease's run number (the token for Auto and Once)
+	ValidFor  time.Duration // lease validity counted from when the request was sent
+}
+
+// leaseRef identifies a held lease in Redis.
+type leaseRef struct {
+	PipelineID string
+	Owner      string
+	Token      int64
+	Mode       int64
+}
+
+// renewResult is the answer for one lease of a renewal round.
+type renewResult struct {
+	Held     bool          // extended; false with a nil Err means lost at once
+	ValidFor time.Duration // validity counted from when the round was sent
+	Err      error         // transport failure: retry until the deadline
+}
+
+// quorumBackendFactory, when set (by the Redlock implementation), builds the
+// backend used when RedlockRedisURLs is set. It receives the primary client,
+// which keeps the registry and the fencing counters.
+var quorumBackendFactory func(primary redis.UniversalClient, s settings) (leaseBackend, error)
+
+// newLeaseBackend picks the backend for s.
+func newLeaseBackend(primary redis.UniversalClient, s settings) (leaseBackend, error) {
+	if len(s.quorum) > 0 {
+		if quorumBackendFactory == nil {
+			return nil, ErrQuorumUnavailable
+		}
+		return quorumBackendFactory(primary, s)
+	}
+	return newSingleBackend(primary, s), nil
+}

@@ -1,0 +1,146 @@
+package distributed
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+
+	"github.com/agora-etl/agora/runtime"
+	"github.com/agora-etl/agora/runtime/clocktest"
+)
+
+// testStart is the fake clock's starting point in unit tests.
+var testStart = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+// logBuffer is a concurrency-safe log sink for asserting on log lines.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *logBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func (b *logBuffer) count(substr string) int { return strings.Count(b.String(), substr) }
+
+// unit is a coordinator on miniredis with a fake clock.
+type unit struct {
+	t     *testing.T
+	mr    *miniredis.Miniredis
+	clock *clocktest.Fake
+	logs  *logBuffer
+}
+
+func newUnit(t *testing.T) *unit {
+	t.Helper()
+	mr := miniredis.RunT(t)
+	mr.SetTime(testStart)
+	return &unit{t: t, mr: mr, clock: clocktest.NewFake(testStart), logs: &logBuffer{}}
+}
+
+// options returns Options for a coordinator on u's server, clock and log.
+func (u *unit) options() Options {
+	return Options{
+		RedisURL: "redis://" + u.mr.Addr() + "/0",
+		LeaseTTL: 30 * time.Second,
+		Logger:   slog.New(slog.NewTextHandler(u.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Clock:    u.clock,
+	}
+}
+
+// coordinator builds a coordinator from opts and closes it when the test ends.
+func (u *unit) coordinator(opts Options) *RedisWorkerCoordinator {
+	u.t.Helper()
+	c, err := NewRedisWorkerCoordinator(opts)
+	if err != nil {
+		u.t.Fatalf("NewRedisWorkerCoordinator: %v", err)
+	}
+	u.t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// started builds and starts a coordinator for workerID.
+func (u *unit) started(opts Options, workerID string) *RedisWorkerCoordinator {
+	u.t.Helper()
+	c := u.coordinator(opts)
+	if err := c.Start(context.Background(), workerID, []string{"p"}); err != nil {
+		u.t.Fatalf("Start: %v", err)
+	}
+	return c
+}
+
+// advance moves the worker clocks and Redis TTLs together, so time passes for
+// both sides as it would in production.
+func (u *unit) advance(d time.Duration) {
+	u.mr.FastForward(d)
+	u.mr.SetTime(u.clock.Now().Add(d))
+	u.clock.Advance(d)
+}
+
+// mustAcquire acquires and fails the test unless it worked.
+func mustAcquire(t *testing.T, c *RedisWorkerCoordinator, pipelineID string, run int64) runtime.Lease {
+	t.Helper()
+	ok, err := c.TryAcquireLease(context.Background(), pipelineID, run)
+	if err != nil || !ok {
+		t.Fatalf("TryAcquireLease(%q, %d) = %v, %v; want true, nil", pipelineID, run, ok, err)
+	}
+	lease, held := c.CurrentLease(pipelineID)
+	if !held {
+		t.Fatalf("CurrentLease(%q) not held after acquiring", pipelineID)
+	}
+	return lease
+}
+
+// lostRecorder records lost-lease callbacks.
+type lostRecorder struct {
+	mu     sync.Mutex
+	leases []runtime.Lease
+	ch     chan runtime.Lease
+}
+
+func recordLost(c *RedisWorkerCoordinator) *lostRecorder {
+	r := &lostRecorder{ch: make(chan runtime.Lease, 100)}
+	c.SetLeaseLostCallback(func(pipelineID string, lease runtime.Lease) {
+		if pipelineID != lease.PipelineID {
+			panic("callback pipeline id differs from the lease's")
+		}
+		r.mu.Lock()
+		r.leases = append(r.leases, lease)
+		r.mu.Unlock()
+		r.ch <- lease
+	})
+	return r
+}
+
+func (r *lostRecorder) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.leases)
+}
+
+// waitUntil polls cond in real time, for effects of background goroutines.
+func waitUntil(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}

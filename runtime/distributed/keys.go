@@ -1,0 +1,53 @@
+package distributed
+
+// keys builds every Redis key the coordinator uses. The keys of one pipeline
+// share the hash tag {pipelineID}, so each Lua script touches a single Redis
+// Cluster slot; KeyPrefix may not contain braces, so the pipeline id is
+// always the tag.
+//
+//	<prefix>lease:{<pipeline>}   hash: owner, worker, token, run, mode, acquired_ms; PX LeaseTTL
+//	<prefix>fence:{<pipeline>}   string: last fencing token issued
+//	<prefix>done:{<pipeline>}    string: last completed slot (positive run numbers)
+//	<prefix>once:{<pipeline>}    string: set when the Once run completed; PX 2×LeaseTTL
+//	<prefix>worker:<worker id>   hash: the worker record; PX 3×HeartbeatInterval
+type keys struct{ prefix string }
+
+func (k keys) tag(pipelineID string) string { return "{" + pipelineID + "}" }
+
+// lease holds the current lease of a pipeline.
+func (k keys) lease(pipelineID string) string { return k.prefix + "lease:" + k.tag(pipelineID) }
+
+// fence holds the last fencing token issued for a pipeline.
+func (k keys) fence(pipelineID string) string { return k.prefix + "fence:" + k.tag(pipelineID) }
+
+// done holds the last completed slot of a pipeline.
+func (k keys) done(pipelineID string) string { return k.prefix + "done:" + k.tag(pipelineID) }
+
+// once marks a completed Once run.
+func (k keys) once(pipelineID string) string { return k.prefix + "once:" + k.tag(pipelineID) }
+
+// worker holds a worker's registry record.
+func (k keys) worker(workerID string) string { return k.prefix + "worker:" + workerID }
+
+// workerPattern matches every worker record under the prefix, for SCAN.
+func (k keys) workerPattern() string { return globEscape(k.prefix+"worker:") + "*" }
+
+// pipelineKeys returns the lease, fence, done and once keys of a pipeline,
+// in the order the scripts expect them.
+func (k keys) pipelineKeys(pipelineID string) []string {
+	return []string{k.lease(pipelineID), k.fence(pipelineID), k.done(pipelineID), k.once(pipelineID)}
+}
+
+// globEscape escapes the characters SCAN MATCH treats specially, so a prefix
+// such as "app*:" matches only itself.
+func globEscape(s string) string {
+	out := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '*', '?', '[', ']', '\\':
+			out = append(out, '\\')
+		}
+		out = append(out, s[i])
+	}
+	return string(out)
+}

@@ -1,0 +1,12 @@
+-- Extend a lease if it is still held by this owner with this token.
+--
+-- KEYS[1] lease
+-- ARGV[1] owner  ARGV[2] token  ARGV[3] lease TTL (ms)
+--
+-- Returns 1 when extended, 0 when the lease is gone or held by another.
+local v = redis.call('HMGET', KEYS[1], 'owner', 'token')
+if v[1] == ARGV[1] and tonumber(v[2]) == tonumber(ARGV[2]) then
+  redis.call('PEXPIRE', KEYS[1], ARGV[3])
+  return 1
+end
+return 0

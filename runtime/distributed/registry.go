@@ -1,0 +1,207 @@
+package distributed
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"runtime/debug"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// WorkerInfo is one worker's registry record.
+type WorkerInfo struct {
+	// ID is the worker id passed to Start.
+	ID string `json:"id"`
+	// Host is the worker's host name.
+	Host string `json:"host"`
+	// PID is the worker's process id.
+	PID int `json:"pid"`
+	// Pipelines are the pipeline ids the worker runs.
+	Pipelines []string `json:"pipelines"`
+	// StartedAt is when the worker started, by its clock.
+	StartedAt time.Time `json:"started_at"`
+	// LastHeartbeat is when the worker last refreshed its record, by its clock.
+	LastHeartbeat time.Time `json:"last_heartbeat"`
+	// Version is the agora version the worker was built with.
+	Version string `json:"version"`
+}
+
+// workerRecordTTL keeps a record through two missed heartbeats.
+func (c *RedisWorkerCoordinator) workerRecordTTL() time.Duration { return 3 * c.s.HeartbeatInterval }
+
+// heartbeat writes the whole worker record (so it reappears after a Redis
+// restart) and its expiry, in one round trip.
+func (c *RedisWorkerCoordinator) heartbeat(ctx context.Context) error {
+	c.mu.Lock()
+	if !c.running {
+		c.mu.Unlock()
+		return nil
+	}
+	workerID, pipelines, started := c.workerID, c.pipelines, c.startedAt
+	c.mu.Unlock()
+	host, _ := os.Hostname()
+	list, _ := json.Marshal(pipelines)
+	key := c.keys.worker(workerID)
+	ctx, cancel := c.opContext(ctx)
+	defer cancel()
+	_, err := c.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.HSet(ctx, key,
+			"id", workerID,
+			"host", host,
+			"pid", os.Getpid(),
+			"pipelines", string(list),
+			"started_ms", started.UnixMilli(),
+			"heartbeat_ms", c.clock.Now().UnixMilli(),
+			"version", agoraVersion(),
+		)
+		p.PExpire(ctx, key, c.workerRecordTTL())
+		return nil
+	})
+	if err != nil {
+		return c.failure("heartbeat", err)
+	}
+	c.noteOK()
+	return nil
+}
+
+// heartbeatLoop refreshes the worker record every HeartbeatInterval.
+func (c *RedisWorkerCoordinator) heartbeatLoop(stop <-chan struct{}) {
+	defer c.loops.Done()
+	timer := c.clock.NewTimer(c.s.HeartbeatInterval)
+	defer timer.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-timer.C():
+		}
+		_ = c.heartbeat(context.Background())
+		timer.Reset(c.s.HeartbeatInterval)
+	}
+}
+
+// ListWorkers returns the registered workers under this key prefix, sorted
+// by id. It finds them with SCAN (never KEYS, which blocks the server), so it
+// is safe on a busy Redis; a record that expires during the scan is left
+// out.
+func (c *RedisWorkerCoordinator) ListWorkers(ctx context.Context) ([]WorkerInfo, error) {
+	if c.isClosed() {
+		return nil, ErrClosed
+	}
+	keys, err := c.scanWorkerKeys(ctx)
+	if err != nil {
+		return nil, c.failure("list workers", err)
+	}
+	if len(keys) == 0 {
+		c.noteOK()
+		return []WorkerInfo{}, nil
+	}
+	cmds := make([]*redis.MapStringStringCmd, len(keys))
+	_, err = c.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, k := range keys {
+			cmds[i] = p.HGetAll(ctx, k)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, c.failure("list workers", err)
+	}
+	c.noteOK()
+	out := make([]WorkerInfo, 0, len(keys))
+	for _, cmd := range cmds {
+		if info, ok := parseWorkerRecord(cmd.Val()); ok {
+			out = append(out, info)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, nil
+}
+
+// scanWorkerKeys returns every worker key, scanning each master of a
+// cluster.
+func (c *RedisWorkerCoordinator) scanWorkerKeys(ctx context.Context) ([]string, error) {
+	pattern := c.keys.workerPattern()
+	scan := func(ctx context.Context, client redis.Cmdable) ([]string, error) {
+		var out []string
+		iter := client.Scan(ctx, 0, pattern, 100).Iterator()
+		for iter.Next(ctx) {
+			out = append(out, iter.Val())
+		}
+		return out, iter.Err()
+	}
+	cluster, ok := c.client.(*redis.ClusterClient)
+	if !ok {
+		return scan(ctx, c.client)
+	}
+	var (
+		mu  sync.Mutex
+		all []string
+	)
+	err := cluster.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
+		keys, err := scan(ctx, node)
+		mu.Lock()
+		all = append(all, keys...)
+		mu.Unlock()
+		return err
+	})
+	return all, err
+}
+
+func parseWorkerRecord(m map[string]string) (WorkerInfo, bool) {
+	if m["id"] == "" {
+		return WorkerInfo{}, false
+	}
+	info := WorkerInfo{ID: m["id"], Host: m["host"], Version: m["version"], Pipelines: []string{}}
+	info.PID, _ = strconv.Atoi(m["pid"])
+	_ = json.Unmarshal([]byte(m["pipelines"]), &info.Pipelines)
+	if ms, err := strconv.ParseInt(m["started_ms"], 10, 64); err == nil {
+		info.StartedAt = time.UnixMilli(ms)
+	}
+	if ms, err := strconv.ParseInt(m["heartbeat_ms"], 10, 64); err == nil {
+		info.LastHeartbeat = time.UnixMilli(ms)
+	}
+	return info, true
+}
+
+var (
+	versionOnce sync.Once
+	version     string
+)
+
+// agoraVersion returns the agora module version the binary was built with.
+func agoraVersion() string {
+	versionOnce.Do(func() {
+		version = "(devel)"
+		bi, ok := debug.ReadBuildInfo()
+		if !ok {
+			return
+		}
+		const path = "github.com/agora-etl/agora"
+		if bi.Main.Path == path && bi.Main.Version != "" {
+			version = bi.Main.Version
+			return
+		}
+		for _, dep := range bi.Deps {
+			if dep.Path == path {
+				version = dep.Version
+				if dep.Replace != nil && dep.Replace.Version != "" {
+					version = dep.Replace.Version
+				}
+				return
+			}
+		}
+	})
+	return version
+}
+
+// String describes w for logs.
+func (w WorkerInfo) String() string {
+	return fmt.Sprintf("%s (host %s, pid %d, pipelines %v, last heartbeat %s)",
+		w.ID, w.Host, w.PID, w.Pipelines, w.LastHeartbeat.Format(time.RFC3339))
+}

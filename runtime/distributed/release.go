@@ -1,0 +1,106 @@
+package distributed
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// releaseAttempts bounds how often a release is tried when Redis does not
+// answer; after that the lease simply expires after LeaseTTL.
+const releaseAttempts = 3
+
+// ReleaseLease gives up the lease held for pipelineID with a compare-and-
+// delete on owner and token, so the next worker can take it at once. It
+// ignores ctx's cancellation and deadline (a shutdown must not leave leases
+// behind) and instead bounds each attempt by its own timeout, retrying
+// transport failures a few times. When this worker does not hold the lease
+// (never acquired, already lost) it changes nothing and returns an error
+// wrapping ErrLeaseNotHeld.
+func (c *RedisWorkerCoordinator) ReleaseLease(ctx context.Context, pipelineID string) error {
+	return c.finish(ctx, pipelineID, false)
+}
+
+// CompleteLease is ReleaseLease after a successful run: in the same script
+// it records the run's slot as completed (positive run numbers) or marks the
+// Once run done for 2×LeaseTTL, so no replica runs it again. The slot is
+// recorded even if the lease was lost meanwhile, since the run did complete.
+func (c *RedisWorkerCoordinator) CompleteLease(ctx context.Context, pipelineID string) error {
+	return c.finish(ctx, pipelineID, true)
+}
+
+func (c *RedisWorkerCoordinator) finish(ctx context.Context, pipelineID string, completed bool) error {
+	c.mu.Lock()
+	h := c.leases[pipelineID]
+	if h == nil {
+		c.mu.Unlock()
+		if c.isClosed() {
+			return ErrClosed
+		}
+		return fmt.Errorf("%w: no lease of %q is held by this worker", ErrLeaseNotHeld, pipelineID)
+	}
+	delete(c.leases, pipelineID)
+	owner := c.owner
+	if h.fallback && completed {
+		c.local.complete(pipelineID, h.mode, c.clock.Now().Add(c.s.onceTTL))
+	}
+	c.mu.Unlock()
+	if h.fallback {
+		c.countFinish(completed)
+		return nil
+	}
+	return c.giveBack(context.WithoutCancel(ctx), h, owner, completed)
+}
+
+// giveBack deletes h in Redis (recording its slot when completed), retrying
+// transport failures.
+func (c *RedisWorkerCoordinator) giveBack(ctx context.Context, h *heldLease, owner string, completed bool) error {
+	ref := h.ref(owner)
+	what := "release"
+	if completed {
+		what = "complete"
+	}
+	var lastErr error
+	for attempt := 0; attempt < releaseAttempts; attempt++ {
+		if attempt > 0 {
+			// Real time on purpose: a short pause between attempts, not
+			// something a test moves.
+			time.Sleep(time.Duration(attempt) * 25 * time.Millisecond)
+		}
+		opCtx, cancel := c.opContext(ctx)
+		var owned bool
+		var err error
+		if completed {
+			owned, err = c.backend.complete(opCtx, ref)
+		} else {
+			owned, err = c.backend.release(opCtx, ref)
+		}
+		cancel()
+		if err == nil {
+			c.noteOK()
+			if owned || lastErr != nil {
+				// After a failed attempt, "not ours" most likely means that
+				// attempt did delete it before its reply was lost.
+				c.countFinish(completed)
+				return nil
+			}
+			if completed {
+				return fmt.Errorf("%w: lease of %q (token %d) had expired or changed hands; its slot is recorded as completed",
+					ErrLeaseNotHeld, ref.PipelineID, ref.Token)
+			}
+			return fmt.Errorf("%w: lease of %q (token %d) had expired or changed hands", ErrLeaseNotHeld, ref.PipelineID, ref.Token)
+		}
+		lastErr = c.failure(fmt.Sprintf("%s lease of %q", what, ref.PipelineID), err)
+	}
+	c.log.Warn("distributed: could not give a lease back; it expires on its own after the lease TTL",
+		"pipeline", ref.PipelineID, "token", ref.Token, "error", lastErr)
+	return lastErr
+}
+
+func (c *RedisWorkerCoordinator) countFinish(completed bool) {
+	if completed {
+		c.stats.completed.Add(1)
+	} else {
+		c.stats.released.Add(1)
+	}
+}

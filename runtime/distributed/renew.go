@@ -1,0 +1,172 @@
+package distributed
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// RenewLease extends the lease held for pipelineID now, in one round trip.
+// The coordinator already renews held leases in the background; this is for
+// callers that want to extend before a long step. If Redis says the lease is
+// gone or has changed hands, the lease is lost: removed locally, the
+// lost-lease callback runs, and the error wraps ErrLeaseNotHeld.
+func (c *RedisWorkerCoordinator) RenewLease(ctx context.Context, pipelineID string) error {
+	c.mu.Lock()
+	h := c.leases[pipelineID]
+	owner := c.owner
+	if h == nil {
+		c.mu.Unlock()
+		return fmt.Errorf("%w: no lease of %q is held by this worker", ErrLeaseNotHeld, pipelineID)
+	}
+	if h.fallback {
+		h.lease.ExpiresAt = c.clock.Now().Add(c.s.LeaseTTL)
+		c.mu.Unlock()
+		return nil
+	}
+	ref := h.ref(owner)
+	c.mu.Unlock()
+
+	opCtx, cancel := c.opContext(ctx)
+	sent := c.clock.Now()
+	res := c.backend.renew(opCtx, []leaseRef{ref})[0]
+	cancel()
+	lost, failed := c.applyRenewals([]*heldLease{h}, []renewResult{res}, sent)
+	c.notifyLost(lost, "gone or held by another worker")
+	switch {
+	case len(lost) > 0:
+		return fmt.Errorf("%w: lease of %q (token %d) had expired or changed hands", ErrLeaseNotHeld, pipelineID, ref.Token)
+	case failed:
+		return c.failure(fmt.Sprintf("renew lease of %q", pipelineID), res.Err)
+	}
+	return nil
+}
+
+// renewLoop renews every held lease in one round trip each renewEvery (more
+// often after a failure) and gives leases up locally at their deadline.
+func (c *RedisWorkerCoordinator) renewLoop(stop <-chan struct{}) {
+	defer c.loops.Done()
+	timer := c.clock.NewTimer(c.s.renewEvery)
+	defer timer.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-timer.C():
+		}
+		next := c.s.renewEvery
+		if !c.renewAll() {
+			next = c.s.retryDelay
+		}
+		if d, ok := c.earliestDeadline(); ok {
+			next = max(min(next, d.Sub(c.clock.Now())), time.Millisecond)
+		}
+		timer.Reset(next)
+	}
+}
+
+// renewAll runs one renewal round and reports whether it went through
+// (false after a transport failure).
+func (c *RedisWorkerCoordinator) renewAll() bool {
+	c.notifyLost(c.expireOverdue(c.clock.Now()), "renewal deadline passed")
+
+	c.mu.Lock()
+	owner := c.owner
+	var held []*heldLease
+	var refs []leaseRef
+	var earliest time.Time
+	for _, h := range c.leases {
+		if h.fallback {
+			continue
+		}
+		held = append(held, h)
+		refs = append(refs, h.ref(owner))
+		if earliest.IsZero() || h.deadline.Before(earliest) {
+			earliest = h.deadline
+		}
+	}
+	c.mu.Unlock()
+	if len(refs) == 0 {
+		return true
+	}
+
+	// A stalled Redis must not hold the round past the first deadline.
+	sent := c.clock.Now()
+	timeout := max(min(c.s.renewEvery, earliest.Sub(sent)), time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	results := c.backend.renew(ctx, refs)
+	cancel()
+
+	lost, failed := c.applyRenewals(held, results, sent)
+	if failed {
+		c.stats.renewalFailures.Add(1)
+		for _, r := range results {
+			if r.Err != nil {
+				_ = c.failure("renew leases", r.Err)
+				break
+			}
+		}
+	}
+	c.notifyLost(lost, "gone or held by another worker")
+	c.notifyLost(c.expireOverdue(c.clock.Now()), "renewal deadline passed")
+	return !failed
+}
+
+// applyRenewals records the results of a renewal round sent at sent and
+// removes the leases Redis no longer holds for this worker, returning them.
+// Leases released or replaced meanwhile are left alone.
+func (c *RedisWorkerCoordinator) applyRenewals(held []*heldLease, results []renewResult, sent time.Time) (lost []*heldLease, failed bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, h := range held {
+		r := results[i]
+		if r.Err != nil {
+			failed = true
+			continue
+		}
+		if c.leases[h.lease.PipelineID] != h {
+			continue
+		}
+		if !r.Held {
+			delete(c.leases, h.lease.PipelineID)
+			lost = append(lost, h)
+			continue
+		}
+		h.lastSent = sent
+		h.lease.ExpiresAt = sent.Add(r.ValidFor)
+		h.deadline = sent.Add(min(c.s.LeaseRenewalDeadline, r.ValidFor))
+	}
+	if !failed && len(results) > 0 {
+		c.noteOK()
+	}
+	return lost, failed
+}
+
+// expireOverdue removes and returns the leases whose renewal deadline has
+// passed: Redis may soon let another worker take them, so this worker must
+// stop acting on them first.
+func (c *RedisWorkerCoordinator) expireOverdue(now time.Time) []*heldLease {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var lost []*heldLease
+	for id, h := range c.leases {
+		if !h.fallback && !now.Before(h.deadline) {
+			delete(c.leases, id)
+			lost = append(lost, h)
+		}
+	}
+	return lost
+}
+
+// earliestDeadline returns the soonest renewal deadline of a held lease.
+func (c *RedisWorkerCoordinator) earliestDeadline() (time.Time, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var earliest time.Time
+	for _, h := range c.leases {
+		if !h.fallback && (earliest.IsZero() || h.deadline.Before(earliest)) {
+			earliest = h.deadline
+		}
+	}
+	return earliest, !earliest.IsZero()
+}

@@ -1,0 +1,116 @@
+package distributed
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// singleBackend keeps every lease on the primary Redis. Acquire, release,
+// complete and validate are one round trip each; renew is one pipelined round
+// trip for all leases.
+type singleBackend struct {
+	client redis.UniversalClient
+	keys   keys
+	s      settings
+}
+
+func newSingleBackend(client redis.UniversalClient, s settings) *singleBackend {
+	return &singleBackend{client: client, keys: keys{prefix: s.KeyPrefix}, s: s}
+}
+
+func (b *singleBackend) prepare(ctx context.Context) error { return loadScripts(ctx, b.client) }
+
+func (b *singleBackend) ping(ctx context.Context) error { return b.client.Ping(ctx).Err() }
+
+func (b *singleBackend) status() any { return nil }
+
+func (b *singleBackend) close() error { return nil }
+
+func (b *singleBackend) acquire(ctx context.Context, req leaseRequest) (acquireResult, error) {
+	res, err := acquireScript.Run(ctx, b.client, b.keys.pipelineKeys(req.PipelineID),
+		req.Owner, req.WorkerID, req.Mode, b.s.LeaseTTL.Milliseconds(), b.s.FencingKeyTTL.Milliseconds(),
+	).Int64Slice()
+	if err != nil {
+		return acquireResult{}, err
+	}
+	return parseAcquireReply(res, b.s)
+}
+
+// parseAcquireReply decodes the acquire script's reply.
+func parseAcquireReply(res []int64, s settings) (acquireResult, error) {
+	if len(res) == 0 {
+		return acquireResult{}, errors.New("distributed: empty reply from acquire script")
+	}
+	switch res[0] {
+	case 1:
+		if len(res) < 3 || res[1] <= 0 {
+			return acquireResult{}, fmt.Errorf("distributed: malformed reply from acquire script: %v", res)
+		}
+		return acquireResult{Outcome: outcomeAcquired, Token: res[1], RunNumber: res[2], ValidFor: s.LeaseTTL}, nil
+	case 0:
+		var holder int64
+		if len(res) > 1 {
+			holder = res[1]
+		}
+		return acquireResult{Outcome: outcomeHeld, Token: holder}, nil
+	case -1:
+		return acquireResult{Outcome: outcomeSlotCompleted}, nil
+	default:
+		return acquireResult{}, fmt.Errorf("distributed: malformed reply from acquire script: %v", res)
+	}
+}
+
+func (b *singleBackend) renew(ctx context.Context, refs []leaseRef) []renewResult {
+	calls := make([]scriptCall, len(refs))
+	ttl := b.s.LeaseTTL.Milliseconds()
+	for i, ref := range refs {
+		calls[i] = scriptCall{
+			script: renewScript,
+			keys:   []string{b.keys.lease(ref.PipelineID)},
+			args:   []any{ref.Owner, ref.Token, ttl},
+		}
+	}
+	cmds := runPipelined(ctx, b.client, calls)
+	out := make([]renewResult, len(refs))
+	for i, cmd := range cmds {
+		n, err := cmd.Int64()
+		if err != nil {
+			out[i] = renewResult{Err: err}
+			continue
+		}
+		out[i] = renewResult{Held: n == 1, ValidFor: b.s.LeaseTTL}
+	}
+	return out
+}
+
+func (b *singleBackend) release(ctx context.Context, ref leaseRef) (bool, error) {
+	n, err := releaseScript.Run(ctx, b.client, []string{b.keys.lease(ref.PipelineID)}, ref.Owner, ref.Token).Int64()
+	return n == 1, err
+}
+
+func (b *singleBackend) complete(ctx context.Context, ref leaseRef) (bool, error) {
+	n, err := completeScript.Run(ctx, b.client,
+		[]string{b.keys.lease(ref.PipelineID), b.keys.done(ref.PipelineID), b.keys.once(ref.PipelineID)},
+		ref.Owner, ref.Token, ref.Mode, b.s.onceTTL.Milliseconds(), b.s.FencingKeyTTL.Milliseconds(),
+	).Int64()
+	return n == 1, err
+}
+
+func (b *singleBackend) validate(ctx context.Context, pipelineID string, token int64) (bool, error) {
+	v, err := b.client.HGet(ctx, b.keys.lease(pipelineID), "token").Result()
+	if errors.Is(err, redis.Nil) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	held, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return false, fmt.Errorf("distributed: lease of %q holds a malformed token %q", pipelineID, v)
+	}
+	return held == token, nil
+}

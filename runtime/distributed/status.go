@@ -1,0 +1,160 @@
+package distributed
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync/atomic"
+	"time"
+)
+
+// counters are the coordinator's event counts, shown in /status.
+type counters struct {
+	acquired, contended, slotCompleted, released, completed, lost,
+	renewalFailures, fallbackLeases, errors atomic.Uint64
+}
+
+// health tracks whether the last Redis operation worked.
+type health struct {
+	reachable atomic.Bool
+	lastError atomic.Pointer[string]
+}
+
+// failure records a failed Redis operation and returns its error, redacted
+// and wrapped with what was being done. It logs when Redis goes from
+// reachable to unreachable, not on every failure.
+func (c *RedisWorkerCoordinator) failure(what string, err error) error {
+	err = fmt.Errorf("distributed: %s: %w", what, c.s.redactor.wrap(err))
+	c.stats.errors.Add(1)
+	msg := err.Error()
+	c.health.lastError.Store(&msg)
+	if c.health.reachable.Swap(false) {
+		c.log.Warn("distributed: Redis unreachable", "redis", c.s.primary.redacted, "error", err)
+	}
+	return err
+}
+
+// noteOK records a successful Redis operation.
+func (c *RedisWorkerCoordinator) noteOK() {
+	if !c.health.reachable.Swap(true) {
+		c.log.Info("distributed: Redis reachable again", "redis", c.s.primary.redacted)
+	}
+}
+
+// Healthy reports whether leases can be granted: nil when Redis answers a
+// PING, the error otherwise, so /readyz answers 503 while a fail-safe worker
+// cannot run anything. With FallbackToLocal the worker can run on local
+// leases, so it stays healthy; Status still shows Redis unreachable.
+func (c *RedisWorkerCoordinator) Healthy(ctx context.Context) error {
+	if c.isClosed() {
+		return ErrClosed
+	}
+	ctx, cancel := c.opContext(ctx)
+	defer cancel()
+	if err := c.backend.ping(ctx); err != nil {
+		err = c.failure("health check", err)
+		if c.s.FallbackToLocal {
+			return nil
+		}
+		return err
+	}
+	c.noteOK()
+	return nil
+}
+
+// CoordinatorStatus is what Status returns, shown in the pool's /status.
+type CoordinatorStatus struct {
+	// Mode is "redis" (single primary) or "redlock" (quorum).
+	Mode string `json:"mode"`
+	// Redis is the primary's URL, password redacted.
+	Redis string `json:"redis"`
+	// WorkerID is the registered worker, empty before Start.
+	WorkerID string `json:"worker_id,omitempty"`
+	// Running is true between Start and Stop.
+	Running bool `json:"running"`
+	// Reachable is false when the last Redis operation failed.
+	Reachable bool `json:"reachable"`
+	// LastError is the last Redis error, redacted.
+	LastError string `json:"last_error,omitempty"`
+	// FallbackToLocal says whether unfenced local leases are allowed.
+	FallbackToLocal bool `json:"fallback_to_local"`
+	// LeaseTTL is the lease lifetime in Redis.
+	LeaseTTL string `json:"lease_ttl"`
+	// Leases are the leases held now, by pipeline id.
+	Leases []LeaseStatus `json:"leases"`
+	// Acquired counts leases granted by Redis.
+	Acquired uint64 `json:"acquired"`
+	// Contended counts attempts refused because another worker held the lease.
+	Contended uint64 `json:"contended"`
+	// SlotCompleted counts attempts refused because the slot already ran.
+	SlotCompleted uint64 `json:"slot_completed"`
+	// Released counts leases given back after a failed run or at Stop.
+	Released uint64 `json:"released"`
+	// Completed counts leases given back after a successful run.
+	Completed uint64 `json:"completed"`
+	// Lost counts leases lost while held.
+	Lost uint64 `json:"lost"`
+	// RenewalFailures counts renewal rounds that failed in transport.
+	RenewalFailures uint64 `json:"renewal_failures"`
+	// FallbackLeases counts unfenced local leases granted because Redis was
+	// unreachable.
+	FallbackLeases uint64 `json:"fallback_leases"`
+	// Errors counts failed Redis operations.
+	Errors uint64 `json:"errors"`
+	// Backend holds backend-specific state, such as quorum node reachability.
+	Backend any `json:"backend,omitempty"`
+}
+
+// LeaseStatus describes one held lease in /status.
+type LeaseStatus struct {
+	PipelineID   string    `json:"pipeline_id"`
+	RunNumber    int64     `json:"run_number"`
+	FencingToken int64     `json:"fencing_token"`
+	Fenced       bool      `json:"fenced"`
+	AcquiredAt   time.Time `json:"acquired_at"`
+	ExpiresAt    time.Time `json:"expires_at"`
+}
+
+// Status returns a CoordinatorStatus snapshot.
+func (c *RedisWorkerCoordinator) Status() any {
+	st := CoordinatorStatus{
+		Mode:            "redis",
+		Redis:           c.s.primary.redacted,
+		Reachable:       c.health.reachable.Load(),
+		FallbackToLocal: c.s.FallbackToLocal,
+		LeaseTTL:        c.s.LeaseTTL.String(),
+		Acquired:        c.stats.acquired.Load(),
+		Contended:       c.stats.contended.Load(),
+		SlotCompleted:   c.stats.slotCompleted.Load(),
+		Released:        c.stats.released.Load(),
+		Completed:       c.stats.completed.Load(),
+		Lost:            c.stats.lost.Load(),
+		RenewalFailures: c.stats.renewalFailures.Load(),
+		FallbackLeases:  c.stats.fallbackLeases.Load(),
+		Errors:          c.stats.errors.Load(),
+		Backend:         c.backend.status(),
+		Leases:          []LeaseStatus{},
+	}
+	if len(c.s.quorum) > 0 {
+		st.Mode = "redlock"
+	}
+	if msg := c.health.lastError.Load(); msg != nil {
+		st.LastError = *msg
+	}
+	c.mu.Lock()
+	st.WorkerID = c.workerID
+	st.Running = c.running
+	for _, h := range c.leases {
+		st.Leases = append(st.Leases, LeaseStatus{
+			PipelineID:   h.lease.PipelineID,
+			RunNumber:    h.lease.RunNumber,
+			FencingToken: h.lease.FencingToken,
+			Fenced:       h.lease.Fenced(),
+			AcquiredAt:   h.lease.AcquiredAt,
+			ExpiresAt:    h.lease.ExpiresAt,
+		})
+	}
+	c.mu.Unlock()
+	sort.Slice(st.Leases, func(i, j int) bool { return st.Leases[i].PipelineID < st.Leases[j].PipelineID })
+	return st
+}
