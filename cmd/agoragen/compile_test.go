@@ -109,3 +109,41 @@ func TestGoldenCompiles(t *testing.T) {
 	goCommand(t, mod, "vet", "./...")
 	t.Logf("built and vetted %d cases: %s", len(cases), strings.Join(cases, ", "))
 }
+
+// TestGuardBreaksBuild changes a factory's signature after generation and
+// expects go build to fail at the guard, with the advice to re-run go
+// generate in sight.
+func TestGuardBreaksBuild(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a module")
+	}
+	mod, _ := goldenModule(t)
+	src := filepath.Join(mod, "basic", "orders.go")
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := strings.Replace(string(b), "func BuildOrders(ctx context.Context) (*OrdersPipeline, error) { return &OrdersPipeline{}, nil }",
+		"func BuildOrders(ctx context.Context) (runtime.Pipeline, error) { return &OrdersPipeline{}, nil }", 1)
+	if changed == string(b) {
+		t.Fatal("basic/orders.go no longer has the expected BuildOrders")
+	}
+	writeFile(t, src, []byte(changed))
+	cmd := exec.Command("go", "build", "./basic")
+	cmd.Dir = mod
+	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off", "GOTOOLCHAIN=local")
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		t.Fatal("go build succeeded after the factory's signature changed")
+	}
+	gen, _ := os.ReadFile(filepath.Join(mod, "basic", "worker.go"))
+	var guardLine int
+	for i, line := range strings.Split(string(gen), "\n") {
+		if strings.Contains(line, "= BuildOrders") && strings.Contains(line, "re-run go generate") {
+			guardLine = i + 1
+		}
+	}
+	if guardLine == 0 || !strings.Contains(string(out), fmt.Sprintf("worker.go:%d:", guardLine)) {
+		t.Fatalf("build error is not at the guard (line %d):\n%s", guardLine, out)
+	}
+}
