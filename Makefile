@@ -1,6 +1,6 @@
 GO ?= go
 
-.PHONY: test bench lint
+.PHONY: test bench lint generate run
 
 # test runs every test with the race detector. Integration tests start their
 # own redis-server on a free loopback port.
@@ -15,3 +15,15 @@ bench:
 lint:
 	@out=$$(gofmt -l . ); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) run ./cmd/agoragen -check ./examples/...
+
+# generate runs go generate: agoragen rewrites the examples' worker.go.
+generate:
+	$(GO) generate ./...
+
+# run generates, builds the example worker and runs three replicas against a
+# Redis on a loopback port (redis-server when installed, otherwise an
+# in-process miniredis) for about 30 seconds, printing which replica ran each
+# slot with which fencing token. Ctrl+C stops it earlier.
+run: generate
+	$(GO) run ./examples/etl/cmd/demo

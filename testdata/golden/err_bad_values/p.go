@@ -19,11 +19,6 @@ func BuildDuration(context.Context) (*Job, error) { return &Job{}, nil }
 //agora:schedule every=0s backoff=-5s
 func BuildZero(context.Context) (*Job, error) { return &Job{}, nil }
 
-// BuildFraction runs every 1.5 seconds.
-//
-//agora:schedule every=1500ms
-func BuildFraction(context.Context) (*Job, error) { return &Job{}, nil }
-
 // BuildCronFields has too few fields.
 //
 //agora:schedule cron="* * *"

@@ -150,12 +150,8 @@ func (c *checker) schedule(d *directive, v *value) (templates.Schedule, bool) {
 	at := d.pos(c.fset, v.ValueOff)
 	switch v.Key.Name {
 	case "every":
-		switch {
-		case v.Duration <= 0:
+		if v.Duration <= 0 {
 			c.ds.Add(at, "every=%s must be positive", v.Value)
-			return templates.Schedule{}, false
-		case v.Duration%time.Second != 0:
-			c.ds.Add(at, "every=%s must be a whole number of seconds: runs are counted in seconds across the fleet", v.Value)
 			return templates.Schedule{}, false
 		}
 		return templates.Schedule{Kind: templates.Every, Interval: v.Duration}, true

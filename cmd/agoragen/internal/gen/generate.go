@@ -103,8 +103,8 @@ func Generate(ctx context.Context, cfg Config) (*Result, error) {
 	var results []pkgResult
 	pipeline, pipelineErr := runtimePipeline(l)
 	for _, pkg := range l.roots {
-		if pkg.PkgPath == templates.RuntimePath && !matchedRuntime(patterns) {
-			continue
+		if pkg.PkgPath == templates.RuntimePath {
+			continue // loaded for runtime.Pipeline; it declares no pipelines
 		}
 		if err := listFailure(pkg); err != nil {
 			return nil, err
@@ -174,15 +174,6 @@ func checkOutput(name string) error {
 		return fmt.Errorf("%w: -o %s: want a .go file name that does not end in _test.go", ErrUsage, name)
 	}
 	return nil
-}
-
-func matchedRuntime(patterns []string) bool {
-	for _, p := range patterns {
-		if p == templates.RuntimePath || strings.Contains(p, "...") {
-			return true
-		}
-	}
-	return false
 }
 
 // listFailure reports a root that go list could not produce at all: a
