@@ -144,3 +144,41 @@ func waitUntil(t *testing.T, timeout time.Duration, what string, cond func() boo
 		time.Sleep(2 * time.Millisecond)
 	}
 }
+
+// timersPerCoordinator is how many timers a started coordinator keeps
+// pending while idle: the renewal and the heartbeat loop.
+const timersPerCoordinator = 2
+
+// step waits until n timers are pending (the loops are asleep), moves time by
+// d on both sides, and waits until the loops are asleep again.
+func (u *unit) step(n int, d time.Duration) {
+	u.t.Helper()
+	if !u.clock.WaitForTimers(n, 5*time.Second) {
+		u.t.Fatalf("only %d timers pending, want %d", u.clock.Pending(), n)
+	}
+	u.advance(d)
+	if !u.clock.WaitForTimers(n, 5*time.Second) {
+		u.t.Fatalf("loops did not go back to sleep: %d timers pending, want %d", u.clock.Pending(), n)
+	}
+}
+
+// stepToNextTimer moves time to the next pending timer's deadline.
+func (u *unit) stepToNextTimer(n int) {
+	u.t.Helper()
+	if !u.clock.WaitForTimers(n, 5*time.Second) {
+		u.t.Fatalf("only %d timers pending, want %d", u.clock.Pending(), n)
+	}
+	next, ok := u.clock.NextDeadline()
+	if !ok {
+		u.t.Fatal("no timer pending")
+	}
+	u.step(n, next.Sub(u.clock.Now()))
+}
+
+// contextCancelled returns an already cancelled context, as a shutdown
+// hands out.
+func contextCancelled() (context.Context, context.CancelFunc) {
+	c, cancel := context.WithCancel(context.Background())
+	cancel()
+	return c, cancel
+}

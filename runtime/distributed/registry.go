@@ -36,7 +36,9 @@ type WorkerInfo struct {
 func (c *RedisWorkerCoordinator) workerRecordTTL() time.Duration { return 3 * c.s.HeartbeatInterval }
 
 // heartbeat writes the whole worker record (so it reappears after a Redis
-// restart) and its expiry, in one round trip.
+// restart) and its expiry, atomically in one round trip. A script rather than
+// MULTI/EXEC: an error reply inside a transaction (LOADING, say) can leave
+// unread replies on a pooled connection.
 func (c *RedisWorkerCoordinator) heartbeat(ctx context.Context) error {
 	c.mu.Lock()
 	if !c.running {
@@ -50,19 +52,16 @@ func (c *RedisWorkerCoordinator) heartbeat(ctx context.Context) error {
 	key := c.keys.worker(workerID)
 	ctx, cancel := c.opContext(ctx)
 	defer cancel()
-	_, err := c.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.HSet(ctx, key,
-			"id", workerID,
-			"host", host,
-			"pid", os.Getpid(),
-			"pipelines", string(list),
-			"started_ms", started.UnixMilli(),
-			"heartbeat_ms", c.clock.Now().UnixMilli(),
-			"version", agoraVersion(),
-		)
-		p.PExpire(ctx, key, c.workerRecordTTL())
-		return nil
-	})
+	err := heartbeatScript.Run(ctx, c.client, []string{key},
+		c.workerRecordTTL().Milliseconds(),
+		"id", workerID,
+		"host", host,
+		"pid", os.Getpid(),
+		"pipelines", string(list),
+		"started_ms", started.UnixMilli(),
+		"heartbeat_ms", c.clock.Now().UnixMilli(),
+		"version", agoraVersion(),
+	).Err()
 	if err != nil {
 		return c.failure("heartbeat", err)
 	}

@@ -20,13 +20,16 @@ var (
 	releaseSource string
 	//go:embed lua/complete.lua
 	completeSource string
+	//go:embed lua/heartbeat.lua
+	heartbeatSource string
 
-	acquireScript  = redis.NewScript(acquireSource)
-	renewScript    = redis.NewScript(renewSource)
-	releaseScript  = redis.NewScript(releaseSource)
-	completeScript = redis.NewScript(completeSource)
+	acquireScript   = redis.NewScript(acquireSource)
+	renewScript     = redis.NewScript(renewSource)
+	releaseScript   = redis.NewScript(releaseSource)
+	completeScript  = redis.NewScript(completeSource)
+	heartbeatScript = redis.NewScript(heartbeatSource)
 
-	allScripts = []*redis.Script{acquireScript, renewScript, releaseScript, completeScript}
+	allScripts = []*redis.Script{acquireScript, renewScript, releaseScript, completeScript, heartbeatScript}
 )
 
 // loadScripts makes the server know every script (one pipelined round trip),

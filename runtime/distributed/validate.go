@@ -167,7 +167,7 @@ func check(o Options, names settingNames, requireURL bool) (settings, error) {
 	s.redactor = newRedactor(append([]string{o.RedisURL}, o.RedlockRedisURLs...)...)
 	s.renewEvery = min(s.LeaseTTL/3, s.HeartbeatInterval, s.LeaseRenewalDeadline/2)
 	s.retryDelay = min(max(s.renewEvery/4, 10*time.Millisecond), 5*time.Second)
-	s.opTimeout = min(max(s.LeaseTTL/3, 100*time.Millisecond), 5*time.Second)
+	s.opTimeout = min(max(s.LeaseRenewalDeadline/2, 50*time.Millisecond), 5*time.Second)
 	s.onceTTL = 2 * s.LeaseTTL
 	return s, nil
 }

@@ -1,0 +1,143 @@
+package distributed
+
+import (
+	"errors"
+	"testing"
+	"time"
+)
+
+func TestReleaseHandsOverAtOnce(t *testing.T) {
+	u := newUnit(t)
+	a := u.started(u.options(), "a")
+	b := u.started(u.options(), "b")
+	mustAcquire(t, a, "p", 9)
+	if err := a.ReleaseLease(ctx, "p"); err != nil {
+		t.Fatal(err)
+	}
+	if _, held := a.CurrentLease("p"); held {
+		t.Fatal("released lease still current")
+	}
+	mustAcquire(t, b, "p", 9)
+	if err := a.ReleaseLease(ctx, "p"); !errors.Is(err, ErrLeaseNotHeld) {
+		t.Fatalf("second release: %v, want ErrLeaseNotHeld", err)
+	}
+	if st := a.Status().(CoordinatorStatus); st.Released != 1 {
+		t.Errorf("Released = %d", st.Released)
+	}
+}
+
+func TestReleaseAndRenewByANonOwnerChangeNothing(t *testing.T) {
+	u := newUnit(t)
+	a := u.started(u.options(), "a")
+	b := u.started(u.options(), "b")
+	recordLost(a)
+	stale := mustAcquire(t, a, "p", 9)
+	// a's lease expires unnoticed (a's clock is still) and b takes over.
+	u.mr.FastForward(31 * time.Second)
+	current := mustAcquire(t, b, "p", 9)
+
+	if err := a.ReleaseLease(ctx, "p"); !errors.Is(err, ErrLeaseNotHeld) {
+		t.Fatalf("stale owner's release: %v, want ErrLeaseNotHeld", err)
+	}
+	if ok, _ := b.ValidateLease(ctx, "p", current.FencingToken); !ok {
+		t.Fatal("stale owner's release deleted the new holder's lease")
+	}
+
+	// Directly at the script level: right owner, wrong token; wrong owner,
+	// right token.
+	for _, ref := range []leaseRef{
+		{PipelineID: "p", Owner: b.owner, Token: stale.FencingToken},
+		{PipelineID: "p", Owner: a.owner, Token: current.FencingToken},
+	} {
+		if owned, err := a.backend.release(ctx, ref); owned || err != nil {
+			t.Errorf("release(%+v) = %v, %v", ref, owned, err)
+		}
+		res := a.backend.renew(ctx, []leaseRef{ref})[0]
+		if res.Held || res.Err != nil {
+			t.Errorf("renew(%+v) = %+v", ref, res)
+		}
+	}
+	u.mr.FastForward(10 * time.Second)
+	if ttl := u.mr.TTL("agora:distributed:lease:{p}"); ttl != 20*time.Second {
+		t.Errorf("new holder's TTL = %s, want 20s (untouched by the non-owners)", ttl)
+	}
+	if ok, _ := b.ValidateLease(ctx, "p", current.FencingToken); !ok {
+		t.Fatal("non-owner calls changed the lease")
+	}
+}
+
+func TestCompleteOfALostLeaseStillRecordsTheSlot(t *testing.T) {
+	u := newUnit(t)
+	a := u.started(u.options(), "a")
+	b := u.started(u.options(), "b")
+	mustAcquire(t, a, "p", 300)
+	u.mr.FastForward(31 * time.Second)
+	mustAcquire(t, b, "p", 300)
+	// a's run finished anyway: its slot is done, b's lease is left alone.
+	if err := a.CompleteLease(ctx, "p"); !errors.Is(err, ErrLeaseNotHeld) {
+		t.Fatalf("CompleteLease of a lost lease: %v, want ErrLeaseNotHeld", err)
+	}
+	if got := u.mr.Exists("agora:distributed:lease:{p}"); !got {
+		t.Fatal("completion by a non-owner deleted the holder's lease")
+	}
+	if done, _ := u.mr.Get("agora:distributed:done:{p}"); done != "300" {
+		t.Fatalf("done = %q, want 300", done)
+	}
+}
+
+func TestReleaseIgnoresACancelledContext(t *testing.T) {
+	u := newUnit(t)
+	a := u.started(u.options(), "a")
+	b := u.started(u.options(), "b")
+	mustAcquire(t, a, "p", 9)
+	cctx, cancel := contextCancelled()
+	defer cancel()
+	if err := a.ReleaseLease(cctx, "p"); err != nil {
+		t.Fatalf("release with a cancelled context: %v", err)
+	}
+	mustAcquire(t, b, "p", 9)
+}
+
+func TestReleaseRetriesAndGivesUpWhenRedisIsDown(t *testing.T) {
+	u := newUnit(t)
+	a := u.started(u.options(), "a")
+	mustAcquire(t, a, "p", 9)
+	u.mr.SetError("ERR down")
+	if err := a.ReleaseLease(ctx, "p"); err == nil || errors.Is(err, ErrLeaseNotHeld) {
+		t.Fatalf("release with Redis down: %v, want a transport error", err)
+	}
+	if st := a.Status().(CoordinatorStatus); st.Errors < releaseAttempts {
+		t.Errorf("Errors = %d, want at least %d attempts", st.Errors, releaseAttempts)
+	}
+	if _, held := a.CurrentLease("p"); held {
+		t.Error("lease still current after a failed release; it must not be renewed")
+	}
+}
+
+func TestStopReleasesEveryLeaseAndUnregisters(t *testing.T) {
+	u := newUnit(t)
+	a := u.started(u.options(), "a")
+	b := u.started(u.options(), "b")
+	for _, p := range []string{"p1", "p2", "p3"} {
+		mustAcquire(t, a, p, 9)
+	}
+	cctx, cancel := contextCancelled()
+	defer cancel()
+	if err := a.Stop(cctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"p1", "p2", "p3"} {
+		mustAcquire(t, b, p, 9)
+	}
+	if u.mr.Exists("agora:distributed:worker:a") {
+		t.Error("worker record left after Stop")
+	}
+	if err := a.Stop(ctx); err != nil {
+		t.Errorf("second Stop: %v", err)
+	}
+	// Stopped, the coordinator can start again.
+	if err := a.Start(ctx, "a", nil); err != nil {
+		t.Fatalf("Start after Stop: %v", err)
+	}
+	mustAcquire(t, a, "p4", 1)
+}
