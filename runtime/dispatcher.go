@@ -29,10 +29,11 @@ type dispatcher struct {
 	quit     chan struct{}
 	loopDone chan struct{}
 
-	inflight  sync.WaitGroup
-	running   atomic.Int64 // attempts in flight, for tests and status
-	remaining atomic.Int64 // runners not finished
-	allDone   chan struct{}
+	inflight   sync.WaitGroup
+	running    atomic.Int64 // attempts in flight, for tests and status
+	dispatched atomic.Int64 // attempts started, for tests
+	remaining  atomic.Int64 // runners not finished
+	allDone    chan struct{}
 }
 
 func newDispatcher(clock Clock, onFinish func(*runner, error)) *dispatcher {
@@ -173,6 +174,7 @@ func (d *dispatcher) loop() {
 		d.wakeAt = nowN + int64(wait)
 		d.inflight.Add(len(due))
 		d.running.Add(int64(len(due)))
+		d.dispatched.Add(int64(len(due)))
 		d.mu.Unlock()
 
 		for i, r := range due {

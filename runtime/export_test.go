@@ -22,10 +22,13 @@ func (p *WorkerPool) Quiet() (quiet, ok bool) {
 	if pr.d.running.Load() != 0 {
 		return false, true
 	}
+	before := pr.d.dispatched.Load()
 	if !pr.d.sync() {
 		return false, false
 	}
-	return pr.d.running.Load() == 0, true
+	// A run dispatched and finished while the loop handled the sync may
+	// have moved the clock; only a pass that started nothing is quiet.
+	return pr.d.running.Load() == 0 && pr.d.dispatched.Load() == before, true
 }
 
 // Pipelines returns the registered pipelines.

@@ -94,6 +94,9 @@ type driver interface {
 	status(t *testing.T, id string) runtime.PipelineStatus
 	// stop stops everything and waits.
 	stop(t *testing.T) error
+	// useClock makes the code under test read c instead of the fake clock
+	// (whose timers still drive it); call before start.
+	useClock(c runtime.Clock)
 }
 
 type mode struct {
@@ -112,6 +115,7 @@ var modes = []mode{
 
 type standaloneDriver struct {
 	clock *clocktest.Fake
+	code  runtime.Clock
 	logs  *syncBuffer
 	sp    *runtime.ScheduledPipeline
 	done  chan error
@@ -126,6 +130,9 @@ func (d *standaloneDriver) start(t *testing.T, sps ...*runtime.ScheduledPipeline
 	}
 	d.sp = sps[0]
 	d.sp.Clock = d.clock
+	if d.code != nil {
+		d.sp.Clock = d.code
+	}
 	d.done = make(chan error, 1)
 	prev := slog.Default()
 	slog.SetDefault(testLogger(d.logs))
@@ -192,6 +199,7 @@ func (d *standaloneDriver) stop(t *testing.T) error {
 
 type poolDriver struct {
 	clock *clocktest.Fake
+	code  runtime.Clock
 	logs  *syncBuffer
 	opts  []runtime.PoolOption
 	pool  *runtime.WorkerPool
@@ -202,7 +210,11 @@ type poolDriver struct {
 
 func (d *poolDriver) start(t *testing.T, sps ...*runtime.ScheduledPipeline) {
 	t.Helper()
-	opts := append([]runtime.PoolOption{runtime.WithClock(d.clock), runtime.WithLogger(testLogger(d.logs)), runtime.WithSignalHandling(false)}, d.opts...)
+	var clock runtime.Clock = d.clock
+	if d.code != nil {
+		clock = d.code
+	}
+	opts := append([]runtime.PoolOption{runtime.WithClock(clock), runtime.WithLogger(testLogger(d.logs)), runtime.WithSignalHandling(false)}, d.opts...)
 	d.pool = runtime.NewWorkerPool(opts...)
 	for _, sp := range sps {
 		d.pool.Register(sp)
@@ -271,6 +283,9 @@ func (d *poolDriver) status(t *testing.T, id string) runtime.PipelineStatus {
 	t.Fatalf("no status for %q", id)
 	return runtime.PipelineStatus{}
 }
+
+func (d *standaloneDriver) useClock(c runtime.Clock) { d.code = c }
+func (d *poolDriver) useClock(c runtime.Clock)       { d.code = c }
 
 func (d *poolDriver) stop(t *testing.T) error {
 	for _, sp := range d.pool.Pipelines() {

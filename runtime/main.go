@@ -102,12 +102,13 @@ func RunMain(ctx context.Context, args []string, stderr io.Writer, getWorker fun
 	}
 
 	err = pool.Run(ctx)
-	switch {
-	case err == nil:
+	if err == nil {
 		return ExitOK
-	case errors.Is(err, ErrForcedShutdown):
-		return ExitInterrupted
-	default:
-		return ExitFailure
 	}
+	code := ExitFailure
+	if errors.Is(err, ErrForcedShutdown) {
+		code = ExitInterrupted
+	}
+	logger.Error("worker failed", slog.Any("error", err), slog.Int("exit_code", code))
+	return code
 }

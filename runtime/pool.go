@@ -302,8 +302,8 @@ func (p *WorkerPool) Run(ctx context.Context) error {
 		r.begin(now)
 		pr.d.add(r)
 	}
-	go pr.d.loop()
 	pr.state.Store(poolRunning)
+	go pr.d.loop()
 	close(p.started)
 	logger.Info("worker pool started", slog.String("worker_id", cfg.workerID), slog.Int("pipelines", len(pr.runners)))
 
@@ -330,13 +330,8 @@ func (p *WorkerPool) Run(ctx context.Context) error {
 	pr.errMu.Lock()
 	errs := append(pr.errs, runErr)
 	pr.errMu.Unlock()
-	err := errors.Join(errs...)
-	if err != nil {
-		logger.Error("worker pool stopped", slog.Any("error", err))
-	} else {
-		logger.Info("worker pool stopped")
-	}
-	return err
+	logger.Info("worker pool stopped")
+	return errors.Join(errs...)
 }
 
 // shutdown runs steps 1 to 5 of the shutdown sequence documented on Run.

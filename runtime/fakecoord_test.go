@@ -1,0 +1,142 @@
+package runtime_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/agora-etl/agora/runtime"
+)
+
+// fakeCoord is a scriptable Coordinator that hands out fenced leases and
+// records every call.
+type fakeCoord struct {
+	mu       sync.Mutex
+	token    int64
+	decide   func(id string, runNumber int64) (bool, error)
+	held     map[string]runtime.Lease
+	calls    []string
+	lost     func(string, runtime.Lease)
+	healthy  error
+	workerID string
+	ids      []string
+	status   any
+	// startGate, when set, holds Start until it is closed.
+	startGate chan struct{}
+}
+
+func newFakeCoord() *fakeCoord { return &fakeCoord{held: map[string]runtime.Lease{}, token: 100} }
+
+func (c *fakeCoord) record(format string, args ...any) {
+	c.calls = append(c.calls, fmt.Sprintf(format, args...))
+}
+
+func (c *fakeCoord) Start(_ context.Context, workerID string, ids []string) error {
+	if c.startGate != nil {
+		<-c.startGate
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.workerID, c.ids = workerID, append([]string(nil), ids...)
+	c.record("start")
+	return nil
+}
+
+func (c *fakeCoord) Stop(context.Context) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.record("stop")
+	return nil
+}
+
+func (c *fakeCoord) TryAcquireLease(_ context.Context, id string, n int64) (bool, error) {
+	c.mu.Lock()
+	decide := c.decide
+	c.mu.Unlock()
+	if decide != nil {
+		if ok, err := decide(id, n); !ok || err != nil {
+			c.mu.Lock()
+			c.record("refuse %s", id)
+			c.mu.Unlock()
+			return ok, err
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.token++
+	c.held[id] = runtime.Lease{PipelineID: id, WorkerID: c.workerID, RunNumber: n, FencingToken: c.token, AcquiredAt: time.Now()}
+	c.record("acquire %s", id)
+	return true, nil
+}
+
+func (c *fakeCoord) ReleaseLease(_ context.Context, id string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.held, id)
+	c.record("release %s", id)
+	return nil
+}
+
+func (c *fakeCoord) CompleteLease(ctx context.Context, id string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if ctx.Err() != nil {
+		c.record("complete-with-dead-context %s", id)
+	}
+	delete(c.held, id)
+	c.record("complete %s", id)
+	return nil
+}
+
+func (c *fakeCoord) RenewLease(context.Context, string) error { return nil }
+
+func (c *fakeCoord) ValidateLease(_ context.Context, id string, token int64) (bool, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.held[id].FencingToken == token, nil
+}
+
+func (c *fakeCoord) CurrentLease(id string) (runtime.Lease, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	l, ok := c.held[id]
+	return l, ok
+}
+
+func (c *fakeCoord) SetLeaseLostCallback(cb func(string, runtime.Lease)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.lost = cb
+}
+
+func (c *fakeCoord) Healthy(context.Context) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.healthy
+}
+
+func (c *fakeCoord) Status() any {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.status
+}
+
+func (c *fakeCoord) setHealthy(err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.healthy = err
+}
+
+func (c *fakeCoord) loseLease(id string, l runtime.Lease) {
+	c.mu.Lock()
+	cb := c.lost
+	c.mu.Unlock()
+	cb(id, l)
+}
+
+func (c *fakeCoord) callLog() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.calls...)
+}

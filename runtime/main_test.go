@@ -1,0 +1,307 @@
+package runtime_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agora-etl/agora/runtime"
+)
+
+// helperEnv names the scenario a re-executed test binary runs instead of
+// the tests.
+const helperEnv = "AGORA_RUNTIME_TEST_HELPER"
+
+func TestMain(m *testing.M) {
+	if scenario := os.Getenv(helperEnv); scenario != "" {
+		os.Exit(runHelper(scenario))
+	}
+	os.Exit(m.Run())
+}
+
+// runHelper is a worker binary's main for the subprocess signal tests. Its
+// pipeline writes to the file named by AGORA_TEST_OUT through a buffered
+// writer, prints READY once its run is in flight, and reacts to shutdown as
+// the scenario says.
+func runHelper(scenario string) int {
+	out := os.Getenv("AGORA_TEST_OUT")
+	graceful := 10 * time.Second
+	if scenario == "timeout" {
+		graceful = 300 * time.Millisecond
+	}
+	getWorker := func() (*runtime.WorkerPool, error) {
+		pool := runtime.NewWorkerPool(runtime.WithGracefulShutdownTimeout(graceful))
+		pool.Register(&runtime.ScheduledPipeline{PipelineID: "writer", Schedule: runtime.Continuous(), Factory: func(context.Context) (runtime.Pipeline, error) {
+			return runtime.PipelineFunc(func(ctx context.Context) error {
+				f, err := os.Create(out)
+				if err != nil {
+					return err
+				}
+				defer f.Close()
+				w := bufio.NewWriter(f)
+				fmt.Fprintln(w, "begin")
+				fmt.Println("READY")
+				switch scenario {
+				case "finish":
+					<-runtime.ShutdownRequested(ctx)
+					time.Sleep(200 * time.Millisecond) // the rest of the batch
+					fmt.Fprintf(w, "ctx-alive=%v\n", ctx.Err() == nil)
+					fmt.Fprintln(w, "done")
+				default: // ignores ShutdownRequested until cancelled
+					<-ctx.Done()
+					fmt.Fprintf(w, "cancelled: %v\n", context.Cause(ctx))
+				}
+				return w.Flush()
+			}), nil
+		}})
+		return pool, nil
+	}
+	return runtime.RunMain(context.Background(), []string{"-log-format", "json"}, os.Stderr, getWorker)
+}
+
+type helperProc struct {
+	cmd    *exec.Cmd
+	out    string
+	stderr *syncBuffer
+	exited chan struct{}
+	err    error
+}
+
+func startHelper(t *testing.T, scenario string) *helperProc {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "out.txt")
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), helperEnv+"="+scenario, "AGORA_TEST_OUT="+out)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	hp := &helperProc{cmd: cmd, out: out, stderr: &syncBuffer{}, exited: make(chan struct{})}
+	cmd.Stderr = hp.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		select {
+		case <-hp.exited:
+		default:
+			_ = cmd.Process.Kill()
+			<-hp.exited
+		}
+	})
+	ready := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if sc.Text() == "READY" {
+				close(ready)
+			}
+		}
+		hp.err = cmd.Wait()
+		close(hp.exited)
+	}()
+	select {
+	case <-ready:
+	case <-hp.exited:
+		t.Fatalf("helper exited early: %v\n%s", hp.err, hp.stderr)
+	case <-time.After(20 * time.Second):
+		t.Fatalf("helper not ready\n%s", hp.stderr)
+	}
+	return hp
+}
+
+func (hp *helperProc) signal(t *testing.T, sig os.Signal) {
+	t.Helper()
+	if err := hp.cmd.Process.Signal(sig); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (hp *helperProc) wait(t *testing.T, within time.Duration) int {
+	t.Helper()
+	select {
+	case <-hp.exited:
+	case <-time.After(within):
+		t.Fatalf("helper did not exit within %v\n%s", within, hp.stderr)
+	}
+	var ee *exec.ExitError
+	if errors.As(hp.err, &ee) {
+		return ee.ExitCode()
+	}
+	if hp.err != nil {
+		t.Fatal(hp.err)
+	}
+	return 0
+}
+
+func (hp *helperProc) output(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(hp.out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestSignalFirstInterruptFinishesRunAndExitsZero(t *testing.T) {
+	for _, sig := range []os.Signal{os.Interrupt, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			t.Parallel()
+			hp := startHelper(t, "finish")
+			hp.signal(t, sig)
+			if code := hp.wait(t, 10*time.Second); code != 0 {
+				t.Fatalf("exit %d, want 0\n%s", code, hp.stderr)
+			}
+			if got, want := hp.output(t), "begin\nctx-alive=true\ndone\n"; got != want {
+				t.Fatalf("output %q, want %q (run finished with a live context and flushed)", got, want)
+			}
+			logs := hp.stderr.String()
+			for _, want := range []string{`"msg":"shutting down gracefully"`, `"reason":"received ` + sig.String(), `"msg":"run finished","pipeline_id":"writer","run_number":1`} {
+				if !strings.Contains(logs, want) {
+					t.Errorf("logs lack %s:\n%s", want, logs)
+				}
+			}
+		})
+	}
+}
+
+func TestSignalSecondInterruptCancelsAtOnce(t *testing.T) {
+	t.Parallel()
+	hp := startHelper(t, "force")
+	hp.signal(t, os.Interrupt)
+	select {
+	case <-hp.exited:
+		t.Fatalf("exited after the first interrupt\n%s", hp.stderr)
+	case <-time.After(300 * time.Millisecond):
+	}
+	start := time.Now()
+	hp.signal(t, os.Interrupt)
+	if code := hp.wait(t, 5*time.Second); code != runtime.ExitInterrupted {
+		t.Fatalf("exit %d, want 130\n%s", code, hp.stderr)
+	}
+	if el := time.Since(start); el > 2*time.Second {
+		t.Fatalf("forced exit took %v", el)
+	}
+	if got := hp.output(t); got != "begin\ncancelled: "+runtime.ErrForcedShutdown.Error()+"\n" {
+		t.Fatalf("output %q", got)
+	}
+}
+
+func TestSignalGracefulTimeoutCancelsStuckRun(t *testing.T) {
+	t.Parallel()
+	hp := startHelper(t, "timeout")
+	start := time.Now()
+	hp.signal(t, syscall.SIGTERM)
+	code := hp.wait(t, 10*time.Second)
+	if el := time.Since(start); el < 300*time.Millisecond {
+		t.Fatalf("exited after %v, before the graceful timeout", el)
+	}
+	if code != runtime.ExitFailure {
+		t.Fatalf("exit %d, want 1\n%s", code, hp.stderr)
+	}
+	if got := hp.output(t); got != "begin\ncancelled: "+runtime.ErrGracefulTimeout.Error()+"\n" {
+		t.Fatalf("output %q", got)
+	}
+}
+
+func TestRunMainExitCodes(t *testing.T) {
+	okWorker := func() (*runtime.WorkerPool, error) {
+		return runtime.NewWorkerPool(runtime.WithSignalHandling(false)).
+			Register(&runtime.ScheduledPipeline{PipelineID: "once", Schedule: runtime.Once(), Factory: nopFactory}), nil
+	}
+	failing := func() (*runtime.WorkerPool, error) {
+		return runtime.NewWorkerPool(runtime.WithSignalHandling(false)).
+			Register(&runtime.ScheduledPipeline{PipelineID: "bad", Schedule: runtime.Continuous(), MaxConsecutiveErrors: 1,
+				Factory: func(context.Context) (runtime.Pipeline, error) { return nil, errors.New("no db") }}), nil
+	}
+	cases := []struct {
+		name      string
+		args      []string
+		getWorker func() (*runtime.WorkerPool, error)
+		code      int
+		stderr    string
+	}{
+		{"clean", nil, okWorker, 0, `level=INFO msg="worker pool stopped"`},
+		{"json logs", []string{"-log-format", "json", "-log-level", "debug"}, okWorker, 0, `"msg":"run started","pipeline_id":"once","run_number":-1`},
+		{"help", []string{"-h"}, okWorker, 0, "-health-port"},
+		{"unknown flag", []string{"-nope"}, okWorker, 1, "flag provided but not defined"},
+		{"extra args", []string{"x"}, okWorker, 1, "unexpected arguments"},
+		{"bad format", []string{"-log-format", "xml"}, okWorker, 1, `log format "xml"`},
+		{"bad level", []string{"-log-level", "loud"}, okWorker, 1, `log level "loud"`},
+		{"bad port", []string{"-health-port", "http"}, okWorker, 1, `-health-port "http"`},
+		{"getWorker error", nil, func() (*runtime.WorkerPool, error) { return nil, errors.New("missing AGORA_DISTRIBUTED_REDIS_URL") }, 1, "missing AGORA_DISTRIBUTED_REDIS_URL"},
+		{"nil pool", nil, func() (*runtime.WorkerPool, error) { return nil, nil }, 1, "nil pool"},
+		{"invalid pipeline", nil, func() (*runtime.WorkerPool, error) {
+			return runtime.NewWorkerPool().Register(&runtime.ScheduledPipeline{PipelineID: "x"}), nil
+		}, 1, "nil Factory"},
+		{"terminal error", nil, failing, 1, "no db"},
+		{"quiet level", []string{"-log-level", "error"}, okWorker, 0, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var stderr syncBuffer
+			code := runtime.RunMain(context.Background(), c.args, &stderr, c.getWorker)
+			if code != c.code {
+				t.Fatalf("exit %d, want %d\n%s", code, c.code, stderr.String())
+			}
+			if !strings.Contains(stderr.String(), c.stderr) {
+				t.Fatalf("stderr lacks %q:\n%s", c.stderr, stderr.String())
+			}
+			if c.stderr == "" && stderr.String() != "" {
+				t.Fatalf("want no output at level error, got:\n%s", stderr.String())
+			}
+		})
+	}
+}
+
+func TestRunMainHealthPortFlagAndContextCancel(t *testing.T) {
+	var poolPtr atomic.Pointer[runtime.WorkerPool]
+	var ran atomic.Bool
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	var stderr syncBuffer
+	go func() {
+		done <- runtime.RunMain(ctx, []string{"-health-port", "0"}, &stderr, func() (*runtime.WorkerPool, error) {
+			pool := runtime.NewWorkerPool(runtime.WithSignalHandling(false)).
+				Register(&runtime.ScheduledPipeline{PipelineID: "p", Schedule: runtime.Continuous(), Factory: func(context.Context) (runtime.Pipeline, error) {
+					return runtime.PipelineFunc(func(ctx context.Context) error {
+						ran.Store(true)
+						<-runtime.ShutdownRequested(ctx)
+						return nil
+					}), nil
+				}})
+			poolPtr.Store(pool)
+			return pool, nil
+		})
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for (poolPtr.Load() == nil || poolPtr.Load().HealthAddr() == "" || !ran.Load()) && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	addr := poolPtr.Load().HealthAddr()
+	_, port, _ := strings.Cut(addr, "]:")
+	if port == "" {
+		_, port, _ = strings.Cut(addr, ":")
+	}
+	if code, _ := get(t, "127.0.0.1:"+port, "/readyz"); code != 200 {
+		t.Fatalf("/readyz = %d", code)
+	}
+	cancel()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Fatalf("exit %d\n%s", code, stderr.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("RunMain did not return")
+	}
+}
