@@ -9,6 +9,7 @@ package redistest
 
 import (
 	"bufio"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -35,6 +36,7 @@ type Option func(*config)
 
 type config struct {
 	password string
+	tls      bool
 	args     []string
 }
 
@@ -42,6 +44,12 @@ type config struct {
 // authenticated URLs.
 func WithPassword(password string) Option {
 	return func(c *config) { c.password = password }
+}
+
+// WithTLS serves TLS only, with a self-signed certificate for 127.0.0.1
+// (CertFile); URL then starts with rediss://.
+func WithTLS() Option {
+	return func(c *config) { c.tls = true }
 }
 
 // WithArgs passes extra command-line arguments to redis-server, such as
@@ -90,6 +98,11 @@ func Start(tb testing.TB, opts ...Option) *Server {
 	for _, opt := range opts {
 		opt(&s.cfg)
 	}
+	if s.cfg.tls {
+		if err := writeSelfSignedCert(s.CertFile(), s.keyFile()); err != nil {
+			tb.Fatalf("redistest: TLS certificate: %v", err)
+		}
+	}
 	logs, err := os.Create(filepath.Join(s.dir, "redis.log"))
 	if err != nil {
 		tb.Fatalf("redistest: %v", err)
@@ -124,14 +137,25 @@ func (s *Server) Port() int { return s.port }
 // when the server has one.
 func (s *Server) URL() string { return s.URLForDB(0) }
 
-// URLForDB returns a redis:// URL for database db of the server.
+// URLForDB returns a redis:// (rediss:// with WithTLS) URL for database db
+// of the server.
 func (s *Server) URLForDB(db int) string {
 	auth := ""
 	if s.cfg.password != "" {
 		auth = ":" + s.cfg.password + "@"
 	}
-	return fmt.Sprintf("redis://%s%s/%d", auth, s.Addr(), db)
+	scheme := "redis"
+	if s.cfg.tls {
+		scheme = "rediss"
+	}
+	return fmt.Sprintf("%s://%s%s/%d", scheme, auth, s.Addr(), db)
 }
+
+// CertFile returns the PEM certificate a WithTLS server presents; it is
+// self-signed, so clients must trust it explicitly or skip verification.
+func (s *Server) CertFile() string { return filepath.Join(s.dir, "server.crt") }
+
+func (s *Server) keyFile() string { return filepath.Join(s.dir, "server.key") }
 
 // PID returns the process id of the running server, or 0.
 func (s *Server) PID() int {
@@ -210,13 +234,26 @@ func (s *Server) start() error {
 	args := []string{
 		"--bind", "127.0.0.1",
 		"--port", strconv.Itoa(s.port),
+	}
+	if s.cfg.tls {
+		args = []string{
+			"--bind", "127.0.0.1",
+			"--port", "0",
+			"--tls-port", strconv.Itoa(s.port),
+			"--tls-cert-file", s.CertFile(),
+			"--tls-key-file", s.keyFile(),
+			"--tls-ca-cert-file", s.CertFile(),
+			"--tls-auth-clients", "no",
+		}
+	}
+	args = append(args,
 		"--save", "",
 		"--appendonly", "no",
 		"--dir", data,
 		"--daemonize", "no",
 		"--protected-mode", "yes",
 		"--logfile", "",
-	}
+	)
 	if s.cfg.password != "" {
 		args = append(args, "--requirepass", s.cfg.password)
 	}
@@ -234,7 +271,7 @@ func (s *Server) start() error {
 		_ = cmd.Wait()
 		close(exited)
 	}()
-	if err := waitReady(s.Addr(), exited); err != nil {
+	if err := waitReady(s.Addr(), s.cfg.tls, exited); err != nil {
 		_ = cmd.Process.Kill()
 		<-exited
 		return err
@@ -277,7 +314,7 @@ func (s *Server) tail() string {
 
 // waitReady polls addr with a raw PING until the server answers, the process
 // exits, or startTimeout passes.
-func waitReady(addr string, exited <-chan struct{}) error {
+func waitReady(addr string, useTLS bool, exited <-chan struct{}) error {
 	deadline := time.Now().Add(startTimeout)
 	for {
 		select {
@@ -285,7 +322,7 @@ func waitReady(addr string, exited <-chan struct{}) error {
 			return errors.New("redis-server exited during start")
 		default:
 		}
-		if err := ping(addr); err == nil {
+		if err := ping(addr, useTLS); err == nil {
 			return nil
 		} else if time.Now().After(deadline) {
 			return fmt.Errorf("not ready after %s: %w", startTimeout, err)
@@ -294,8 +331,16 @@ func waitReady(addr string, exited <-chan struct{}) error {
 	}
 }
 
-func ping(addr string) error {
-	conn, err := net.DialTimeout("tcp", addr, time.Second)
+func ping(addr string, useTLS bool) error {
+	var conn net.Conn
+	var err error
+	if useTLS {
+		dialer := &net.Dialer{Timeout: time.Second}
+		// The certificate is the one this package just made.
+		conn, err = tls.DialWithDialer(dialer, "tcp", addr, &tls.Config{InsecureSkipVerify: true})
+	} else {
+		conn, err = net.DialTimeout("tcp", addr, time.Second)
+	}
 	if err != nil {
 		return err
 	}

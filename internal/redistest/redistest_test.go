@@ -153,3 +153,20 @@ func (f *fakeTB) Fatalf(format string, args ...any) {
 	f.failed = true
 	runtime.Goexit()
 }
+
+func TestTLSServer(t *testing.T) {
+	s := Start(t, WithTLS())
+	if !strings.HasPrefix(s.URL(), "rediss://127.0.0.1:") {
+		t.Fatalf("URL = %q", s.URL())
+	}
+	if err := ping(s.Addr(), true); err != nil {
+		t.Fatalf("TLS PING: %v", err)
+	}
+	if _, err := do(s.Addr(), "PING", 300*time.Millisecond); err == nil {
+		t.Fatal("plain-text PING answered by a TLS-only server")
+	}
+	s.Restart()
+	if err := ping(s.Addr(), true); err != nil {
+		t.Fatalf("TLS PING after restart: %v", err)
+	}
+}

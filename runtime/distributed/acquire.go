@@ -35,19 +35,19 @@ func (c *RedisWorkerCoordinator) TryAcquireLease(ctx context.Context, pipelineID
 	case !c.running:
 		c.mu.Unlock()
 		return false, ErrNotStarted
-	case c.leases[pipelineID] != nil || c.acquiring[pipelineID]:
-		// This worker holds the lease or is asking for it: either way not
-		// free, and asking Redis would only cost a round trip.
+	case c.leases[pipelineID] != nil || c.busy[pipelineID]:
+		// This worker holds the lease, or is asking for or giving back it:
+		// either way not free, and asking Redis would only cost a round trip.
 		c.mu.Unlock()
 		c.stats.contended.Add(1)
 		return false, nil
 	}
-	c.acquiring[pipelineID] = true
+	c.busy[pipelineID] = true
 	owner, workerID := c.owner, c.workerID
 	c.mu.Unlock()
 	defer func() {
 		c.mu.Lock()
-		delete(c.acquiring, pipelineID)
+		delete(c.busy, pipelineID)
 		c.mu.Unlock()
 	}()
 

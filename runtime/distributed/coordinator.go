@@ -60,7 +60,7 @@ type RedisWorkerCoordinator struct {
 	pipelines []string
 	startedAt time.Time
 	leases    map[string]*heldLease
-	acquiring map[string]bool
+	busy      map[string]bool // pipelines with an acquire or release in flight
 	local     localState
 	loopStop  chan struct{}
 	loops     sync.WaitGroup
@@ -109,15 +109,15 @@ func NewRedisWorkerCoordinator(opts Options) (*RedisWorkerCoordinator, error) {
 		return nil, err
 	}
 	c := &RedisWorkerCoordinator{
-		s:         s,
-		client:    client,
-		backend:   backend,
-		keys:      keys{prefix: s.KeyPrefix},
-		log:       s.Logger,
-		clock:     s.Clock,
-		leases:    map[string]*heldLease{},
-		acquiring: map[string]bool{},
-		local:     newLocalState(),
+		s:       s,
+		client:  client,
+		backend: backend,
+		keys:    keys{prefix: s.KeyPrefix},
+		log:     s.Logger,
+		clock:   s.Clock,
+		leases:  map[string]*heldLease{},
+		busy:    map[string]bool{},
+		local:   newLocalState(),
 	}
 	c.health.reachable.Store(true)
 	return c, nil

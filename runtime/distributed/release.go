@@ -41,14 +41,24 @@ func (c *RedisWorkerCoordinator) finish(ctx context.Context, pipelineID string, 
 	}
 	delete(c.leases, pipelineID)
 	owner := c.owner
-	if h.fallback && completed {
-		c.local.complete(pipelineID, h.mode, c.clock.Now().Add(c.s.onceTTL))
-	}
-	c.mu.Unlock()
 	if h.fallback {
+		if completed {
+			c.local.complete(pipelineID, h.mode, c.clock.Now().Add(c.s.onceTTL))
+		}
+		c.mu.Unlock()
 		c.countFinish(completed)
 		return nil
 	}
+	// Until Redis has deleted it, the lease is still this worker's there: a
+	// new acquire by this worker now would overwrite it and make the release
+	// report a lease it no longer owns.
+	c.busy[pipelineID] = true
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		delete(c.busy, pipelineID)
+		c.mu.Unlock()
+	}()
 	return c.giveBack(context.WithoutCancel(ctx), h, owner, completed)
 }
 
