@@ -1,0 +1,278 @@
+package distributed
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/agora-etl/agora/internal/redistest"
+	"github.com/agora-etl/agora/runtime"
+)
+
+func TestIntegrationRaceHasOneHolderAtAnyInstant(t *testing.T) {
+	r := newReal(t)
+	coords := []*RedisWorkerCoordinator{
+		r.started(r.options(10*time.Second), "a"),
+		r.started(r.options(10*time.Second), "b"),
+	}
+	const perCoordinator = 50
+	var (
+		holders    atomic.Int32
+		violations atomic.Int32
+		mu         sync.Mutex
+		tokens     []int64
+		wg         sync.WaitGroup
+	)
+	stop := time.Now().Add(1500 * time.Millisecond)
+	for _, c := range coords {
+		for g := 0; g < perCoordinator; g++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for time.Now().Before(stop) {
+					ok, err := c.TryAcquireLease(ctx, "race", runtime.RunNumberAuto)
+					if err != nil {
+						t.Errorf("TryAcquireLease: %v", err)
+						return
+					}
+					if !ok {
+						// A short random pause keeps 100 spinning goroutines
+						// from starving the holder's release of connections.
+						time.Sleep(time.Duration(rand.IntN(500)) * time.Microsecond)
+						continue
+					}
+					if n := holders.Add(1); n != 1 {
+						violations.Add(1)
+					}
+					lease, _ := c.CurrentLease("race")
+					mu.Lock()
+					tokens = append(tokens, lease.FencingToken)
+					mu.Unlock()
+					time.Sleep(50 * time.Microsecond)
+					holders.Add(-1)
+					if err := c.ReleaseLease(ctx, "race"); err != nil {
+						t.Errorf("ReleaseLease: %v", err)
+						return
+					}
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	if v := violations.Load(); v != 0 {
+		t.Fatalf("%d moments with two holders", v)
+	}
+	if len(tokens) < 50 {
+		t.Fatalf("only %d acquisitions in the race; the test proves little", len(tokens))
+	}
+	for i := 1; i < len(tokens); i++ {
+		if tokens[i] <= tokens[i-1] {
+			t.Fatalf("acquisition %d: token %d not above %d", i, tokens[i], tokens[i-1])
+		}
+	}
+	byWorker := map[string]bool{}
+	for _, c := range coords {
+		if c.Status().(CoordinatorStatus).Acquired > 0 {
+			byWorker[c.workerID] = true
+		}
+	}
+	if len(byWorker) != 2 {
+		t.Errorf("only %v won leases; both coordinators should have", byWorker)
+	}
+	t.Logf("%d exclusive acquisitions", len(tokens))
+}
+
+func TestIntegration1000CyclesStrictlyIncreasingTokens(t *testing.T) {
+	r := newReal(t)
+	c := r.started(r.options(10*time.Second), "a")
+	var last int64
+	for i := 0; i < 1000; i++ {
+		lease := mustAcquire(t, c, "p", runtime.RunNumberAuto)
+		if lease.FencingToken <= last {
+			t.Fatalf("cycle %d: token %d not above %d", i, lease.FencingToken, last)
+		}
+		last = lease.FencingToken
+		if err := c.ReleaseLease(ctx, "p"); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestIntegrationTokensIncreaseAfterRestartWithoutPersistence(t *testing.T) {
+	r := newReal(t)
+	c := r.started(r.options(10*time.Second), "a")
+	var highest int64
+	for i := 0; i < 20; i++ {
+		lease := mustAcquire(t, c, "p", int64(1000+i))
+		highest = max(highest, lease.FencingToken)
+		if err := c.CompleteLease(ctx, "p"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.srv.Restart()
+	if n, _ := r.client(0).Exists(ctx, "agora:distributed:fence:{p}").Result(); n != 0 {
+		t.Fatal("counter survived the restart; the test needs it gone")
+	}
+	var lease runtime.Lease
+	waitUntil(t, 5*time.Second, "an acquire after the restart", func() bool {
+		ok, _ := c.TryAcquireLease(ctx, "p", 2000)
+		if ok {
+			lease, _ = c.CurrentLease("p")
+		}
+		return ok
+	})
+	if lease.FencingToken <= highest {
+		t.Fatalf("token after restart %d not above %d issued before", lease.FencingToken, highest)
+	}
+}
+
+func TestIntegrationSlotCompletedAcrossWorkers(t *testing.T) {
+	r := newReal(t)
+	a := r.started(r.options(10*time.Second), "a")
+	b := r.started(r.options(10*time.Second), "b")
+	slot := time.Now().Truncate(time.Minute).Unix()
+	mustAcquire(t, a, "p", slot)
+	if err := a.CompleteLease(ctx, "p"); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := b.TryAcquireLease(ctx, "p", slot); ok || !errors.Is(err, runtime.ErrSlotCompleted) {
+		t.Fatalf("lagging replica: %v, %v; want ErrSlotCompleted", ok, err)
+	}
+	mustAcquire(t, b, "p", slot+60)
+}
+
+func TestIntegrationTwoPrefixesOnOneServer(t *testing.T) {
+	r := newReal(t)
+	oa, ob := r.options(10*time.Second), r.options(10*time.Second)
+	oa.KeyPrefix, ob.KeyPrefix = "team-a:", "team-b:"
+	a := r.started(oa, "a")
+	b := r.started(ob, "b")
+	mustAcquire(t, a, "p", 100)
+	mustAcquire(t, b, "p", 100)
+	if err := a.CompleteLease(ctx, "p"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.ReleaseLease(ctx, "p"); err != nil {
+		t.Fatal(err)
+	}
+	mustAcquire(t, b, "p", 100)
+	wa, _ := a.ListWorkers(ctx)
+	wb, _ := b.ListWorkers(ctx)
+	if len(wa) != 1 || wa[0].ID != "a" || len(wb) != 1 || wb[0].ID != "b" {
+		t.Fatalf("workers: %v / %v", wa, wb)
+	}
+}
+
+func TestIntegrationURLForms(t *testing.T) {
+	t.Run("password", func(t *testing.T) {
+		r := newReal(t, redistest.WithPassword("s3cr3t-pw"))
+		c := r.started(r.options(5*time.Second), "a")
+		mustAcquire(t, c, "p", 1)
+		opts := r.options(5 * time.Second)
+		opts.RedisURL = strings.Replace(r.srv.URL(), "s3cr3t-pw", "not-it-at-all", 1)
+		bad := r.started(opts, "bad")
+		_, err := bad.TryAcquireLease(ctx, "p", 1)
+		if err == nil || strings.Contains(err.Error(), "not-it-at-all") || strings.Contains(r.logs.String(), "not-it-at-all") {
+			t.Fatalf("wrong password: err=%v (must fail, without showing it)", err)
+		}
+	})
+	t.Run("ACL user", func(t *testing.T) {
+		r := newReal(t, redistest.WithArgs("--user", "default", "off", "--user", "agora", "on", ">agora-pw", "~*", "&*", "+@all"))
+		opts := r.options(5 * time.Second)
+		opts.RedisURL = fmt.Sprintf("redis://agora:agora-pw@%s/0", r.srv.Addr())
+		c := r.started(opts, "a")
+		mustAcquire(t, c, "p", 1)
+		if ws, err := c.ListWorkers(ctx); err != nil || len(ws) != 1 {
+			t.Fatalf("ListWorkers as ACL user: %v, %v", ws, err)
+		}
+	})
+	t.Run("database", func(t *testing.T) {
+		r := newReal(t)
+		opts := r.options(5 * time.Second)
+		opts.RedisURL = r.srv.URLForDB(5)
+		c := r.started(opts, "a")
+		mustAcquire(t, c, "p", 1)
+		if n, _ := r.client(5).Exists(ctx, "agora:distributed:lease:{p}").Result(); n != 1 {
+			t.Error("lease not in database 5")
+		}
+		if n, _ := r.client(0).Exists(ctx, "agora:distributed:lease:{p}").Result(); n != 0 {
+			t.Error("lease written to database 0")
+		}
+	})
+	t.Run("unix socket", func(t *testing.T) {
+		sock := filepath.Join(t.TempDir(), "r.sock")
+		r := newReal(t, redistest.WithArgs("--unixsocket", sock, "--unixsocketperm", "700"))
+		opts := r.options(5 * time.Second)
+		opts.RedisURL = "unix://" + sock + "?db=2"
+		c := r.started(opts, "a")
+		mustAcquire(t, c, "p", 1)
+		if n, _ := r.client(2).Exists(ctx, "agora:distributed:lease:{p}").Result(); n != 1 {
+			t.Error("lease not in database 2 over the socket")
+		}
+	})
+	t.Run("TLS", func(t *testing.T) {
+		r := newReal(t, redistest.WithTLS())
+		opts := r.options(5 * time.Second)
+		// The certificate is self-signed: without skip_verify the client
+		// refuses it, which shows TLS is really in use.
+		strict := r.started(opts, "strict")
+		if _, err := strict.TryAcquireLease(ctx, "p", 1); err == nil || !strings.Contains(err.Error(), "certificate") {
+			t.Fatalf("unverifiable certificate accepted: %v", err)
+		}
+		opts.RedisURL = r.srv.URL() + "?skip_verify=true"
+		c := r.started(opts, "a")
+		mustAcquire(t, c, "p", 1)
+	})
+}
+
+func TestIntegrationFailSafeAndReconnect(t *testing.T) {
+	r := newReal(t)
+	c := r.started(r.options(3*time.Second), "a")
+	mustAcquire(t, c, "warm", 1)
+	r.srv.Kill()
+
+	start := time.Now()
+	ok, err := c.TryAcquireLease(ctx, "p", 1)
+	if ok || err == nil {
+		t.Fatalf("Redis down: %v, %v; want false and the cause", ok, err)
+	}
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("refusal took %s; a dead server should fail fast", took)
+	}
+	if err := c.Healthy(ctx); err == nil {
+		t.Fatal("Healthy with Redis down")
+	}
+	r.srv.Restart()
+	waitUntil(t, 5*time.Second, "reconnection", func() bool {
+		ok, _ := c.TryAcquireLease(ctx, "p", 1)
+		return ok
+	})
+	if err := c.Healthy(ctx); err != nil {
+		t.Fatalf("Healthy after reconnecting: %v", err)
+	}
+	// The worker record is back after the next heartbeat (1 s here).
+	waitUntil(t, 3*time.Second, "the worker record to reappear", func() bool {
+		ws, _ := c.ListWorkers(ctx)
+		return len(ws) == 1
+	})
+}
+
+func TestIntegrationStopHandsOverAtOnce(t *testing.T) {
+	r := newReal(t)
+	a := r.started(r.options(time.Minute), "a")
+	b := r.started(r.options(time.Minute), "b")
+	mustAcquire(t, a, "p", 1)
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := a.Stop(cctx); err != nil {
+		t.Fatal(err)
+	}
+	mustAcquire(t, b, "p", 1) // no waiting out the minute-long TTL
+}
