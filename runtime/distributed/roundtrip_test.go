@@ -1,0 +1,121 @@
+package distributed
+
+import (
+	"context"
+	"net"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/agora-etl/agora/runtime"
+)
+
+// tripCounter is a go-redis hook counting network round trips: one per
+// command sent alone, one per pipeline.
+type tripCounter struct {
+	trips atomic.Int64
+	cmds  atomic.Int64
+}
+
+func (h *tripCounter) DialHook(next redis.DialHook) redis.DialHook {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) { return next(ctx, network, addr) }
+}
+
+func (h *tripCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		h.trips.Add(1)
+		h.cmds.Add(1)
+		return next(ctx, cmd)
+	}
+}
+
+func (h *tripCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		h.trips.Add(1)
+		h.cmds.Add(int64(len(cmds)))
+		return next(ctx, cmds)
+	}
+}
+
+// measure returns the round trips and commands f caused.
+func (h *tripCounter) measure(f func()) (trips, cmds int64) {
+	t0, c0 := h.trips.Load(), h.cmds.Load()
+	f()
+	return h.trips.Load() - t0, h.cmds.Load() - c0
+}
+
+func TestRoundTripsPerOperation(t *testing.T) {
+	r := newReal(t)
+	opts := r.options(time.Minute) // no background renewal during the test
+	c := r.started(opts, "a")
+	hook := &tripCounter{}
+	c.client.AddHook(hook)
+
+	check := func(what string, wantTrips, wantCmds int64, f func()) {
+		t.Helper()
+		trips, cmds := hook.measure(f)
+		if trips != wantTrips || cmds != wantCmds {
+			t.Errorf("%s: %d round trips (%d commands), want %d (%d)", what, trips, cmds, wantTrips, wantCmds)
+		}
+	}
+	check("acquire", 1, 1, func() { mustAcquire(t, c, "p", 1) })
+	lease, _ := c.CurrentLease("p")
+	check("validate", 1, 1, func() {
+		if ok, err := c.ValidateLease(ctx, "p", lease.FencingToken); !ok || err != nil {
+			t.Fatalf("ValidateLease = %v, %v", ok, err)
+		}
+	})
+	check("renew one", 1, 1, func() {
+		if err := c.RenewLease(ctx, "p"); err != nil {
+			t.Fatal(err)
+		}
+	})
+	check("release", 1, 1, func() {
+		if err := c.ReleaseLease(ctx, "p"); err != nil {
+			t.Fatal(err)
+		}
+	})
+	check("acquire slot", 1, 1, func() { mustAcquire(t, c, "p", 100) })
+	check("complete", 1, 1, func() {
+		if err := c.CompleteLease(ctx, "p"); err != nil {
+			t.Fatal(err)
+		}
+	})
+	check("refused (slot completed)", 1, 1, func() {
+		if ok, _ := c.TryAcquireLease(ctx, "p", 100); ok {
+			t.Fatal("completed slot acquired")
+		}
+	})
+
+	for _, p := range []string{"a", "b", "c", "d", "e", "f", "g", "h"} {
+		mustAcquire(t, c, p, runtime.RunNumberAuto)
+	}
+	check("renewal of all 8 held leases", 1, 8, func() {
+		if !c.renewAll() {
+			t.Fatal("renewal round failed")
+		}
+	})
+	check("refused while held locally", 0, 0, func() {
+		if ok, _ := c.TryAcquireLease(ctx, "a", runtime.RunNumberAuto); ok {
+			t.Fatal("acquired a held lease")
+		}
+	})
+
+	// After the server forgets its scripts (restart, SCRIPT FLUSH) the first
+	// call of each falls back to EVAL once.
+	if err := r.client(0).ScriptFlush(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	check("renewal after SCRIPT FLUSH", 2, 16, func() {
+		if !c.renewAll() {
+			t.Fatal("renewal round failed")
+		}
+	})
+	check("renewal once reloaded", 1, 8, func() {
+		if !c.renewAll() {
+			t.Fatal("renewal round failed")
+		}
+	})
+}
