@@ -195,7 +195,7 @@ func (w wallClock) Next(after time.Time) time.Time {
 	_, off := t.Zone()
 	from := civil(t.Unix(), off)
 	for {
-		start, end := t.ZoneBounds()
+		start, end := zoneBounds(t, off)
 		cand := w.fields.Next(from)
 		if cand.IsZero() {
 			return time.Time{}
@@ -220,6 +220,39 @@ func (w wallClock) Next(after time.Time) time.Time {
 		t, off = next, nextOff
 		from = civil(end.Unix()-1, off)
 	}
+}
+
+// zoneBounds returns t.ZoneBounds(), except that the end is always after t.
+// ZoneBounds can report an end before t on the last day of a leap year that
+// the zone's TZ rule footer serves, such as 2040 in most zones
+// (golang/go#81583); trusting it would stop Next from making progress. The
+// end is then found by probing: no zone changes its offset twice within an
+// hour, so a change within the next hour is searched to the second and,
+// without one, the hour mark serves as an end with the same offset.
+func zoneBounds(t time.Time, off int) (start, end time.Time) {
+	start, end = t.ZoneBounds()
+	if end.IsZero() || end.After(t) {
+		return start, end
+	}
+	lo := t.Unix()
+	hi := lo + 3600
+	if offsetAt(hi, t.Location()) == off {
+		return start, time.Unix(hi, 0).In(t.Location())
+	}
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		if offsetAt(mid, t.Location()) == off {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return start, time.Unix(hi, 0).In(t.Location())
+}
+
+func offsetAt(sec int64, loc *time.Location) int {
+	_, off := time.Unix(sec, 0).In(loc).Zone()
+	return off
 }
 
 // repeatedUntil reports whether the civil time cand, taken in the offset
