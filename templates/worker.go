@@ -68,6 +68,9 @@ func Render(w Worker) ([]byte, error) {
 		)
 	}
 
+	// One gofmt pass, after the imports are grouped, rather than one by
+	// jennifer and another after grouping: formatting dominates rendering.
+	f.NoFormat = true
 	var buf bytes.Buffer
 	if err := f.Render(&buf); err != nil {
 		return nil, fmt.Errorf("templates: render %s: %w", w.PackageName, err)
@@ -85,12 +88,12 @@ func groupImports(src []byte) ([]byte, error) {
 	const open, closing = "\nimport (\n", "\n)\n"
 	start := bytes.Index(src, []byte(open))
 	if start < 0 {
-		return src, nil
+		return format.Source(src)
 	}
 	bodyStart := start + len(open)
 	end := bytes.Index(src[bodyStart:], []byte(closing))
 	if end < 0 {
-		return src, nil
+		return format.Source(src)
 	}
 	var std, other []string
 	for _, line := range strings.Split(string(src[bodyStart:bodyStart+end]), "\n") {
@@ -101,12 +104,13 @@ func groupImports(src []byte) ([]byte, error) {
 			std = append(std, line)
 		}
 	}
-	if len(std) == 0 || len(other) == 0 {
-		return src, nil
-	}
 	var out bytes.Buffer
 	out.Write(src[:bodyStart])
-	out.WriteString(strings.Join(std, "\n") + "\n\n" + strings.Join(other, "\n"))
+	out.WriteString(strings.Join(std, "\n"))
+	if len(std) > 0 && len(other) > 0 {
+		out.WriteString("\n\n")
+	}
+	out.WriteString(strings.Join(other, "\n"))
 	out.Write(src[bodyStart+end:])
 	return format.Source(out.Bytes())
 }

@@ -78,7 +78,7 @@ func goldenModule(t *testing.T) (string, []string) {
 	return mod, cases
 }
 
-func writeFile(t *testing.T, path string, content []byte) {
+func writeFile(t testing.TB, path string, content []byte) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)

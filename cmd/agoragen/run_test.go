@@ -18,7 +18,7 @@ import (
 // userModule writes a module that requires this checkout of agora, with the
 // given files (paths relative to the module), and makes it the working
 // directory. Loading it needs no network: the module cache has everything.
-func userModule(t *testing.T, requireAgora bool, files map[string]string) string {
+func userModule(t testing.TB, requireAgora bool, files map[string]string) string {
 	t.Helper()
 	repo, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {

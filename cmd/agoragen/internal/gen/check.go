@@ -21,7 +21,7 @@ import (
 type checker struct {
 	fset     *token.FileSet
 	pkg      *packages.Package
-	pipeline *types.TypeName // runtime.Pipeline
+	pipeline *types.Interface // runtime.Pipeline, in pkg's type universe
 	ds       *Diagnostics
 }
 
@@ -217,10 +217,7 @@ func (c *checker) factory(fn *ast.FuncDecl) (templates.TypeRef, bool) {
 	}
 	p := results.At(0).Type()
 	resultPos := c.fset.Position(fn.Type.Results.List[0].Type.Pos())
-	iface, _ := c.pipeline.Type().Underlying().(*types.Interface)
-	if iface == nil {
-		return templates.TypeRef{}, false
-	}
+	iface := c.pipeline
 	if !types.Implements(p, iface) {
 		ps := types.TypeString(p, qual)
 		c.ds.Add(resultPos, "%s: %s, got %s: %s does not implement runtime.Pipeline (%s)", name, want, got, ps, missing(p, iface, qual))

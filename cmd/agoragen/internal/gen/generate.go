@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"go/token"
-	"go/types"
 	"os"
 	"path/filepath"
 	"sort"
@@ -101,17 +100,15 @@ func Generate(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	var ds Diagnostics
 	var results []pkgResult
-	pipeline, pipelineErr := runtimePipeline(l)
 	for _, pkg := range l.roots {
-		if pkg.PkgPath == templates.RuntimePath {
-			continue // loaded for runtime.Pipeline; it declares no pipelines
-		}
 		if err := listFailure(pkg); err != nil {
 			return nil, err
 		}
-		res := checkPackage(l, pkg, pipeline, cfg.Main, &ds)
-		if res.directives && pipelineErr != nil {
-			return nil, pipelineErr
+		res := checkPackage(l, pkg, cfg.Main, &ds)
+		if res.directives {
+			if err := requiresAgora(pkg); err != nil {
+				return nil, err
+			}
 		}
 		results = append(results, res)
 	}
@@ -191,22 +188,6 @@ func listFailure(pkg *packages.Package) error {
 		msgs = append(msgs, "no Go files")
 	}
 	return fmt.Errorf("%w: %s: %s", ErrLoad, pkg.ID, strings.Join(msgs, "; "))
-}
-
-// runtimePipeline returns the runtime.Pipeline type from the load.
-func runtimePipeline(l *loaded) (*types.TypeName, error) {
-	if l.runtime == nil || l.runtime.Types == nil {
-		return nil, fmt.Errorf("%w: package %s is not available: add it with go get github.com/agora-etl/agora", ErrLoad, templates.RuntimePath)
-	}
-	obj, _ := l.runtime.Types.Scope().Lookup("Pipeline").(*types.TypeName)
-	if obj == nil || len(l.runtime.GoFiles) == 0 {
-		var msgs []string
-		for _, e := range l.runtime.Errors {
-			msgs = append(msgs, e.Error())
-		}
-		return nil, fmt.Errorf("%w: package %s cannot be loaded: %s (add it with go get github.com/agora-etl/agora)", ErrLoad, templates.RuntimePath, strings.Join(msgs, "; "))
-	}
-	return obj, nil
 }
 
 // firstLine is the position of a whole file in diagnostics.

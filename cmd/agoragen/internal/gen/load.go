@@ -21,7 +21,7 @@ import (
 // dependencies. Function bodies of dependencies are never checked: they
 // come from export data.
 const LoadMode = packages.NeedName | packages.NeedFiles | packages.NeedSyntax |
-	packages.NeedTypes | packages.NeedImports
+	packages.NeedTypes | packages.NeedImports | packages.NeedModule
 
 // ErrLoad is wrapped by every failure to load packages (exit code 2).
 var ErrLoad = errors.New("agoragen: cannot load packages")
@@ -30,16 +30,12 @@ var ErrLoad = errors.New("agoragen: cannot load packages")
 type loaded struct {
 	fset  *token.FileSet
 	roots []*packages.Package
-	// runtime is the agora runtime package, loaded alongside so that
-	// runtime.Pipeline shares its types with the user's packages.
-	runtime *packages.Package
 	// generated holds the files that carried the agoragen header and were
 	// left out of type checking.
 	generated map[string]bool
 }
 
-// load loads the packages matched by patterns, plus the runtime package, in
-// one go/packages call. A file that carries the agoragen header is parsed
+// load loads the packages matched by patterns in one go/packages call. A file that carries the agoragen header is parsed
 // down to its package clause: the file about to be replaced cannot then
 // break the load, however stale or broken it is.
 func load(ctx context.Context, dir string, tags string, patterns []string) (*loaded, error) {
@@ -63,16 +59,11 @@ func load(ctx context.Context, dir string, tags string, patterns []string) (*loa
 	if tags != "" {
 		cfg.BuildFlags = []string{"-tags=" + tags}
 	}
-	pkgs, err := packages.Load(cfg, append(append([]string(nil), patterns...), templates.RuntimePath)...)
+	pkgs, err := packages.Load(cfg, patterns...)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrLoad, err)
 	}
-	for _, p := range pkgs {
-		if p.PkgPath == templates.RuntimePath && l.runtime == nil {
-			l.runtime = p
-		}
-		l.roots = append(l.roots, p)
-	}
+	l.roots = pkgs
 	return l, nil
 }
 

@@ -3,7 +3,6 @@ package gen
 import (
 	"fmt"
 	"go/token"
-	"go/types"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -26,7 +25,7 @@ type pkgResult struct {
 
 // checkPackage scans and checks one loaded package. forceMain is the -main
 // flag.
-func checkPackage(l *loaded, pkg *packages.Package, pipeline *types.TypeName, forceMain bool, ds *Diagnostics) pkgResult {
+func checkPackage(l *loaded, pkg *packages.Package, forceMain bool, ds *Diagnostics) pkgResult {
 	res := pkgResult{pkg: pkg, dir: packageDir(pkg)}
 	var files = pkg.Syntax
 	s := scanFiles(l.fset, files, ds)
@@ -34,7 +33,7 @@ func checkPackage(l *loaded, pkg *packages.Package, pipeline *types.TypeName, fo
 		return res
 	}
 	res.directives = true
-	c := &checker{fset: l.fset, pkg: pkg, pipeline: pipeline, ds: ds}
+	c := &checker{fset: l.fset, pkg: pkg, pipeline: pipelineInterface(pkg), ds: ds}
 	before := ds.Len()
 
 	w := &templates.Worker{PackagePath: pkg.PkgPath, PackageName: pkg.Name}

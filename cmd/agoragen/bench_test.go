@@ -1,0 +1,76 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/tools/go/packages"
+
+	"github.com/agora-etl/agora/cmd/agoragen/internal/gen"
+)
+
+// bigPackage returns the source of a package with n annotated factories,
+// each with its own pipeline type, spread over files of 50.
+func bigPackage(n int) map[string]string {
+	files := map[string]string{}
+	for f := 0; f*50 < n; f++ {
+		var b strings.Builder
+		b.WriteString("package big\n\nimport \"context\"\n")
+		for i := f * 50; i < min(n, (f+1)*50); i++ {
+			kind := []string{"every=1m", `cron="*/5 * * * *"`, "continuous", "once"}[i%4]
+			fmt.Fprintf(&b, `
+// P%[1]d is pipeline %[1]d.
+type P%[1]d struct{ rows int }
+
+// Run copies rows.
+func (p *P%[1]d) Run(ctx context.Context) error { p.rows++; return ctx.Err() }
+
+// BuildP%[1]d builds pipeline %[1]d.
+//
+//agora:schedule %[2]s backoff=%[3]ds max_errors=%[4]d
+func BuildP%[1]d(ctx context.Context) (*P%[1]d, error) { return &P%[1]d{}, nil }
+`, i, kind, 1+i%60, i%7)
+		}
+		files[fmt.Sprintf("big/p%02d.go", f)] = b.String()
+	}
+	return files
+}
+
+// BenchmarkGenerate500 times agoragen on a package of 500 annotated
+// factories (load, scan, check, render, compare with the file on disk)
+// beside the floor: a bare go/packages load of the same package with types.
+// Both run in every iteration, so they see the same caches; the ratio is
+// reported as agoragen/floor.
+func BenchmarkGenerate500(b *testing.B) {
+	userModule(b, true, bigPackage(500))
+	opts := gen.Options{Config: gen.Config{Patterns: []string{"./big"}}, Stdout: io.Discard, Stderr: io.Discard}
+	if code := gen.Run(context.Background(), opts); code != 0 {
+		b.Fatalf("agoragen exit %d", code)
+	}
+	floor := func() {
+		pkgs, err := packages.Load(&packages.Config{Mode: packages.NeedName | packages.NeedTypes}, "./big")
+		if err != nil || len(pkgs) != 1 || pkgs[0].Types == nil || len(pkgs[0].Errors) > 0 {
+			b.Fatalf("floor load: %v %v", err, pkgs)
+		}
+	}
+	floor() // warm the build cache for both
+	var floorTotal, genTotal time.Duration
+	b.ResetTimer()
+	for range b.N {
+		t0 := time.Now()
+		floor()
+		t1 := time.Now()
+		if code := gen.Run(context.Background(), opts); code != 0 {
+			b.Fatalf("agoragen exit %d", code)
+		}
+		floorTotal += t1.Sub(t0)
+		genTotal += time.Since(t1)
+	}
+	b.ReportMetric(float64(floorTotal.Milliseconds())/float64(b.N), "floor-ms/op")
+	b.ReportMetric(float64(genTotal.Milliseconds())/float64(b.N), "agoragen-ms/op")
+	b.ReportMetric(float64(genTotal)/float64(floorTotal), "ratio")
+}
