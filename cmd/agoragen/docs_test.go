@@ -1,0 +1,35 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agora-etl/agora/cmd/agoragen/internal/gen"
+)
+
+// TestDocsDescribeEveryKey keeps docs/agoragen.md in step with the registry
+// the parser uses.
+func TestDocsDescribeEveryKey(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "agoragen.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := strings.ReplaceAll(string(b), `\|`, "|")
+	for _, d := range gen.Registry {
+		if !strings.Contains(doc, "### `"+gen.Namespace+d.Name+"`") {
+			t.Errorf("docs/agoragen.md has no section for %s%s", gen.Namespace, d.Name)
+		}
+		for _, k := range d.Keys {
+			if !strings.Contains(doc, "`"+k.Usage()+"`") {
+				t.Errorf("docs/agoragen.md does not describe %s", k.Usage())
+			}
+		}
+	}
+	for _, flag := range []string{"-o", "-check", "-diff", "-main", "-tags", "-v"} {
+		if !strings.Contains(doc, "| `"+flag) {
+			t.Errorf("docs/agoragen.md does not describe flag %s", flag)
+		}
+	}
+}
