@@ -290,3 +290,20 @@ func TestHelpListsEveryKey(t *testing.T) {
 		}
 	}
 }
+
+func TestRunRecursiveSkipsPackagesWithoutFiles(t *testing.T) {
+	dir := userModule(t, true, map[string]string{
+		"orders/orders.go":    ordersSrc,
+		"onlytests/x_test.go": "package onlytests\n",
+		"otheros/x_plan9.go":  "package otheros\n",
+	})
+	if code, _, stderr := runCmd(t, "./..."); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "orders", "worker.go")); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := runCmd(t, "./onlytests"); code != 2 {
+		t.Fatalf("an explicit package without Go files: exit %d, want 2: %s", code, stderr)
+	}
+}

@@ -102,6 +102,11 @@ func Generate(ctx context.Context, cfg Config) (*Result, error) {
 	var results []pkgResult
 	for _, pkg := range l.roots {
 		if err := listFailure(pkg); err != nil {
+			if recursive(patterns) {
+				// ./... also matches directories with only tests or only
+				// files for other platforms: nothing to generate there.
+				continue
+			}
 			return nil, err
 		}
 		res := checkPackage(l, pkg, cfg.Main, &ds)
