@@ -76,6 +76,8 @@ func TestCronNextFields(t *testing.T) {
 		{"CRON_TZ=UTC 0 0 31 * *", "2026-04-01T00:00:00Z", []string{"2026-05-31T00:00:00Z", "2026-07-31T00:00:00Z", "2026-08-31T00:00:00Z"}},
 		// Day of month and day of week both restricted: either matches.
 		{"CRON_TZ=UTC 0 12 13 * 5", "2026-04-08T00:00:00Z", []string{"2026-04-10T12:00:00Z", "2026-04-13T12:00:00Z", "2026-04-17T12:00:00Z"}},
+		// A stepped field counts as restricted, so "*/2" days OR Mondays.
+		{"CRON_TZ=UTC 0 0 */2 * 1", "2026-04-01T12:00:00Z", []string{"2026-04-03T00:00:00Z", "2026-04-05T00:00:00Z", "2026-04-06T00:00:00Z", "2026-04-07T00:00:00Z"}},
 		// Leap day.
 		{"CRON_TZ=UTC 0 0 29 2 *", "2026-03-01T00:00:00Z", []string{"2028-02-29T00:00:00Z", "2032-02-29T00:00:00Z"}},
 		{"CRON_TZ=UTC 0 0 * feb *", "2028-02-28T12:00:00Z", []string{"2028-02-29T00:00:00Z", "2029-02-01T00:00:00Z"}},

@@ -13,6 +13,11 @@ import (
 
 // Fake is a runtime.Clock that stands still until Advance or Set moves it.
 // It is safe for concurrent use.
+//
+// Its timers behave like time.Timer since Go 1.23: a timer sends its
+// deadline when it fires, and after Stop or Reset returns no stale value can
+// be received; both report true when they stopped a timer that had not fired
+// or whose value had not been received.
 type Fake struct {
 	mu      sync.Mutex
 	now     time.Time
@@ -42,37 +47,38 @@ func (f *Fake) NewTimer(d time.Duration) runtime.Timer {
 }
 
 // Advance moves the fake time forward by d and fires every timer due by then,
-// in deadline order.
+// in deadline order. Concurrent calls add up.
 func (f *Fake) Advance(d time.Duration) {
 	f.mu.Lock()
-	target := f.now.Add(d)
-	f.mu.Unlock()
-	f.Set(target)
+	defer f.mu.Unlock()
+	f.setLocked(f.now.Add(d))
 }
 
 // Set moves the fake time to t (forwards or backwards, like a wall-clock jump)
-// and fires every timer due by then. Timers keep their deadlines, as the
-// monotonic timers of the real clock do not: tests of clock jumps rely on the
-// code under test re-reading Now.
+// and fires every timer due by then. Timers keep their deadlines as instants,
+// so setting the time back fires nothing and delays every timer, which the
+// monotonic timers of the real clock would not do: tests of clock jumps rely
+// on the code under test re-reading Now.
 func (f *Fake) Set(t time.Time) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.setLocked(t)
+}
+
+func (f *Fake) setLocked(t time.Time) {
 	f.now = t
 	sort.SliceStable(f.timers, func(i, j int) bool { return f.timers[i].when.Before(f.timers[j].when) })
 	kept := f.timers[:0]
 	fired := false
 	for _, timer := range f.timers {
 		if !timer.when.After(t) {
-			select {
-			case timer.c <- t:
-			default:
-			}
-			timer.pending = false
+			timer.fireLocked()
 			fired = true
 			continue
 		}
 		kept = append(kept, timer)
 	}
+	clear(f.timers[len(kept):])
 	f.timers = kept
 	if fired {
 		f.notifyLocked()
@@ -102,6 +108,8 @@ func (f *Fake) NextDeadline() (time.Time, bool) {
 	return earliest, true
 }
 
+var _ runtime.Clock = (*Fake)(nil)
+
 // WaitForTimers blocks until at least n timers are pending or timeout passes
 // in real time, and reports whether they are. Tests call it to know that the
 // code under test has gone to sleep before they move the clock.
@@ -127,11 +135,7 @@ func (f *Fake) WaitForTimers(n int, timeout time.Duration) bool {
 func (f *Fake) scheduleLocked(t *fakeTimer, d time.Duration) {
 	t.when = f.now.Add(d)
 	if d <= 0 {
-		select {
-		case t.c <- f.now:
-		default:
-		}
-		t.pending = false
+		t.fireLocked()
 		return
 	}
 	t.pending = true
@@ -167,23 +171,40 @@ func (t *fakeTimer) C() <-chan time.Time { return t.c }
 func (t *fakeTimer) Stop() bool {
 	t.clock.mu.Lock()
 	defer t.clock.mu.Unlock()
-	was := t.pending
-	t.pending = false
-	t.clock.removeLocked(t)
-	return was
+	return t.stopLocked()
 }
 
 func (t *fakeTimer) Reset(d time.Duration) bool {
 	t.clock.mu.Lock()
 	defer t.clock.mu.Unlock()
-	was := t.pending
-	t.clock.removeLocked(t)
-	// Drain a stale tick so the next receive sees the new deadline, matching
-	// time.Timer since Go 1.23.
-	select {
-	case <-t.c:
-	default:
-	}
+	was := t.stopLocked()
 	t.clock.scheduleLocked(t, d)
 	return was
+}
+
+// stopLocked unschedules t and drops a value it sent that nobody received,
+// reporting whether either was there to stop.
+func (t *fakeTimer) stopLocked() bool {
+	was := t.pending
+	if was {
+		t.clock.removeLocked(t)
+	}
+	t.pending = false
+	select {
+	case <-t.c:
+		was = true
+	default:
+	}
+	return was
+}
+
+// fireLocked sends the deadline, as a real timer sends the time it fired. The
+// channel holds one value, which Stop and Reset drain, so the send never
+// blocks.
+func (t *fakeTimer) fireLocked() {
+	t.pending = false
+	select {
+	case t.c <- t.when:
+	default:
+	}
 }
