@@ -122,7 +122,7 @@ func TestStopAndResetOfFakeTimers(t *testing.T) {
 	if tm.Reset(time.Minute) {
 		t.Error("Reset of a stopped timer = true")
 	}
-	if tm.Reset(2 * time.Minute) != true {
+	if !tm.Reset(2 * time.Minute) {
 		t.Error("Reset of a pending timer = false")
 	}
 	if f.Pending() != 1 {
