@@ -185,7 +185,7 @@ func newWallClock(s *cron.SpecSchedule, loc *time.Location) wallClock {
 const maxShift = 48 * time.Hour
 
 // Next returns the first fire time strictly after after, in after's location,
-// or the zero time when nothing fires within about five years.
+// or the zero time when nothing fires within about twenty years.
 //
 // Local times are carried as UTC times with the same fields ("civil" times),
 // so robfig/cron's field search runs where no hour is skipped or repeated;
@@ -196,7 +196,7 @@ func (w wallClock) Next(after time.Time) time.Time {
 	from := civil(t.Unix(), off)
 	for {
 		start, end := zoneBounds(t, off)
-		cand := w.fields.Next(from)
+		cand := w.civilNext(from)
 		if cand.IsZero() {
 			return time.Time{}
 		}
@@ -220,6 +220,20 @@ func (w wallClock) Next(after time.Time) time.Time {
 		t, off = next, nextOff
 		from = civil(end.Unix()-1, off)
 	}
+}
+
+// civilNext returns the first matching local time after from, carried in
+// UTC. robfig/cron gives up after five years, which a leap-day job crossing
+// a century (2096-02-29, then 2104-02-29) would hit; the search goes on
+// from where it stopped, for about twenty years in all.
+func (w wallClock) civilNext(from time.Time) time.Time {
+	for range 4 {
+		if next := w.fields.Next(from); !next.IsZero() {
+			return next
+		}
+		from = time.Date(from.Year()+5, time.January, 1, 0, 0, 0, 0, time.UTC).Add(-time.Second)
+	}
+	return time.Time{}
 }
 
 // zoneBounds returns t.ZoneBounds(), except that the end is always after t.

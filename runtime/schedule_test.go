@@ -80,6 +80,9 @@ func TestCronNextFields(t *testing.T) {
 		{"CRON_TZ=UTC 0 0 */2 * 1", "2026-04-01T12:00:00Z", []string{"2026-04-03T00:00:00Z", "2026-04-05T00:00:00Z", "2026-04-06T00:00:00Z", "2026-04-07T00:00:00Z"}},
 		// Leap day.
 		{"CRON_TZ=UTC 0 0 29 2 *", "2026-03-01T00:00:00Z", []string{"2028-02-29T00:00:00Z", "2032-02-29T00:00:00Z"}},
+		// 2100 is not a leap year: eight years to the next leap day.
+		{"CRON_TZ=UTC 0 0 29 2 *", "2096-03-01T00:00:00Z", []string{"2104-02-29T00:00:00Z"}},
+		{"CRON_TZ=America/New_York 0 12 29 2 *", "2096-03-01T00:00:00Z", []string{"2104-02-29T12:00:00-05:00"}},
 		{"CRON_TZ=UTC 0 0 * feb *", "2028-02-28T12:00:00Z", []string{"2028-02-29T00:00:00Z", "2029-02-01T00:00:00Z"}},
 		// Never fires.
 		{"CRON_TZ=UTC 0 0 30 2 *", "2026-01-01T00:00:00Z", []string{""}},
