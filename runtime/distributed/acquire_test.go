@@ -3,6 +3,7 @@ package distributed
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -39,9 +40,9 @@ func TestAcquireGrantsOneHolderAndFillsTheLease(t *testing.T) {
 	// Another pipeline is independent.
 	mustAcquire(t, b, "invoices", 1_772_366_400)
 
-	key := "agora:distributed:lease:{orders}"
-	if w, r, o := u.mr.HGet(key, "worker"), u.mr.HGet(key, "run"), u.mr.HGet(key, "owner"); w != "worker-a" || r != "1772366400" || !strings.HasPrefix(o, "worker-a#") {
-		t.Errorf("lease record: worker=%q run=%q owner=%q", w, r, o)
+	stored, _ := u.mr.Get("agora:distributed:lease:{orders}")
+	if want := fmt.Sprintf("%d 1772366400 worker-a#", lease.FencingToken); !strings.HasPrefix(stored, want) || len(stored) != len(want)+16 {
+		t.Errorf("stored lease %q, want %q plus a 16-digit hex suffix", stored, want)
 	}
 	if ttl := u.mr.TTL("agora:distributed:lease:{orders}"); ttl != 30*time.Second {
 		t.Errorf("lease TTL in Redis = %s, want 30s", ttl)
@@ -85,7 +86,7 @@ func TestTokensSeedFromRedisTimeAndSurviveALostCounter(t *testing.T) {
 
 	// The counter is lost (expiry, restart, failover); Redis time has moved
 	// on by a second, as it has by the time anything notices.
-	u.mr.Del("agora:distributed:fence:{p}")
+	u.mr.Del("agora:distributed:state:{p}")
 	u.mr.SetTime(testStart.Add(time.Second))
 	second := mustAcquire(t, a, "p", runtime.RunNumberAuto).FencingToken
 	if second <= first {
@@ -121,8 +122,8 @@ func TestCompletedSlotIsNeverLeasedAgain(t *testing.T) {
 			}
 		}
 	}
-	if got := u.mr.Exists("agora:distributed:done:{p}"); !got {
-		t.Fatal("no completed-slot record")
+	if got := u.mr.HGet("agora:distributed:state:{p}", "done"); got != "1772366400" {
+		t.Fatalf("completed-slot record = %q", got)
 	}
 	// The next slot is fine, and other pipelines are not affected.
 	mustAcquire(t, b, "p", slot+60)
@@ -146,7 +147,7 @@ func TestReleasedSlotCanBeTakenOver(t *testing.T) {
 	if second.FencingToken <= first.FencingToken {
 		t.Fatalf("takeover token %d not above %d", second.FencingToken, first.FencingToken)
 	}
-	if u.mr.Exists("agora:distributed:done:{p}") {
+	if u.mr.HGet("agora:distributed:state:{p}", "done") != "" {
 		t.Fatal("a release recorded the slot as completed")
 	}
 }
@@ -160,7 +161,7 @@ func TestRunNumberAutoHasNoSlotRule(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if u.mr.Exists("agora:distributed:done:{consumer}") || u.mr.Exists("agora:distributed:once:{consumer}") {
+	if u.mr.HGet("agora:distributed:state:{consumer}", "done") != "" || u.mr.Exists("agora:distributed:once:{consumer}") {
 		t.Fatal("an Auto run recorded a slot")
 	}
 }

@@ -2,6 +2,7 @@ package distributed
 
 import (
 	"context"
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -69,7 +70,14 @@ type leaseRef struct {
 	PipelineID string
 	Owner      string
 	Token      int64
+	RunNumber  int64
 	Mode       int64
+}
+
+// value is the lease's stored form, "<token> <run> <owner>": renew and
+// release compare it whole, so both owner and token must match.
+func (r leaseRef) value() string {
+	return strconv.FormatInt(r.Token, 10) + " " + strconv.FormatInt(r.RunNumber, 10) + " " + r.Owner
 }
 
 // renewResult is the answer for one lease of a renewal round.

@@ -79,7 +79,10 @@ type heldLease struct {
 }
 
 func (h *heldLease) ref(owner string) leaseRef {
-	return leaseRef{PipelineID: h.lease.PipelineID, Owner: owner, Token: h.lease.FencingToken, Mode: h.mode}
+	return leaseRef{
+		PipelineID: h.lease.PipelineID, Owner: owner, Token: h.lease.FencingToken,
+		RunNumber: h.lease.RunNumber, Mode: h.mode,
+	}
 }
 
 // NewRedisWorkerCoordinator validates opts and returns a coordinator. It does

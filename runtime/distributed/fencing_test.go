@@ -49,13 +49,11 @@ func TestFencingKeyTTLExpiresIdleKeys(t *testing.T) {
 	if err := a.CompleteLease(ctx, "p"); err != nil {
 		t.Fatal(err)
 	}
-	for _, key := range []string{"agora:distributed:fence:{p}", "agora:distributed:done:{p}"} {
-		if ttl := u.mr.TTL(key); ttl != time.Hour {
-			t.Errorf("TTL of %s = %s, want 1h", key, ttl)
-		}
+	if ttl := u.mr.TTL("agora:distributed:state:{p}"); ttl != time.Hour {
+		t.Errorf("TTL of the pipeline state = %s, want 1h", ttl)
 	}
 	u.mr.FastForward(time.Hour)
-	if u.mr.Exists("agora:distributed:fence:{p}") {
+	if u.mr.Exists("agora:distributed:state:{p}") {
 		t.Fatal("idle counter kept")
 	}
 	// Tokens keep increasing after the counter expired: Redis time moved on.
@@ -68,7 +66,7 @@ func TestFencingKeyTTLExpiresIdleKeys(t *testing.T) {
 	// Without FencingKeyTTL the keys stay.
 	b := u.started(u.options(), "b")
 	mustAcquire(t, b, "q", 100)
-	if ttl := u.mr.TTL("agora:distributed:fence:{q}"); ttl != 0 {
+	if ttl := u.mr.TTL("agora:distributed:state:{q}"); ttl != 0 {
 		t.Errorf("counter TTL = %s without FencingKeyTTL, want none", ttl)
 	}
 }

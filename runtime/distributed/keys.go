@@ -5,9 +5,8 @@ package distributed
 // Cluster slot; KeyPrefix may not contain braces, so the pipeline id is
 // always the tag.
 //
-//	<prefix>lease:{<pipeline>}   hash: owner, worker, token, run, mode, acquired_ms; PX LeaseTTL
-//	<prefix>fence:{<pipeline>}   string: last fencing token issued
-//	<prefix>done:{<pipeline>}    string: last completed slot (positive run numbers)
+//	<prefix>lease:{<pipeline>}   string "<token> <run> <owner>"; PX LeaseTTL
+//	<prefix>state:{<pipeline>}   hash: token (last fencing token), done (last completed slot)
 //	<prefix>once:{<pipeline>}    string: set when the Once run completed; PX 2×LeaseTTL
 //	<prefix>worker:<worker id>   hash: the worker record; PX 3×HeartbeatInterval
 type keys struct{ prefix string }
@@ -17,11 +16,8 @@ func (k keys) tag(pipelineID string) string { return "{" + pipelineID + "}" }
 // lease holds the current lease of a pipeline.
 func (k keys) lease(pipelineID string) string { return k.prefix + "lease:" + k.tag(pipelineID) }
 
-// fence holds the last fencing token issued for a pipeline.
-func (k keys) fence(pipelineID string) string { return k.prefix + "fence:" + k.tag(pipelineID) }
-
-// done holds the last completed slot of a pipeline.
-func (k keys) done(pipelineID string) string { return k.prefix + "done:" + k.tag(pipelineID) }
+// state holds a pipeline's last fencing token and last completed slot.
+func (k keys) state(pipelineID string) string { return k.prefix + "state:" + k.tag(pipelineID) }
 
 // once marks a completed Once run.
 func (k keys) once(pipelineID string) string { return k.prefix + "once:" + k.tag(pipelineID) }
@@ -32,10 +28,10 @@ func (k keys) worker(workerID string) string { return k.prefix + "worker:" + wor
 // workerPattern matches every worker record under the prefix, for SCAN.
 func (k keys) workerPattern() string { return globEscape(k.prefix+"worker:") + "*" }
 
-// pipelineKeys returns the lease, fence, done and once keys of a pipeline,
-// in the order the scripts expect them.
+// pipelineKeys returns the lease, state and once keys of a pipeline, in the
+// order the acquire and complete scripts expect them.
 func (k keys) pipelineKeys(pipelineID string) []string {
-	return []string{k.lease(pipelineID), k.fence(pipelineID), k.done(pipelineID), k.once(pipelineID)}
+	return []string{k.lease(pipelineID), k.state(pipelineID), k.once(pipelineID)}
 }
 
 // globEscape escapes the characters SCAN MATCH treats specially, so a prefix

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -32,7 +33,7 @@ func (b *singleBackend) close() error { return nil }
 
 func (b *singleBackend) acquire(ctx context.Context, req leaseRequest) (acquireResult, error) {
 	res, err := acquireScript.Run(ctx, b.client, b.keys.pipelineKeys(req.PipelineID),
-		req.Owner, req.WorkerID, req.Mode, b.s.LeaseTTL.Milliseconds(), b.s.FencingKeyTTL.Milliseconds(),
+		req.Owner, req.Mode, b.s.LeaseTTL.Milliseconds(), b.s.FencingKeyTTL.Milliseconds(),
 	).Int64Slice()
 	if err != nil {
 		return acquireResult{}, err
@@ -71,7 +72,7 @@ func (b *singleBackend) renew(ctx context.Context, refs []leaseRef) []renewResul
 		calls[i] = scriptCall{
 			script: renewScript,
 			keys:   []string{b.keys.lease(ref.PipelineID)},
-			args:   []any{ref.Owner, ref.Token, ttl},
+			args:   []any{ref.value(), ttl},
 		}
 	}
 	cmds := runPipelined(ctx, b.client, calls)
@@ -88,29 +89,38 @@ func (b *singleBackend) renew(ctx context.Context, refs []leaseRef) []renewResul
 }
 
 func (b *singleBackend) release(ctx context.Context, ref leaseRef) (bool, error) {
-	n, err := releaseScript.Run(ctx, b.client, []string{b.keys.lease(ref.PipelineID)}, ref.Owner, ref.Token).Int64()
+	n, err := releaseScript.Run(ctx, b.client, []string{b.keys.lease(ref.PipelineID)}, ref.value()).Int64()
 	return n == 1, err
 }
 
 func (b *singleBackend) complete(ctx context.Context, ref leaseRef) (bool, error) {
-	n, err := completeScript.Run(ctx, b.client,
-		[]string{b.keys.lease(ref.PipelineID), b.keys.done(ref.PipelineID), b.keys.once(ref.PipelineID)},
-		ref.Owner, ref.Token, ref.Mode, b.s.onceTTL.Milliseconds(), b.s.FencingKeyTTL.Milliseconds(),
+	n, err := completeScript.Run(ctx, b.client, b.keys.pipelineKeys(ref.PipelineID),
+		ref.value(), ref.Mode, b.s.onceTTL.Milliseconds(), b.s.FencingKeyTTL.Milliseconds(),
 	).Int64()
 	return n == 1, err
 }
 
 func (b *singleBackend) validate(ctx context.Context, pipelineID string, token int64) (bool, error) {
-	v, err := b.client.HGet(ctx, b.keys.lease(pipelineID), "token").Result()
+	v, err := b.client.Get(ctx, b.keys.lease(pipelineID)).Result()
 	if errors.Is(err, redis.Nil) {
 		return false, nil
 	}
 	if err != nil {
 		return false, err
 	}
-	held, err := strconv.ParseInt(v, 10, 64)
+	held, err := leaseToken(v)
 	if err != nil {
-		return false, fmt.Errorf("distributed: lease of %q holds a malformed token %q", pipelineID, v)
+		return false, fmt.Errorf("distributed: lease of %q: %w", pipelineID, err)
 	}
 	return held == token, nil
+}
+
+// leaseToken reads the token from a stored lease "<token> <run> <owner>".
+func leaseToken(v string) (int64, error) {
+	field, _, _ := strings.Cut(v, " ")
+	token, err := strconv.ParseInt(field, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("malformed lease value %q", field)
+	}
+	return token, nil
 }

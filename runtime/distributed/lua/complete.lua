@@ -1,30 +1,29 @@
 -- Release a lease after a successful run and record its slot as completed.
 --
--- KEYS[1] lease  KEYS[2] last completed slot  KEYS[3] once-completed marker
--- ARGV[1] owner  ARGV[2] token  ARGV[3] requested run number (> 0 slot,
--- 0 auto, -1 once)  ARGV[4] once marker TTL (ms)
--- ARGV[5] TTL of the slot key (ms, 0 keeps)
+-- KEYS[1] lease  KEYS[2] pipeline state (hash: token, done)  KEYS[3] once marker
+-- ARGV[1] the lease value "<token> <run> <owner>"
+-- ARGV[2] requested run number (> 0 slot, 0 auto, -1 once)
+-- ARGV[3] once marker TTL (ms)  ARGV[4] state TTL (ms, 0 keeps)
 --
 -- Returns 1 when the lease was held and deleted, 0 when it was gone or held
 -- by another. The slot is recorded either way: the run did complete, and
 -- recording it only ever stops a repeat.
-local v = redis.call('HMGET', KEYS[1], 'owner', 'token')
 local owned = 0
-if v[1] == ARGV[1] and tonumber(v[2]) == tonumber(ARGV[2]) then
+if redis.call('GET', KEYS[1]) == ARGV[1] then
   redis.call('DEL', KEYS[1])
   owned = 1
 end
-local mode = tonumber(ARGV[3])
+local mode = tonumber(ARGV[2])
 if mode > 0 then
-  local done = redis.call('GET', KEYS[2])
+  local done = redis.call('HGET', KEYS[2], 'done')
   if not done or tonumber(done) < mode then
-    redis.call('SET', KEYS[2], ARGV[3])
+    redis.call('HSET', KEYS[2], 'done', ARGV[2])
   end
-  local keyttl = tonumber(ARGV[5])
+  local keyttl = tonumber(ARGV[4])
   if keyttl > 0 then
     redis.call('PEXPIRE', KEYS[2], keyttl)
   end
 elseif mode == -1 then
-  redis.call('SET', KEYS[3], '1', 'PX', ARGV[4])
+  redis.call('SET', KEYS[3], '1', 'PX', ARGV[3])
 end
 return owned

@@ -1,12 +1,11 @@
--- Extend a lease if it is still held by this owner with this token.
+-- Extend a lease if it is still exactly this owner's, with this token.
 --
 -- KEYS[1] lease
--- ARGV[1] owner  ARGV[2] token  ARGV[3] lease TTL (ms)
+-- ARGV[1] the lease value "<token> <run> <owner>"  ARGV[2] lease TTL (ms)
 --
 -- Returns 1 when extended, 0 when the lease is gone or held by another.
-local v = redis.call('HMGET', KEYS[1], 'owner', 'token')
-if v[1] == ARGV[1] and tonumber(v[2]) == tonumber(ARGV[2]) then
-  redis.call('PEXPIRE', KEYS[1], ARGV[3])
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
   return 1
 end
 return 0

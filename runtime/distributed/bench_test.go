@@ -1,0 +1,157 @@
+package distributed
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"io"
+	"log/slog"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/bsm/redislock"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/agora-etl/agora/internal/redistest"
+	"github.com/agora-etl/agora/runtime"
+)
+
+// cycler does one acquire+release cycle.
+type cycler func(ctx context.Context) error
+
+// floorRelease is the usual compare-and-delete for a SET NX lock.
+var floorRelease = redis.NewScript(`if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`)
+
+// benchCyclers sets up the three implementations on srv: this coordinator,
+// the raw go-redis floor (SET NX PX + Lua compare-and-delete) and
+// bsm/redislock.
+func benchCyclers(b *testing.B, srv *redistest.Server) map[string]cycler {
+	coord, err := NewRedisWorkerCoordinator(Options{
+		RedisURL: srv.URL(),
+		LeaseTTL: time.Minute,
+		Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = coord.Close() })
+	if err := coord.Start(context.Background(), "bench", []string{"bench"}); err != nil {
+		b.Fatal(err)
+	}
+	opts, err := redis.ParseURL(srv.URL())
+	if err != nil {
+		b.Fatal(err)
+	}
+	client := redis.NewClient(opts)
+	b.Cleanup(func() { _ = client.Close() })
+	locker := redislock.New(client)
+	value := make([]byte, 16)
+	_, _ = rand.Read(value)
+	token := hex.EncodeToString(value)
+
+	return map[string]cycler{
+		"coordinator": func(ctx context.Context) error {
+			ok, err := coord.TryAcquireLease(ctx, "bench", runtime.RunNumberAuto)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return errors.New("not acquired")
+			}
+			return coord.ReleaseLease(ctx, "bench")
+		},
+		"floor": func(ctx context.Context) error {
+			ok, err := client.SetNX(ctx, "floor:bench", token, time.Minute).Result()
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return errors.New("not acquired")
+			}
+			return floorRelease.Run(ctx, client, []string{"floor:bench"}, token).Err()
+		},
+		"redislock": func(ctx context.Context) error {
+			lock, err := locker.Obtain(ctx, "redislock:bench", time.Minute, nil)
+			if err != nil {
+				return err
+			}
+			return lock.Release(ctx)
+		},
+	}
+}
+
+// runCycles runs n cycles and returns each one's latency.
+func runCycles(b *testing.B, f cycler, n int) []time.Duration {
+	ctx := context.Background()
+	lat := make([]time.Duration, n)
+	for i := range lat {
+		start := time.Now()
+		if err := f(ctx); err != nil {
+			b.Fatal(err)
+		}
+		lat[i] = time.Since(start)
+	}
+	return lat
+}
+
+func percentile(sorted []time.Duration, p float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	return sorted[min(len(sorted)-1, int(float64(len(sorted))*p))]
+}
+
+func reportLatencies(b *testing.B, lat []time.Duration, total time.Duration) {
+	slices.Sort(lat)
+	b.ReportMetric(float64(len(lat))/total.Seconds(), "cycles/s")
+	b.ReportMetric(float64(percentile(lat, 0.50).Microseconds()), "p50-µs")
+	b.ReportMetric(float64(percentile(lat, 0.99).Microseconds()), "p99-µs")
+}
+
+// BenchmarkAcquireRelease measures one acquire+release cycle, one after
+// another on one connection's worth of load, for this coordinator (which
+// also mints a fencing token and checks the slot rule), the raw go-redis
+// floor and bsm/redislock, against the same redis-server in the same run.
+// The "ratio" case interleaves them in rounds so that drift in the machine's
+// speed hits all three alike, and reports throughput relative to the floor.
+func BenchmarkAcquireRelease(b *testing.B) {
+	srv := redistest.Start(b)
+	cyclers := benchCyclers(b, srv)
+	for _, name := range []string{"coordinator", "floor", "redislock"} {
+		b.Run(name, func(b *testing.B) {
+			runCycles(b, cyclers[name], 200) // warm up connections and scripts
+			b.ResetTimer()
+			start := time.Now()
+			lat := runCycles(b, cyclers[name], b.N)
+			total := time.Since(start)
+			b.StopTimer()
+			reportLatencies(b, lat, total)
+		})
+	}
+	b.Run("ratio", func(b *testing.B) {
+		const round = 250
+		names := []string{"coordinator", "floor", "redislock"}
+		spent := map[string]time.Duration{}
+		done := 0
+		for _, n := range names {
+			runCycles(b, cyclers[n], round)
+		}
+		b.ResetTimer()
+		for r := 0; done < b.N; r++ {
+			// Rotate the order: whoever runs first after a switch pays
+			// for waking the connection up.
+			for i := range names {
+				n := names[(i+r)%len(names)]
+				start := time.Now()
+				runCycles(b, cyclers[n], round)
+				spent[n] += time.Since(start)
+			}
+			done += round
+		}
+		b.StopTimer()
+		b.ReportMetric(spent["floor"].Seconds()/spent["coordinator"].Seconds(), "coordinator/floor")
+		b.ReportMetric(spent["floor"].Seconds()/spent["redislock"].Seconds(), "redislock/floor")
+	})
+}
