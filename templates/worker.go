@@ -163,8 +163,7 @@ func getWorkerBody(g *jen.Group, imp *imports, w Worker, pipelines []Pipeline) {
 			fields = append(fields, field("MaxConsecutiveErrors", jen.Lit(p.MaxErrors)))
 		}
 		fields = append(fields, jen.Line())
-		g.Id("pool").Dot("Register").Call(jen.Op("&").Add(rt("ScheduledPipeline")).Values(fields...)).
-			Comment(p.Factory + ", " + p.Source)
+		g.Id("pool").Dot("Register").Call(jen.Op("&").Add(rt("ScheduledPipeline")).Values(fields...))
 	}
 	g.Return(jen.Id("pool"), jen.Nil())
 }

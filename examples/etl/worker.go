@@ -57,25 +57,25 @@ func GetWorker() (*runtime.WorkerPool, error) {
 		Factory:      runtime.FactoryOf(BuildEventsConsumer),
 		Schedule:     runtime.Continuous(),
 		ErrorBackoff: time.Second,
-	}) // BuildEventsConsumer, events.go:45
+	})
 	pool.Register(&runtime.ScheduledPipeline{
 		PipelineID:   PipelineInventorySync,
 		Factory:      runtime.FactoryOf(BuildInventorySync),
 		Schedule:     runtime.Every(5 * time.Second),
 		ErrorBackoff: 2 * time.Second,
-	}) // BuildInventorySync, inventory.go:31
+	})
 	pool.Register(&runtime.ScheduledPipeline{
 		PipelineID:           PipelineOrdersRollup,
 		Factory:              runtime.FactoryOf(BuildOrdersRollup),
 		Schedule:             runtime.MustCron("*/10 * * * * *"),
 		ErrorBackoff:         5 * time.Second,
 		MaxConsecutiveErrors: 5,
-	}) // BuildOrdersRollup, orders.go:70
+	})
 	pool.Register(&runtime.ScheduledPipeline{
 		PipelineID:           PipelineSchemaMigrate,
 		Factory:              runtime.FactoryOf(BuildSchemaMigrate),
 		Schedule:             runtime.Once(),
 		MaxConsecutiveErrors: 3,
-	}) // BuildSchemaMigrate, migrate.go:14
+	})
 	return pool, nil
 }

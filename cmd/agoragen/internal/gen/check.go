@@ -264,7 +264,25 @@ func isContext(t types.Type) bool {
 func hasInvalid(sig *types.Signature) bool {
 	for _, tuple := range []*types.Tuple{sig.Params(), sig.Results()} {
 		for v := range tuple.Variables() {
-			if strings.Contains(types.TypeString(v.Type(), nil), "invalid type") {
+			if invalid(v.Type()) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func invalid(t types.Type) bool {
+	switch t := t.(type) {
+	case *types.Basic:
+		return t.Kind() == types.Invalid
+	case *types.Pointer:
+		return invalid(t.Elem())
+	case *types.Slice:
+		return invalid(t.Elem())
+	case *types.Named:
+		for a := range t.TypeArgs().Types() {
+			if invalid(a) {
 				return true
 			}
 		}

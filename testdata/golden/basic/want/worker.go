@@ -50,13 +50,13 @@ func GetWorker() (*runtime.WorkerPool, error) {
 		PipelineID: PipelineEventsConsumer,
 		Factory:    runtime.FactoryOf(BuildConsumer),
 		Schedule:   runtime.Continuous(),
-	}) // BuildConsumer, orders.go:26
+	})
 	pool.Register(&runtime.ScheduledPipeline{
 		PipelineID:           PipelineOrdersHourly,
 		Factory:              runtime.FactoryOf(BuildOrders),
 		Schedule:             runtime.MustCron("0 * * * *"),
 		ErrorBackoff:         30 * time.Second,
 		MaxConsecutiveErrors: 5,
-	}) // BuildOrders, orders.go:21
+	})
 	return pool, nil
 }

@@ -55,26 +55,26 @@ func GetWorker() (*runtime.WorkerPool, error) {
 		PipelineID: PipelineEvery,
 		Factory:    runtime.FactoryOf(BuildEvery),
 		Schedule:   runtime.MustCron("@every 10m"),
-	}) // BuildEvery, p.go:32
+	})
 	pool.Register(&runtime.ScheduledPipeline{
 		PipelineID: PipelineHourly,
 		Factory:    runtime.FactoryOf(BuildHourly),
 		Schedule:   runtime.MustCron("@hourly"),
-	}) // BuildHourly, p.go:22
+	})
 	pool.Register(&runtime.ScheduledPipeline{
 		PipelineID: PipelineRaw,
 		Factory:    runtime.FactoryOf(BuildRaw),
 		Schedule:   runtime.MustCron("0 9 * * MON-FRI"),
-	}) // BuildRaw, p.go:37
+	})
 	pool.Register(&runtime.ScheduledPipeline{
 		PipelineID: PipelineSeconds,
 		Factory:    runtime.FactoryOf(BuildSeconds),
 		Schedule:   runtime.MustCron("*/10 * * * * *"),
-	}) // BuildSeconds, p.go:17
+	})
 	pool.Register(&runtime.ScheduledPipeline{
 		PipelineID: PipelineZoned,
 		Factory:    runtime.FactoryOf(BuildZoned),
 		Schedule:   runtime.MustCron("CRON_TZ=Europe/Paris 30 2 * * *"),
-	}) // BuildZoned, p.go:27
+	})
 	return pool, nil
 }

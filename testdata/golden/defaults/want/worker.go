@@ -51,17 +51,17 @@ func GetWorker() (*runtime.WorkerPool, error) {
 		Factory:      runtime.FactoryOf(NewHTTPSync),
 		Schedule:     runtime.Every(90 * time.Second),
 		ErrorBackoff: 90 * time.Second,
-	}) // NewHTTPSync, p.go:26
+	})
 	pool.Register(&runtime.ScheduledPipeline{
 		PipelineID:           PipelineMigrateSchema,
 		Factory:              runtime.FactoryOf(migrateSchema),
 		Schedule:             runtime.Once(),
 		MaxConsecutiveErrors: 3,
-	}) // migrateSchema, p.go:31
+	})
 	pool.Register(&runtime.ScheduledPipeline{
 		PipelineID: PipelineOrdersHourly,
 		Factory:    runtime.FactoryOf(BuildOrdersHourly),
 		Schedule:   runtime.Every(time.Hour),
-	}) // BuildOrdersHourly, p.go:21
+	})
 	return pool, nil
 }

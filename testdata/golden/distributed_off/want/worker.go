@@ -30,6 +30,6 @@ func GetWorker() (*runtime.WorkerPool, error) {
 		PipelineID: PipelineCleanup,
 		Factory:    runtime.FactoryOf(BuildCleanup),
 		Schedule:   runtime.Every(10 * time.Minute),
-	}) // BuildCleanup, p.go:15
+	})
 	return pool, nil
 }

@@ -49,6 +49,6 @@ func GetWorker() (*runtime.WorkerPool, error) {
 		Factory:              runtime.FactoryOf(BuildInvoices),
 		Schedule:             runtime.MustCron("30 2 * * *"),
 		MaxConsecutiveErrors: 10,
-	}) // BuildInvoices, p.go:15
+	})
 	return pool, nil
 }

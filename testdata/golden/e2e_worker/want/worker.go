@@ -49,12 +49,12 @@ func GetWorker() (*runtime.WorkerPool, error) {
 		PipelineID: PipelineSetup,
 		Factory:    runtime.FactoryOf(BuildSetup),
 		Schedule:   runtime.Once(),
-	}) // BuildSetup, p.go:32
+	})
 	pool.Register(&runtime.ScheduledPipeline{
 		PipelineID: PipelineTick,
 		Factory:    runtime.FactoryOf(BuildTick),
 		Schedule:   runtime.Every(time.Second),
-	}) // BuildTick, p.go:27
+	})
 	return pool, nil
 }
 

@@ -55,21 +55,21 @@ func GetWorker() (*runtime1.WorkerPool, error) {
 		PipelineID: PipelineAliased,
 		Factory:    runtime1.FactoryOf(BuildAliased),
 		Schedule:   runtime1.Every(3 * time.Minute),
-	}) // BuildAliased, p.go:31
+	})
 	pool.Register(&runtime1.ScheduledPipeline{
 		PipelineID: PipelineBatch,
 		Factory:    runtime1.FactoryOf(BuildBatch),
 		Schedule:   runtime1.Every(2 * time.Minute),
-	}) // BuildBatch, p.go:26
+	})
 	pool.Register(&runtime1.ScheduledPipeline{
 		PipelineID: PipelineJob,
 		Factory:    runtime1.FactoryOf(BuildJob),
 		Schedule:   runtime1.Every(4 * time.Minute),
-	}) // BuildJob, p.go:36
+	})
 	pool.Register(&runtime1.ScheduledPipeline{
 		PipelineID: PipelineLoader,
 		Factory:    runtime1.FactoryOf(BuildLoader),
 		Schedule:   runtime1.Every(time.Minute),
-	}) // BuildLoader, p.go:21
+	})
 	return pool, nil
 }

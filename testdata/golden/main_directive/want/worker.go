@@ -45,7 +45,7 @@ func GetWorker() (*runtime.WorkerPool, error) {
 		PipelineID: PipelineDailyReport,
 		Factory:    runtime.FactoryOf(BuildReport),
 		Schedule:   runtime.MustCron("@daily"),
-	}) // BuildReport, p.go:15
+	})
 	return pool, nil
 }
 

@@ -43,7 +43,7 @@ func GetWorker() (*runtime.WorkerPool, error) {
 		PipelineID: PipelineEventsConsumer,
 		Factory:    runtime.FactoryOf(BuildConsumer),
 		Schedule:   runtime.Continuous(),
-	}) // BuildConsumer, p.go:13
+	})
 	return pool, nil
 }
 

@@ -44,6 +44,6 @@ func GetWorker() (*runtime.WorkerPool, error) {
 		PipelineID: PipelinePing,
 		Factory:    runtime.FactoryOf(BuildPing),
 		Schedule:   runtime.Every(30 * time.Second),
-	}) // BuildPing, p.go:13
+	})
 	return pool, nil
 }

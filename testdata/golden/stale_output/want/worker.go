@@ -44,6 +44,6 @@ func GetWorker() (*runtime.WorkerPool, error) {
 		PipelineID: PipelineJob,
 		Factory:    runtime.FactoryOf(BuildJob),
 		Schedule:   runtime.Every(time.Minute),
-	}) // BuildJob, p.go:20
+	})
 	return pool, nil
 }
