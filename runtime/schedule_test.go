@@ -2,6 +2,7 @@ package runtime_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -306,4 +307,31 @@ func TestScheduleNextOtherKinds(t *testing.T) {
 	if got := (runtime.Schedule{}).Next(finished); !got.IsZero() {
 		t.Errorf("zero Schedule Next = %s, want the zero time", got)
 	}
+}
+
+// FuzzCron checks that no input makes Cron panic (robfig/cron itself panics
+// on "CRON_TZ=UTC"), that every error is an ErrInvalidSchedule quoting the
+// input, and that a parsed schedule's Next moves strictly forward.
+func FuzzCron(f *testing.F) {
+	for _, seed := range []string{
+		"0 * * * *", "*/10 * * * * *", "@every 5m", "@daily", "CRON_TZ=UTC", "CRON_TZ=", "TZ=",
+		"CRON_TZ=America/New_York 30 2 * * *", "0 0 30 2 *", "1-2-3 * * * *", "*/0 * * * *",
+		"@every", "@every 1500ms", "0 0 * * 7", "CRON_TZ=Australia/Lord_Howe */15 * * * *",
+	} {
+		f.Add(seed, int64(1_772_953_200))
+	}
+	f.Fuzz(func(t *testing.T, expr string, unix int64) {
+		s, err := runtime.Cron(expr)
+		if err != nil {
+			if !errors.Is(err, runtime.ErrInvalidSchedule) || !strings.Contains(err.Error(), fmt.Sprintf("%q", expr)) {
+				t.Fatalf("Cron(%q) error %q does not wrap ErrInvalidSchedule and quote the input", expr, err)
+			}
+			return
+		}
+		// Keep instants within years Go and the zone rules handle well.
+		at := time.Unix(unix%(200*365*86400), 0).UTC()
+		if next := s.Next(at); !next.IsZero() && !next.After(at) {
+			t.Fatalf("Cron(%q).Next(%s) = %s, not after it", expr, at, next)
+		}
+	})
 }
