@@ -173,6 +173,13 @@ func (c *RedisWorkerCoordinator) Start(ctx context.Context, workerID string, pip
 			return errors.New("distributed: Start: empty pipeline id")
 		}
 	}
+	if v, ok := c.backend.(startVerifier); ok {
+		// A misconfigured quorum (two URLs for one server, a replica) is
+		// refused outright, unlike an unreachable Redis.
+		if err := v.verifyStart(ctx); err != nil {
+			return fmt.Errorf("distributed: Start: %w", err)
+		}
+	}
 	suffix := make([]byte, 8)
 	if _, err := rand.Read(suffix); err != nil {
 		return fmt.Errorf("distributed: Start: %w", err)

@@ -1,0 +1,212 @@
+package distributed
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Redlock quorum leases
+//
+// With RedlockRedisURLs set, a lease lives on a majority of independent
+// Redis masters (the quorum nodes) while the primary keeps what must have a
+// single authority: the worker registry, the fencing counter, the completed
+// slots and Once markers, and a reservation that mirrors the lease.
+//
+// Acquire reserves the lease on the primary with the single-node acquire
+// script — slot rule, Once marker, token minted by the same monotonic rules
+// — and then sets it, with that token, on every quorum node at once. It
+// holds only when a majority accepted within the validity window. The
+// reservation serialises contenders, so replicas firing the same cron slot
+// at once never split the nodes' votes between them and leave the slot
+// unrun; exclusivity itself rests on the quorum alone, so it survives the
+// primary losing its reservations.
+//
+// Completed slots are recorded on the primary (authoritative, kept) and, for
+// 2×LeaseTTL, on the quorum nodes: an acquisition that passed the primary's
+// check just before another worker's completion was recorded there meets the
+// copy on the node it needs. Any acquisition reaches its nodes within one
+// validity window of its reservation, so 2×LeaseTTL is ample.
+//
+// Each node also keeps the largest token it accepted (2×LeaseTTL, refreshed
+// by renewals) and refuses smaller ones, so a worker that stalled between
+// reserving a token and reaching the nodes cannot come back as a holder with
+// an older token.
+
+// quorumBackend is the leaseBackend of Redlock mode.
+type quorumBackend struct {
+	primary *singleBackend
+	nodes   []*quorumNode
+	quorum  int
+	keys    quorumKeys
+	s       settings
+	log     *slog.Logger
+	guard   *independenceGuard
+
+	// nodeTimeout bounds one request to one quorum node.
+	nodeTimeout time.Duration
+	// validity is how long a lease is counted valid from the moment before
+	// its first request: LeaseTTL less the clock drift allowance.
+	validity time.Duration
+	// stateTTL is how long a node keeps its seen-token and completed-slot
+	// copies.
+	stateTTL time.Duration
+
+	failedAcquisitions atomic.Uint64 // token reserved, no quorum in time
+	lateAcquisitions   atomic.Uint64 // of those: a majority, but too late
+	reseated           atomic.Uint64 // leases put back on a node that lost them
+	lostRenewals       atomic.Uint64 // renewals a majority refused
+}
+
+func init() { quorumBackendFactory = newQuorumBackend }
+
+// Timings of quorum requests.
+const (
+	// maxNodeTimeout caps the per-node timeout: a healthy node answers in
+	// well under a millisecond on a LAN, so waiting longer only lets a
+	// stalled node eat into the validity window.
+	maxNodeTimeout = 250 * time.Millisecond
+	// nodeTimeoutShare is the share of LeaseTTL one node may take, below
+	// the cap.
+	nodeTimeoutShare = 10
+	// driftFloor is the fixed part of the clock drift allowance: the
+	// granularity of Redis expiry.
+	driftFloor = 2 * time.Millisecond
+)
+
+// quorumNodeTimeout returns the per-node timeout for ttl: a tenth of it, at
+// most maxNodeTimeout and at least a millisecond.
+func quorumNodeTimeout(ttl time.Duration) time.Duration {
+	return max(min(ttl/nodeTimeoutShare, maxNodeTimeout), time.Millisecond)
+}
+
+// quorumValidity returns how long a lease set with ttl is counted valid,
+// measured from before its first request: ttl − (ttl × drift + 2 ms).
+func quorumValidity(ttl time.Duration, drift float64) time.Duration {
+	return ttl - time.Duration(float64(ttl)*drift) - driftFloor
+}
+
+// majority returns the quorum size for n nodes.
+func majority(n int) int { return n/2 + 1 }
+
+func newQuorumBackend(primary redis.UniversalClient, s settings) (leaseBackend, error) {
+	if len(s.quorum) < minRedlockNodes {
+		return nil, fmt.Errorf("%w: RedlockRedisURLs names %d server(s); quorum mode needs at least %d", ErrInvalidConfig, len(s.quorum), minRedlockNodes)
+	}
+	b := &quorumBackend{
+		primary:     newSingleBackend(primary, s),
+		quorum:      majority(len(s.quorum)),
+		keys:        quorumKeys{prefix: s.KeyPrefix},
+		s:           s,
+		log:         s.Logger,
+		nodeTimeout: quorumNodeTimeout(s.LeaseTTL),
+		validity:    quorumValidity(s.LeaseTTL, s.RedlockClockDriftFactor),
+		stateTTL:    2 * s.LeaseTTL,
+	}
+	if b.validity <= b.nodeTimeout {
+		return nil, fmt.Errorf("%w: LeaseTTL %s with RedlockClockDriftFactor %v leaves a lease valid for %s, not more than one quorum request may take (%s); raise LeaseTTL or lower the drift factor",
+			ErrInvalidConfig, s.LeaseTTL, s.RedlockClockDriftFactor, b.validity, b.nodeTimeout)
+	}
+	b.guard = newIndependenceGuard(len(s.quorum))
+	for i, u := range s.quorum {
+		o := *u.opts
+		// As for the primary: honour context deadlines on socket reads, and
+		// fail fast on a dead node instead of re-dialling for half a second.
+		o.ContextTimeoutEnabled = true
+		if o.DialerRetries == 0 {
+			o.DialerRetries = 2
+		}
+		if o.DialerRetryTimeout == 0 {
+			o.DialerRetryTimeout = 10 * time.Millisecond
+		}
+		o.OnConnect = b.guard.onConnect(i, u.redacted)
+		b.nodes = append(b.nodes, &quorumNode{index: i, url: u, client: redis.NewClient(&o)})
+	}
+	return b, nil
+}
+
+// quorumNode is one quorum member and what is known of its health.
+type quorumNode struct {
+	index  int
+	url    redisURL
+	client *redis.Client
+
+	reachable atomic.Bool
+	contacted atomic.Bool
+	failures  atomic.Uint64
+	lastError atomic.Pointer[string]
+	isPrimary atomic.Bool
+}
+
+// observe records the outcome of one request to n. An error reply from the
+// server still means the node answered.
+func (b *quorumBackend) observe(n *quorumNode, err error) {
+	n.contacted.Store(true)
+	if err != nil {
+		n.failures.Add(1)
+		msg := b.s.redactor.redact(err.Error())
+		n.lastError.Store(&msg)
+	}
+	up := err == nil || isReplyError(err)
+	if was := n.reachable.Swap(up); was != up {
+		if up {
+			b.log.Info("distributed: Redlock node reachable", "node", n.index, "redis", n.url.redacted)
+		} else {
+			b.log.Warn("distributed: Redlock node unreachable", "node", n.index, "redis", n.url.redacted,
+				"error", b.s.redactor.wrap(err))
+		}
+	}
+}
+
+// isReplyError reports whether err is an error reply from a server (which
+// did answer) rather than a transport failure.
+func isReplyError(err error) bool {
+	var re redis.Error
+	return errors.As(err, &re) && !errors.Is(err, context.DeadlineExceeded)
+}
+
+// describe names node i in messages.
+func (n *quorumNode) describe() string {
+	return fmt.Sprintf("RedlockRedisURLs[%d] (%s)", n.index, n.url.redacted)
+}
+
+// quorumKeys builds the keys kept on quorum nodes. They differ from the
+// primary's, so the primary can also serve as a quorum node.
+//
+//	<prefix>redlock:lease:{<pipeline>}  hash: owner, worker, token, run, mode; PX LeaseTTL
+//	<prefix>redlock:seen:{<pipeline>}   string: largest token accepted; PX 2×LeaseTTL
+//	<prefix>redlock:done:{<pipeline>}   string: copy of the last completed slot; PX 2×LeaseTTL
+//	<prefix>redlock:once:{<pipeline>}   string: copy of the Once marker; PX 2×LeaseTTL
+type quorumKeys struct{ prefix string }
+
+func (k quorumKeys) key(kind, pipelineID string) string {
+	return k.prefix + "redlock:" + kind + ":{" + pipelineID + "}"
+}
+
+func (k quorumKeys) lease(pipelineID string) string { return k.key("lease", pipelineID) }
+
+// acquireKeys returns lease, seen, done and once: the order the acquire and
+// renew scripts expect.
+func (k quorumKeys) acquireKeys(pipelineID string) []string {
+	return []string{k.key("lease", pipelineID), k.key("seen", pipelineID), k.key("done", pipelineID), k.key("once", pipelineID)}
+}
+
+// releaseKeys returns lease, done and once: the release script's order.
+func (k quorumKeys) releaseKeys(pipelineID string) []string {
+	return []string{k.key("lease", pipelineID), k.key("done", pipelineID), k.key("once", pipelineID)}
+}
+
+func (b *quorumBackend) close() error {
+	var errs []error
+	for _, n := range b.nodes {
+		if err := n.client.Close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}

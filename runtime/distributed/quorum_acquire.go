@@ -1,0 +1,126 @@
+package distributed
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// ErrQuorumNotReached is wrapped by the errors of Redlock mode when too few
+// quorum nodes answered, or a majority answered only after the lease's
+// validity window had passed: nothing can be said about the lease, so no
+// run starts (fail-safe).
+var ErrQuorumNotReached = errors.New("distributed: Redlock quorum not reached")
+
+// acquireTally counts the quorum nodes' answers to an acquire.
+type acquireTally struct {
+	granted, held, completed, stale, failed int
+	holder                                  int64 // largest token a refusing node named
+}
+
+func tallyAcquire(got []nodeReply[[]int64]) acquireTally {
+	var t acquireTally
+	for _, r := range got {
+		if r.err != nil || len(r.val) == 0 {
+			t.failed++
+			continue
+		}
+		switch r.val[0] {
+		case 1:
+			t.granted++
+		case 0:
+			t.held++
+		case -1:
+			t.completed++
+		case -2:
+			t.stale++
+		default:
+			t.failed++
+			continue
+		}
+		if len(r.val) > 1 {
+			t.holder = max(t.holder, r.val[1])
+		}
+	}
+	return t
+}
+
+// refused counts the nodes that did not grant.
+func (t acquireTally) refused() int { return t.held + t.completed + t.stale + t.failed }
+
+// acquire reserves the lease and its fencing token on the primary, then
+// sets it on every quorum node at once. It holds only when a majority
+// accepted and the time spent, counted on the monotonic clock from before
+// the primary was asked, is still inside the validity window:
+//
+//	LeaseTTL − elapsed − (LeaseTTL × RedlockClockDriftFactor + 2 ms) > 0
+//
+// Otherwise the lease is released everywhere, nodes that did not answer
+// included, and so is the reservation.
+func (b *quorumBackend) acquire(ctx context.Context, req leaseRequest) (acquireResult, error) {
+	start := time.Now()
+	res, err := b.primary.acquire(ctx, req)
+	if err != nil {
+		// Fail closed: without the primary there is no token, so no lease,
+		// however healthy the quorum.
+		return acquireResult{}, fmt.Errorf("primary %s: %w", b.s.primary.redacted, err)
+	}
+	if res.Outcome != outcomeAcquired {
+		return res, nil
+	}
+	ref := leaseRef{PipelineID: req.PipelineID, Owner: req.Owner, Token: res.Token, Mode: req.Mode}
+	keys := b.keys.acquireKeys(req.PipelineID)
+	args := []any{req.Owner, req.WorkerID, res.Token, res.RunNumber, req.Mode,
+		b.s.LeaseTTL.Milliseconds(), b.stateTTL.Milliseconds()}
+	n := len(b.nodes)
+	got := fanOut(ctx, b, func(ctx context.Context, node *quorumNode) ([]int64, error) {
+		return quorumAcquireScript.Run(ctx, node.client, keys, args...).Int64Slice()
+	}, func(got []nodeReply[[]int64]) bool {
+		t := tallyAcquire(got)
+		return t.granted >= b.quorum || t.refused() > n-b.quorum
+	})
+	elapsed := time.Since(start)
+	t := tallyAcquire(got)
+	if t.granted >= b.quorum && elapsed < b.validity {
+		res.ValidFor = b.validity
+		return res, nil
+	}
+
+	b.failedAcquisitions.Add(1)
+	if t.granted >= b.quorum {
+		b.lateAcquisitions.Add(1)
+	}
+	b.abandon(ctx, ref)
+	switch {
+	case t.completed > 0:
+		// Only a completion writes a node's slot copy: the slot did run.
+		return acquireResult{Outcome: outcomeSlotCompleted}, nil
+	case t.granted >= b.quorum:
+		return acquireResult{}, fmt.Errorf("%w: a majority (%d of %d nodes) accepted the lease of %q only after %s, past its validity of %s",
+			ErrQuorumNotReached, t.granted, n, req.PipelineID, elapsed.Round(time.Millisecond), b.validity)
+	case t.failed <= n-b.quorum && t.held+t.stale > 0:
+		// Enough nodes answered for a quorum to be possible: another
+		// worker holds the lease (or took it with a newer token).
+		return acquireResult{Outcome: outcomeHeld, Token: t.holder}, nil
+	default:
+		return acquireResult{}, fmt.Errorf("%w: %d of %d nodes accepted the lease of %q, %d needed: %s",
+			ErrQuorumNotReached, t.granted, n, req.PipelineID, b.quorum, nodeErrors(b, got))
+	}
+}
+
+// abandon releases a lease that did not reach a quorum in time: on every
+// node, since a node that did not answer may still have applied the request,
+// and on the primary, so the next worker need not wait out the reservation.
+func (b *quorumBackend) abandon(ctx context.Context, ref leaseRef) {
+	ctx = context.WithoutCancel(ctx)
+	primaryDone := make(chan struct{})
+	go func() {
+		defer close(primaryDone)
+		pctx, cancel := context.WithTimeout(ctx, b.s.opTimeout)
+		defer cancel()
+		_, _ = b.primary.release(pctx, ref)
+	}()
+	fanOut(ctx, b, b.releaseOp(ref, false), nil)
+	<-primaryDone
+}

@@ -1,0 +1,147 @@
+package distributed
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// renewCodes are one node's answers to a renewal round, one per lease.
+type renewCodes struct {
+	codes []int64 // 1 extended, 2 put back, 0 gone or held by another
+	errs  []error
+}
+
+// workerOf returns the worker id inside an owner string (worker id, '#',
+// random suffix).
+func workerOf(owner string) string {
+	if i := strings.LastIndexByte(owner, '#'); i >= 0 {
+		return owner[:i]
+	}
+	return owner
+}
+
+// runOf returns the run number a lease was given: the slot, or the token
+// for RunNumberAuto and RunNumberOnce (as the acquire script numbers them).
+func runOf(ref leaseRef) int64 {
+	if ref.Mode > 0 {
+		return ref.Mode
+	}
+	return ref.Token
+}
+
+// renew extends every lease in refs on every quorum node, one pipelined
+// round trip per node, all nodes at once. A lease survives when a majority
+// extended it within the validity window; it is lost at once when so many
+// nodes say it is gone that no majority is possible; otherwise the round
+// failed and the coordinator retries until the renewal deadline.
+//
+// A node that lost its data since the lease was set (a restart without
+// persistence) gets the lease back when nobody else came by meanwhile, so a
+// long lease outlives quorum nodes restarted one after another.
+//
+// The primary's reservations are extended too, in the background: they only
+// keep contenders off the quorum, so their outcome does not count.
+func (b *quorumBackend) renew(ctx context.Context, refs []leaseRef) []renewResult {
+	start := time.Now()
+	go func() {
+		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), b.nodeTimeout)
+		defer cancel()
+		b.primary.renew(pctx, refs)
+	}()
+
+	ttl, stateTTL := b.s.LeaseTTL.Milliseconds(), b.stateTTL.Milliseconds()
+	calls := make([]scriptCall, len(refs))
+	for i, ref := range refs {
+		calls[i] = scriptCall{
+			script: quorumRenewScript,
+			keys:   b.keys.acquireKeys(ref.PipelineID),
+			args:   []any{ref.Owner, ref.Token, ttl, stateTTL, workerOf(ref.Owner), runOf(ref), ref.Mode},
+		}
+	}
+	n := len(b.nodes)
+	got := fanOut(ctx, b, func(ctx context.Context, node *quorumNode) (renewCodes, error) {
+		cmds := runPipelined(ctx, node.client, calls)
+		out := renewCodes{codes: make([]int64, len(cmds)), errs: make([]error, len(cmds))}
+		var first error
+		for i, cmd := range cmds {
+			out.codes[i], out.errs[i] = cmd.Int64()
+			if out.errs[i] != nil && first == nil {
+				first = out.errs[i]
+			}
+		}
+		return out, first
+	}, func(got []nodeReply[renewCodes]) bool {
+		for i := range refs {
+			ext, gone := tallyRenew(got, i)
+			if ext < b.quorum && gone <= n-b.quorum {
+				return false
+			}
+		}
+		return true
+	})
+	elapsed := time.Since(start)
+
+	out := make([]renewResult, len(refs))
+	for i, ref := range refs {
+		ext, gone := tallyRenew(got, i)
+		for _, r := range got {
+			if i < len(r.val.codes) && r.val.errs[i] == nil && r.val.codes[i] == 2 {
+				b.reseated.Add(1)
+				b.log.Info("distributed: lease put back on a Redlock node that had lost it",
+					"pipeline", ref.PipelineID, "token", ref.Token, "node", r.node.index, "redis", r.node.url.redacted)
+			}
+		}
+		switch {
+		case ext >= b.quorum && elapsed < b.validity:
+			out[i] = renewResult{Held: true, ValidFor: b.validity}
+		case gone > n-b.quorum:
+			b.lostRenewals.Add(1)
+			out[i] = renewResult{Held: false}
+		case ext >= b.quorum:
+			out[i] = renewResult{Err: fmt.Errorf("%w: a majority extended the lease of %q only after %s, past its validity of %s",
+				ErrQuorumNotReached, ref.PipelineID, elapsed.Round(time.Millisecond), b.validity)}
+		default:
+			out[i] = renewResult{Err: fmt.Errorf("%w: %d of %d nodes extended the lease of %q, %d needed: %s",
+				ErrQuorumNotReached, ext, n, ref.PipelineID, b.quorum, renewErrors(b, got, i))}
+		}
+	}
+	return out
+}
+
+// tallyRenew counts, for lease i, the nodes that extended (or put back) it
+// and the nodes that said it is gone.
+func tallyRenew(got []nodeReply[renewCodes], i int) (ext, gone int) {
+	for _, r := range got {
+		if i >= len(r.val.codes) || r.val.errs[i] != nil {
+			continue
+		}
+		switch r.val.codes[i] {
+		case 1, 2:
+			ext++
+		case 0:
+			gone++
+		}
+	}
+	return ext, gone
+}
+
+// renewErrors describes why lease i was not extended on each node that did
+// not extend it.
+func renewErrors(b *quorumBackend, got []nodeReply[renewCodes], i int) string {
+	per := make([]nodeReply[struct{}], 0, len(got))
+	for _, r := range got {
+		var err error
+		switch {
+		case i >= len(r.val.errs):
+			err = r.err
+		case r.val.errs[i] != nil:
+			err = r.val.errs[i]
+		case r.val.codes[i] == 0:
+			err = fmt.Errorf("lease gone or held by another worker")
+		}
+		per = append(per, nodeReply[struct{}]{node: r.node, err: err})
+	}
+	return nodeErrors(b, per)
+}

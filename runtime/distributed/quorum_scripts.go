@@ -1,0 +1,38 @@
+package distributed
+
+import (
+	"context"
+	_ "embed"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// The scripts run on quorum nodes. Like the primary's, each touches the keys
+// of one pipeline only and is sent with EVALSHA, falling back to EVAL after
+// NOSCRIPT (a node restarted since it was prepared).
+var (
+	//go:embed lua/quorum_acquire.lua
+	quorumAcquireSource string
+	//go:embed lua/quorum_renew.lua
+	quorumRenewSource string
+	//go:embed lua/quorum_release.lua
+	quorumReleaseSource string
+
+	quorumAcquireScript = redis.NewScript(quorumAcquireSource)
+	quorumRenewScript   = redis.NewScript(quorumRenewSource)
+	quorumReleaseScript = redis.NewScript(quorumReleaseSource)
+
+	quorumScripts = []*redis.Script{quorumAcquireScript, quorumRenewScript, quorumReleaseScript}
+)
+
+// loadQuorumScripts makes a quorum node know its scripts, in one pipelined
+// round trip.
+func loadQuorumScripts(ctx context.Context, c redis.Cmdable) error {
+	_, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for _, s := range quorumScripts {
+			s.Load(ctx, p)
+		}
+		return nil
+	})
+	return err
+}

@@ -1,0 +1,78 @@
+package distributed
+
+// RedlockStatus is CoordinatorStatus.Backend in Redlock mode: the quorum
+// nodes' health and what quorum acquisitions and renewals ran into.
+type RedlockStatus struct {
+	// Quorum is how many nodes must accept a lease: a majority.
+	Quorum int `json:"quorum"`
+	// ReachableNodes counts the nodes whose last request got an answer.
+	ReachableNodes int `json:"reachable_nodes"`
+	// Nodes are the quorum nodes, in the order of RedlockRedisURLs.
+	Nodes []RedlockNodeStatus `json:"nodes"`
+	// FailedAcquisitions counts acquisitions that reserved a token on the
+	// primary but did not get a majority within the validity window
+	// (contention included).
+	FailedAcquisitions uint64 `json:"failed_acquisitions"`
+	// LateAcquisitions counts the failed acquisitions whose majority came
+	// only after the validity window.
+	LateAcquisitions uint64 `json:"late_acquisitions"`
+	// LostRenewals counts leases a majority of nodes no longer held at
+	// renewal.
+	LostRenewals uint64 `json:"lost_renewals"`
+	// Reseated counts leases put back on a node that had lost its data.
+	Reseated uint64 `json:"reseated"`
+	// NodeTimeout bounds one request to one node.
+	NodeTimeout string `json:"node_timeout"`
+	// Validity is how long a lease counts as valid from before its first
+	// request: LeaseTTL less the clock drift allowance.
+	Validity string `json:"validity"`
+	// ClockDriftFactor is RedlockClockDriftFactor.
+	ClockDriftFactor float64 `json:"clock_drift_factor"`
+}
+
+// RedlockNodeStatus describes one quorum node in /status.
+type RedlockNodeStatus struct {
+	// URL is the node's URL, password redacted.
+	URL string `json:"url"`
+	// Reachable is true when the node answered its last request.
+	Reachable bool `json:"reachable"`
+	// Contacted is false until the first request to the node ended.
+	Contacted bool `json:"contacted"`
+	// Primary is true when the node is the primary Redis too.
+	Primary bool `json:"primary,omitempty"`
+	// Failures counts the requests to the node that failed.
+	Failures uint64 `json:"failures"`
+	// LastError is the node's last error, redacted.
+	LastError string `json:"last_error,omitempty"`
+}
+
+func (b *quorumBackend) status() any {
+	st := RedlockStatus{
+		Quorum:             b.quorum,
+		Nodes:              make([]RedlockNodeStatus, len(b.nodes)),
+		FailedAcquisitions: b.failedAcquisitions.Load(),
+		LateAcquisitions:   b.lateAcquisitions.Load(),
+		LostRenewals:       b.lostRenewals.Load(),
+		Reseated:           b.reseated.Load(),
+		NodeTimeout:        b.nodeTimeout.String(),
+		Validity:           b.validity.String(),
+		ClockDriftFactor:   b.s.RedlockClockDriftFactor,
+	}
+	for i, n := range b.nodes {
+		ns := RedlockNodeStatus{
+			URL:       n.url.redacted,
+			Reachable: n.reachable.Load(),
+			Contacted: n.contacted.Load(),
+			Primary:   n.isPrimary.Load(),
+			Failures:  n.failures.Load(),
+		}
+		if msg := n.lastError.Load(); msg != nil {
+			ns.LastError = *msg
+		}
+		if ns.Reachable {
+			st.ReachableNodes++
+		}
+		st.Nodes[i] = ns
+	}
+	return st
+}
