@@ -43,6 +43,10 @@ func parseCron(expr string) (nexter, error) {
 		}
 		loc = l
 		rest = strings.TrimSpace(expr[i:])
+		if again, ok := zonePrefix(rest); ok {
+			// robfig/cron would read it, and panics on "CRON_TZ=UTC CRON_TZ=UTC".
+			return nil, fmt.Errorf("a second %s= prefix; give one time zone", again)
+		}
 	}
 
 	if strings.HasPrefix(rest, "@every") {

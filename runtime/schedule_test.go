@@ -178,6 +178,8 @@ func TestCronErrors(t *testing.T) {
 		{"CRON_TZ=UTC", []string{"not followed by a schedule"}},
 		{"CRON_TZ=UTC   ", []string{"not followed by a schedule"}},
 		{"CRON_TZ=UTC 0 25 * * *", []string{`hour field "25"`}},
+		{"CRON_TZ=UTC CRON_TZ=UTC", []string{"a second CRON_TZ= prefix"}},
+		{"CRON_TZ=UTC TZ=Europe/Paris 0 * * * *", []string{"a second TZ= prefix"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.expr, func(t *testing.T) {
@@ -317,6 +319,7 @@ func FuzzCron(f *testing.F) {
 		"0 * * * *", "*/10 * * * * *", "@every 5m", "@daily", "CRON_TZ=UTC", "CRON_TZ=", "TZ=",
 		"CRON_TZ=America/New_York 30 2 * * *", "0 0 30 2 *", "1-2-3 * * * *", "*/0 * * * *",
 		"@every", "@every 1500ms", "0 0 * * 7", "CRON_TZ=Australia/Lord_Howe */15 * * * *",
+		"CRON_TZ=UTC CRON_TZ=UTC", "TZ=UTC @every 1h",
 	} {
 		f.Add(seed, int64(1_772_953_200))
 	}
