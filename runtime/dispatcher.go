@@ -1,84 +1,110 @@
 package runtime
 
 import (
-	"container/heap"
 	"math"
+	goruntime "runtime"
 	"sync"
 	"sync/atomic"
 	"time"
 )
 
-// dispatcher drives every runner of a pool from one goroutine and one timer:
-// a min-heap orders the runners by the wall-clock time their next attempt is
-// due, the goroutine sleeps until the earliest (a second at most, so clock
-// jumps are noticed) and starts a goroutine per due attempt. A runner is in
-// the heap while it waits and out of it while its goroutine runs; afterwards
-// the goroutine puts it back. Nothing else costs a goroutine or a timer, so
-// ten thousand idle pipelines cost memory only.
+// dispatcher drives every runner of a pool from one goroutine and one timer.
+//
+// A min-heap orders the waiting runners by the wall-clock time their next
+// attempt is due; the loop sleeps until the earliest (a second at most, so
+// clock jumps are noticed) and queues every due runner for the executors.
+// Executors are goroutines that make attempts one after another; there are
+// as many as attempts in flight need, since an executor about to start an
+// attempt while every other one is busy starts another executor first. A
+// run that blocks for an hour therefore never delays another pipeline, and a
+// burst of ten thousand short runs is served by a handful of goroutines
+// rather than ten thousand. Idle executors beyond a few exit.
+//
+// A finished attempt hands its runner back through a lock-free stack that
+// only the loop drains, so many runs ending together never queue on a lock.
+// Idle pipelines cost memory only: no goroutine, no timer.
 type dispatcher struct {
-	clock Clock
-
-	mu       sync.Mutex
-	heap     runnerHeap
-	wakeAt   int64     // when the loop plans to wake, Unix ns
-	lastSeen time.Time // latest clock reading, to notice backward jumps
+	clock    Clock
 	onFinish func(r *runner, err error)
 
-	wake     chan struct{}
+	mu       sync.Mutex // guards heap, runner.inHeap and runner.done
+	heap     dueHeap
+	lastSeen time.Time // latest clock reading, to notice backward jumps
+
+	// completed is the top of the stack of runners handed back by attempts.
+	completed atomic.Pointer[runner]
+	// wakeAt is when the loop plans to wake, Unix ns; math.MaxInt64 while it
+	// is awake, so that every hand-back asks for another pass.
+	wakeAt  atomic.Int64
+	wakeSet atomic.Bool
+	wake    chan struct{}
+
+	work      chan *runner // due runners; nil asks an idle executor to exit
+	executors atomic.Int64 // executors started and not exited
+	busy      atomic.Int64 // executors inside an attempt
+	maxIdle   int64
+
 	syncReq  chan chan struct{}
 	quit     chan struct{}
 	loopDone chan struct{}
 
-	inflight   sync.WaitGroup
-	running    atomic.Int64 // attempts in flight, for tests and status
+	running    atomic.Int64 // attempts queued or in flight
+	draining   atomic.Bool  // set by waitIdle: the last attempt must say so
+	drainOnce  sync.Once
+	drained    chan struct{}
 	dispatched atomic.Int64 // attempts started, for tests
 	remaining  atomic.Int64 // runners not finished
 	allDone    chan struct{}
 }
 
-func newDispatcher(clock Clock, onFinish func(*runner, error)) *dispatcher {
-	return &dispatcher{
+func newDispatcher(clock Clock, onFinish func(*runner, error), pipelines int) *dispatcher {
+	d := &dispatcher{
 		clock:    clock,
 		onFinish: onFinish,
-		wakeAt:   math.MaxInt64,
 		wake:     make(chan struct{}, 1),
+		// Every runner is queued at most once at a time, so the loop
+		// never blocks on a full queue.
+		work:     make(chan *runner, pipelines+1),
+		maxIdle:  int64(2 * goruntime.GOMAXPROCS(0)),
 		syncReq:  make(chan chan struct{}),
 		quit:     make(chan struct{}),
 		loopDone: make(chan struct{}),
 		allDone:  make(chan struct{}),
+		drained:  make(chan struct{}),
 	}
+	d.wakeAt.Store(math.MaxInt64)
+	return d
 }
 
 // add registers r before the loop starts and puts it in the heap.
 func (d *dispatcher) add(r *runner) {
 	d.remaining.Add(1)
-	r.ctl.onStop = func() { d.stopped(r) }
-	d.push(r)
+	d.mu.Lock()
+	d.heap.push(dueOf(r.next), r)
+	r.inHeap = true
+	d.mu.Unlock()
 }
 
 // dueOf turns a plan time into a heap key; a schedule that never fires
 // never comes due.
-func dueOf(t time.Time) int64 {
-	if t.IsZero() {
+func dueOf(next int64) int64 {
+	if next == 0 {
 		return math.MaxInt64
 	}
-	return t.UnixNano()
+	return next
 }
 
-// push puts r back in the heap, or finishes it when it was stopped
-// meanwhile, and wakes the loop if r is due before the loop would wake.
-func (d *dispatcher) push(r *runner) {
-	d.mu.Lock()
-	if r.ctl.stopped() {
-		d.mu.Unlock()
-		d.finish(r, nil)
-		return
+// handBack returns r, whose attempt is over, to the loop.
+func (d *dispatcher) handBack(r *runner) {
+	due := dueOf(r.next)
+	for {
+		top := d.completed.Load()
+		r.nextDone = top
+		if d.completed.CompareAndSwap(top, r) {
+			break
+		}
 	}
-	r.due = dueOf(r.next)
-	heap.Push(&d.heap, r)
-	early := r.due < d.wakeAt
-	d.mu.Unlock()
-	if early {
+	if due < d.wakeAt.Load() && !d.wakeSet.Load() && d.wakeSet.CompareAndSwap(false, true) {
 		select {
 		case d.wake <- struct{}{}:
 		default:
@@ -86,17 +112,43 @@ func (d *dispatcher) push(r *runner) {
 	}
 }
 
-// stopped is r's Stop hook: a waiting runner leaves the heap and finishes at
-// once; a running one finishes when its goroutine sees the stop.
-func (d *dispatcher) stopped(r *runner) {
-	d.mu.Lock()
-	if r.heapIdx < 0 {
-		d.mu.Unlock()
+// takeCompleted moves handed-back runners into the heap, finishing those
+// stopped meanwhile. Called by the loop only, or after it ended.
+func (d *dispatcher) takeCompleted() {
+	r := d.completed.Swap(nil)
+	if r == nil {
 		return
 	}
-	heap.Remove(&d.heap, r.heapIdx)
+	d.mu.Lock()
+	var stopped []*runner
+	for r != nil {
+		next := r.nextDone
+		r.nextDone = nil
+		if r.isStopped() {
+			stopped = append(stopped, r)
+		} else {
+			d.heap.push(dueOf(r.next), r)
+			r.inHeap = true
+		}
+		r = next
+	}
 	d.mu.Unlock()
-	d.finish(r, nil)
+	for _, r := range stopped {
+		d.finish(r, nil)
+	}
+}
+
+// stopped is r's Stop hook: a waiting runner finishes at once, leaving its
+// heap entry behind to be dropped when it comes due; one in flight or being
+// handed back finishes when its executor or the loop sees the stop.
+func (d *dispatcher) stopped(r *runner) {
+	d.mu.Lock()
+	waiting := r.inHeap
+	r.inHeap = false
+	d.mu.Unlock()
+	if waiting {
+		d.finish(r, nil)
+	}
 }
 
 // finish marks r as done for good, once.
@@ -117,33 +169,76 @@ func (d *dispatcher) finish(r *runner, err error) {
 	}
 }
 
+// startExecutor adds an executor.
+func (d *dispatcher) startExecutor() {
+	d.executors.Add(1)
+	go d.execute()
+}
+
+// execute makes queued attempts until asked to exit or the queue closes.
+func (d *dispatcher) execute() {
+	for r := range d.work {
+		if r == nil {
+			break
+		}
+		// About to be busy, possibly for long: if nobody else is free and
+		// attempts are waiting, start an executor for them first.
+		if d.busy.Add(1) == d.executors.Load() && len(d.work) > 0 {
+			d.startExecutor()
+		}
+		d.drive(r)
+		d.busy.Add(-1)
+	}
+	d.executors.Add(-1)
+}
+
 // drive makes r's due attempts until r must wait again.
 func (d *dispatcher) drive(r *runner) {
-	defer func() {
-		d.running.Add(-1)
-		d.inflight.Done()
-	}()
+	defer d.attemptDone()
 	now := r.now()
 	for {
-		if r.ctl.stopped() {
+		if r.isStopped() {
 			d.finish(r, nil)
 			return
 		}
-		done, err := r.step(now)
+		end, done, err := r.step(now)
 		if done {
 			d.finish(r, err)
 			return
 		}
-		now = r.now()
-		if r.next.IsZero() || r.next.After(now) {
-			d.push(r)
+		if r.isStopped() {
+			d.finish(r, nil)
 			return
 		}
+		if r.next == 0 || r.next > end.UnixNano() {
+			d.handBack(r)
+			return
+		}
+		now = end
 	}
+}
+
+// attemptDone counts an attempt out; the last one after stop was asked for
+// tells waitIdle.
+func (d *dispatcher) attemptDone() {
+	if d.running.Add(-1) == 0 && d.draining.Load() {
+		d.drainOnce.Do(func() { close(d.drained) })
+	}
+}
+
+// idle returns a channel closed once no attempt is queued or in flight.
+// Call it after stop: no attempt starts any more.
+func (d *dispatcher) idle() <-chan struct{} {
+	d.draining.Store(true)
+	if d.running.Load() == 0 {
+		d.drainOnce.Do(func() { close(d.drained) })
+	}
+	return d.drained
 }
 
 func (d *dispatcher) loop() {
 	defer close(d.loopDone)
+	defer close(d.work)
 	var (
 		timer Timer
 		due   []*runner
@@ -155,6 +250,10 @@ func (d *dispatcher) loop() {
 		}
 	}()
 	for {
+		d.wakeAt.Store(math.MaxInt64)
+		d.wakeSet.Store(false)
+		d.takeCompleted()
+
 		now := d.clock.Now().Round(0)
 		nowN := now.UnixNano()
 		d.mu.Lock()
@@ -163,7 +262,11 @@ func (d *dispatcher) loop() {
 		}
 		d.lastSeen = now
 		for len(d.heap) > 0 && d.heap[0].due <= nowN {
-			due = append(due, heap.Pop(&d.heap).(*runner))
+			r := d.heap.pop()
+			if r.inHeap {
+				r.inHeap = false
+				due = append(due, r)
+			}
 		}
 		wait := MaxWait
 		if len(d.heap) > 0 {
@@ -171,21 +274,34 @@ func (d *dispatcher) loop() {
 				wait = w
 			}
 		}
-		d.wakeAt = nowN + int64(wait)
-		d.inflight.Add(len(due))
-		d.running.Add(int64(len(due)))
-		d.dispatched.Add(int64(len(due)))
 		d.mu.Unlock()
 
-		for i, r := range due {
-			go d.drive(r)
-			due[i] = nil
+		if len(due) > 0 {
+			d.running.Add(int64(len(due)))
+			d.dispatched.Add(int64(len(due)))
+			if d.busy.Load() >= d.executors.Load() {
+				d.startExecutor()
+			}
+			for i, r := range due {
+				d.work <- r
+				due[i] = nil
+			}
+			due = due[:0]
+		} else if len(d.work) == 0 {
+			for idle := d.executors.Load() - d.busy.Load(); idle > d.maxIdle; idle-- {
+				d.work <- nil
+			}
 		}
-		due = due[:0]
+
 		if timer == nil {
 			timer = d.clock.NewTimer(wait)
 		} else {
 			timer.Reset(wait)
+		}
+		d.wakeAt.Store(nowN + int64(wait))
+		if d.completed.Load() != nil {
+			// Handed back while the plan above was made: look again.
+			continue
 		}
 		if ack != nil {
 			close(ack)
@@ -204,19 +320,20 @@ func (d *dispatcher) loop() {
 // shiftLocked adjusts every waiting runner for a backward clock jump.
 func (d *dispatcher) shiftLocked(back time.Duration) {
 	changed := false
-	for _, r := range d.heap {
-		if r.shift(back) {
-			r.due = dueOf(r.next)
+	for i := range d.heap {
+		e := &d.heap[i]
+		if e.r.inHeap && e.r.shift(back) {
+			e.due = dueOf(e.r.next)
 			changed = true
 		}
 	}
 	if changed {
-		heap.Init(&d.heap)
+		d.heap.init()
 	}
 }
 
-// sync returns after the loop has handled everything pushed so far; tests
-// use it to know the pool is quiet before they move a fake clock.
+// sync returns after the loop has handled everything handed back so far;
+// tests use it to know the pool is quiet before they move a fake clock.
 func (d *dispatcher) sync() bool {
 	ack := make(chan struct{})
 	select {
@@ -232,7 +349,8 @@ func (d *dispatcher) sync() bool {
 	}
 }
 
-// stop ends the loop and waits for it.
+// stop ends the loop and waits for it; executors exit once the queue is
+// drained.
 func (d *dispatcher) stop() {
 	select {
 	case <-d.quit:
@@ -242,29 +360,65 @@ func (d *dispatcher) stop() {
 	<-d.loopDone
 }
 
-// runnerHeap orders runners by due time.
-type runnerHeap []*runner
-
-func (h runnerHeap) Len() int           { return len(h) }
-func (h runnerHeap) Less(i, j int) bool { return h[i].due < h[j].due }
-func (h runnerHeap) Swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].heapIdx = i
-	h[j].heapIdx = j
+// dueEntry is a heap slot. The key lives in the slot, so sifting ten
+// thousand entries reads one contiguous array rather than ten thousand
+// runners scattered over the heap.
+type dueEntry struct {
+	due int64
+	r   *runner
 }
 
-func (h *runnerHeap) Push(x any) {
-	r := x.(*runner)
-	r.heapIdx = len(*h)
-	*h = append(*h, r)
+// dueHeap is a binary min-heap of due times. A stopped runner's entry stays
+// until it comes due and is then dropped, so removal costs nothing.
+type dueHeap []dueEntry
+
+func (h *dueHeap) push(due int64, r *runner) {
+	*h = append(*h, dueEntry{due, r})
+	s := *h
+	i := len(s) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if s[p].due <= s[i].due {
+			break
+		}
+		s[p], s[i] = s[i], s[p]
+		i = p
+	}
 }
 
-func (h *runnerHeap) Pop() any {
-	old := *h
-	n := len(old)
-	r := old[n-1]
-	old[n-1] = nil
-	r.heapIdx = -1
-	*h = old[:n-1]
-	return r
+func (h *dueHeap) pop() *runner {
+	s := *h
+	n := len(s) - 1
+	top := s[0].r
+	s[0] = s[n]
+	s[n] = dueEntry{}
+	s = s[:n]
+	*h = s
+	s.down(0)
+	return top
+}
+
+func (h dueHeap) down(i int) {
+	n := len(h)
+	for {
+		l := 2*i + 1
+		if l >= n {
+			return
+		}
+		m := l
+		if r := l + 1; r < n && h[r].due < h[l].due {
+			m = r
+		}
+		if h[i].due <= h[m].due {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+}
+
+func (h dueHeap) init() {
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		h.down(i)
+	}
 }

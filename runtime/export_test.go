@@ -9,7 +9,7 @@ import "os"
 func WithSignalChannel(ch <-chan os.Signal) PoolOption { return withSignalChannel(ch) }
 
 // Running reports whether sp is started (alone or in a pool).
-func (sp *ScheduledPipeline) Running() bool { return sp.ctl.Load() != nil }
+func (sp *ScheduledPipeline) Running() bool { return sp.active.Load() != nil }
 
 // Quiet reports whether no run is in flight after the dispatcher has handled
 // everything pushed so far. ok is false before Run started the dispatcher or

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
+	"time"
 )
 
 // ErrLeaseNotHeld is returned by LocalCoordinator.RenewLease when no lease is
@@ -23,21 +25,25 @@ var ErrLeaseNotHeld = errors.New("runtime: lease not held")
 type LocalCoordinator struct {
 	clock Clock
 
-	mu       sync.RWMutex
-	workerID string
-	entries  map[string]*localEntry
+	workerID atomic.Pointer[string]
+
+	mu      sync.RWMutex
+	entries map[string]*localEntry
 }
 
+// localEntry is one pipeline's lease state, kept small: a pool may hold
+// tens of thousands.
 type localEntry struct {
-	mu            sync.Mutex
-	held          bool
-	lease         Lease
-	lastCompleted int64
-	onceDone      bool
-	autoNumber    int64
+	mu       sync.Mutex
+	held     bool
+	onceDone bool
 	// auto marks a held lease numbered by the coordinator: its number is not
 	// a slot and must not block later slots.
-	auto bool
+	auto          bool
+	runNumber     int64
+	acquiredAt    int64 // Unix ns
+	lastCompleted int64
+	autoNumber    int64
 }
 
 // NewLocalCoordinator returns a LocalCoordinator reading time from clock
@@ -49,16 +55,10 @@ func NewLocalCoordinator(clock Clock) *LocalCoordinator {
 	return &LocalCoordinator{clock: clock, entries: make(map[string]*localEntry)}
 }
 
-// Start records the worker id and prepares state for every pipeline.
-func (c *LocalCoordinator) Start(_ context.Context, workerID string, pipelineIDs []string) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.workerID = workerID
-	for _, id := range pipelineIDs {
-		if _, ok := c.entries[id]; !ok {
-			c.entries[id] = &localEntry{}
-		}
-	}
+// Start records the worker id. State for a pipeline is made on its first
+// lease, so pipelines that have not run yet cost nothing here.
+func (c *LocalCoordinator) Start(_ context.Context, workerID string, _ []string) error {
+	c.workerID.Store(&workerID)
 	return nil
 }
 
@@ -98,10 +98,14 @@ func (c *LocalCoordinator) TryAcquireLease(_ context.Context, pipelineID string,
 }
 
 // acquire is TryAcquireLease returning the lease too, so the pool needs no
-// second lookup on its hot path.
+// second lookup.
 func (c *LocalCoordinator) acquire(pipelineID string, runNumber int64) (Lease, bool, error) {
-	e := c.entry(pipelineID)
-	now := c.clock.Now()
+	return c.acquireEntry(c.entry(pipelineID), pipelineID, runNumber, c.clock.Now())
+}
+
+// acquireEntry applies the slot rules to e, the entry of pipelineID. The
+// pool keeps e from its first run on, so a run costs no map lookup.
+func (c *LocalCoordinator) acquireEntry(e *localEntry, pipelineID string, runNumber int64, now time.Time) (Lease, bool, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.held {
@@ -123,12 +127,18 @@ func (c *LocalCoordinator) acquire(pipelineID string, runNumber int64) (Lease, b
 	default:
 		return Lease{}, false, fmt.Errorf("runtime: pipeline %q: invalid run number %d", pipelineID, runNumber)
 	}
-	c.mu.RLock()
-	worker := c.workerID
-	c.mu.RUnlock()
 	e.held, e.auto = true, auto
-	e.lease = Lease{PipelineID: pipelineID, WorkerID: worker, RunNumber: runNumber, AcquiredAt: now}
-	return e.lease, true, nil
+	e.runNumber, e.acquiredAt = runNumber, now.UnixNano()
+	return c.leaseOf(pipelineID, e, now), true, nil
+}
+
+// leaseOf builds the Lease e holds; e.mu must be held.
+func (c *LocalCoordinator) leaseOf(pipelineID string, e *localEntry, at time.Time) Lease {
+	var worker string
+	if w := c.workerID.Load(); w != nil {
+		worker = *w
+	}
+	return Lease{PipelineID: pipelineID, WorkerID: worker, RunNumber: e.runNumber, AcquiredAt: at}
 }
 
 // ReleaseLease gives up the lease without marking its slot completed.
@@ -144,7 +154,10 @@ func (c *LocalCoordinator) CompleteLease(_ context.Context, pipelineID string) e
 }
 
 func (c *LocalCoordinator) release(pipelineID string, completed bool) {
-	e := c.entry(pipelineID)
+	c.releaseEntry(c.entry(pipelineID), completed)
+}
+
+func (c *LocalCoordinator) releaseEntry(e *localEntry, completed bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if !e.held {
@@ -154,7 +167,7 @@ func (c *LocalCoordinator) release(pipelineID string, completed bool) {
 	if !completed {
 		return
 	}
-	switch n := e.lease.RunNumber; {
+	switch n := e.runNumber; {
 	case n == RunNumberOnce:
 		e.onceDone = true
 	case !e.auto && n > e.lastCompleted:
@@ -179,7 +192,7 @@ func (c *LocalCoordinator) ValidateLease(_ context.Context, pipelineID string, t
 	e := c.entry(pipelineID)
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return e.held && e.lease.FencingToken == token, nil
+	return e.held && token == 0, nil
 }
 
 // CurrentLease returns the lease held for pipelineID.
@@ -187,7 +200,10 @@ func (c *LocalCoordinator) CurrentLease(pipelineID string) (Lease, bool) {
 	e := c.entry(pipelineID)
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return e.lease, e.held
+	if !e.held {
+		return Lease{}, false
+	}
+	return c.leaseOf(pipelineID, e, time.Unix(0, e.acquiredAt).In(c.clock.Now().Location())), true
 }
 
 // SetLeaseLostCallback accepts cb and never calls it: local leases cannot be

@@ -25,6 +25,9 @@ func TestMain(m *testing.M) {
 	if scenario := os.Getenv(helperEnv); scenario != "" {
 		os.Exit(runHelper(scenario))
 	}
+	if name := os.Getenv(benchHelperEnv); name != "" {
+		os.Exit(runBenchHelper(name))
+	}
 	os.Exit(m.Run())
 }
 

@@ -159,9 +159,12 @@ type poolRun struct {
 	env     *runEnv
 	d       *dispatcher
 	runners []*runner
-	byID    map[string]*runner
-	logger  *slog.Logger
-	clock   Clock
+	// byID is built on the first lost lease: the local coordinator never
+	// loses one, and then the map is not worth its memory.
+	byIDOnce sync.Once
+	byID     map[string]*runner
+	logger   *slog.Logger
+	clock    Clock
 
 	state    atomic.Int32
 	terminal chan struct{} // closed at the first terminal pipeline error
@@ -234,31 +237,29 @@ func (p *WorkerPool) Run(ctx context.Context) error {
 
 	pr := &poolRun{
 		pool:     p,
-		env:      newRunEnv(coord, logger, context.WithoutCancel(ctx)),
+		env:      newRunEnv(cfg.clock, coord, logger, context.WithoutCancel(ctx)),
 		logger:   logger,
 		clock:    cfg.clock,
-		byID:     make(map[string]*runner, len(p.pipelines)),
 		runners:  make([]*runner, 0, len(p.pipelines)),
 		terminal: make(chan struct{}),
 	}
-	pr.d = newDispatcher(cfg.clock, pr.onFinish)
+	pr.d = newDispatcher(cfg.clock, pr.onFinish, len(p.pipelines))
+	pr.env.d = pr.d
 	ids := make([]string, 0, len(p.pipelines))
 	for _, sp := range p.pipelines {
-		ctl := newControl()
-		if !sp.ctl.CompareAndSwap(nil, ctl) {
+		r := newRunner(sp, pr.env)
+		if !sp.active.CompareAndSwap(nil, r) {
 			for _, r := range pr.runners {
-				r.sp.ctl.CompareAndSwap(r.ctl, nil)
+				r.sp.active.CompareAndSwap(r, nil)
 			}
 			return fmt.Errorf("%w: pipeline %q is started elsewhere", ErrAlreadyRunning, sp.PipelineID)
 		}
-		r := newRunner(sp, pr.env, cfg.clock, ctl)
 		pr.runners = append(pr.runners, r)
-		pr.byID[sp.PipelineID] = r
 		ids = append(ids, sp.PipelineID)
 	}
 	defer func() {
 		for _, r := range pr.runners {
-			r.sp.ctl.CompareAndSwap(r.ctl, nil)
+			r.sp.active.CompareAndSwap(r, nil)
 		}
 	}()
 	p.run.Store(pr)
@@ -348,7 +349,9 @@ func (pr *poolRun) shutdown(reason string, graceful time.Duration, signals <-cha
 
 	finished := make(chan struct{})
 	go func() {
-		pr.d.inflight.Wait()
+		<-pr.d.idle()
+		// Runs handed back after the loop ended finish here.
+		pr.d.takeCompleted()
 		close(finished)
 	}()
 	timer := pr.clock.NewTimer(graceful)
@@ -385,11 +388,9 @@ func (pr *poolRun) shutdown(reason string, graceful time.Duration, signals <-cha
 func (pr *poolRun) runningIDs() []string {
 	var ids []string
 	for _, r := range pr.runners {
-		r.mu.Lock()
-		if r.cancel != nil {
-			ids = append(ids, r.id)
+		if r.running() {
+			ids = append(ids, r.id())
 		}
-		r.mu.Unlock()
 	}
 	return ids
 }
@@ -403,7 +404,7 @@ func (pr *poolRun) onFinish(r *runner, err error) {
 	first := len(pr.errs) == 0
 	pr.errs = append(pr.errs, err)
 	pr.errMu.Unlock()
-	pr.logger.Error("pipeline stopped after too many consecutive errors", slog.String("pipeline_id", r.id), slog.Any("error", err))
+	pr.logger.Error("pipeline stopped after too many consecutive errors", slog.String("pipeline_id", r.id()), slog.Any("error", err))
 	if first {
 		close(pr.terminal)
 	}
@@ -411,6 +412,12 @@ func (pr *poolRun) onFinish(r *runner, err error) {
 
 // onLeaseLost cancels the run holding the lost lease.
 func (pr *poolRun) onLeaseLost(pipelineID string, lease Lease) {
+	pr.byIDOnce.Do(func() {
+		pr.byID = make(map[string]*runner, len(pr.runners))
+		for _, r := range pr.runners {
+			pr.byID[r.id()] = r
+		}
+	})
 	r, ok := pr.byID[pipelineID]
 	if !ok {
 		return

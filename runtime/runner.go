@@ -2,11 +2,8 @@ package runtime
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -48,176 +45,133 @@ const (
 	outcomeLeaseError
 )
 
-// control is the stop switch of one Start or pool Run of a pipeline. Its
-// channel doubles as the run's ShutdownRequested channel, so a looping
-// pipeline learns of Stop as well as of a pool shutdown.
-type control struct {
-	stopCh chan struct{}
-	once   sync.Once
-	onStop func()
-}
-
-func newControl() *control { return &control{stopCh: make(chan struct{})} }
-
-func (c *control) stop() {
-	c.once.Do(func() {
-		close(c.stopCh)
-		if c.onStop != nil {
-			c.onStop()
-		}
-	})
-}
-
-func (c *control) stopped() bool {
-	select {
-	case <-c.stopCh:
-		return true
-	default:
-		return false
-	}
-}
-
-// runEnv is what the runners of one Start or one pool Run share.
-type runEnv struct {
-	coord     Coordinator
-	local     *LocalCoordinator // set when coord is one: no context or timeout needed
-	completer RunCompleter
-	logger    *slog.Logger
-	// parent is the parent of every run context. The pool passes a parent
-	// that is never cancelled and cancels runs one by one.
-	parent context.Context
-	// hardCause, once set, is the cause every run context is cancelled with;
-	// runs starting afterwards are cancelled at once.
-	hardCause atomic.Pointer[error]
-}
-
-func newRunEnv(coord Coordinator, logger *slog.Logger, parent context.Context) *runEnv {
-	env := &runEnv{coord: coord, logger: logger, parent: parent}
-	env.local, _ = coord.(*LocalCoordinator)
-	env.completer, _ = coord.(RunCompleter)
-	return env
-}
-
-func (env *runEnv) cause() error {
-	if p := env.hardCause.Load(); p != nil {
-		return *p
-	}
-	return nil
-}
-
-func (env *runEnv) acquire(ctx context.Context, id string, runNumber int64) (Lease, bool, error) {
-	if env.local != nil {
-		return env.local.acquire(id, runNumber)
-	}
-	ok, err := env.coord.TryAcquireLease(ctx, id, runNumber)
-	if !ok || err != nil {
-		return Lease{}, false, err
-	}
-	lease, held := env.coord.CurrentLease(id)
-	if !held {
-		// The coordinator granted the lease but cannot show it; run with
-		// what is known rather than not at all.
-		lease = Lease{PipelineID: id, RunNumber: runNumber}
-	}
-	return lease, true, nil
-}
-
-// finishLease releases the lease, or completes it after a success, with a
-// context that shutdown does not cancel and a bounded timeout.
-func (env *runEnv) finishLease(runCtx context.Context, id string, success bool) error {
-	if env.local != nil {
-		env.local.release(id, success)
-		return nil
-	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(runCtx), LeaseReleaseTimeout)
-	defer cancel()
-	if success && env.completer != nil {
-		return env.completer.CompleteLease(ctx, id)
-	}
-	return env.coord.ReleaseLease(ctx, id)
-}
-
-// runner holds the schedule state of one pipeline and performs its runs. The
-// same runner code serves ScheduledPipeline.Start, which drives it from one
-// goroutine, and WorkerPool, whose dispatcher drives many from a timer heap.
-// Plan fields are touched only by the runner's current driver (the Start
-// loop, the dispatcher while the runner is in the heap, or the run goroutine
-// while it is not); handing over through the heap lock orders the accesses.
+// runner holds the schedule state of one pipeline and makes its attempts.
+// The same code serves ScheduledPipeline.Start, which drives one runner from
+// its own goroutine, and WorkerPool, whose dispatcher drives many from a
+// timer heap.
+//
+// The plan fields are touched only by the runner's current driver: the
+// Start loop; in a pool, the dispatcher while the runner waits in its heap
+// and an executor while an attempt is made. The hand-over goes through the
+// dispatcher's queue, lock and completion stack, which order the accesses.
+//
+// A pool keeps one runner per pipeline for its whole life, so the struct is
+// kept small: settings are read from the ScheduledPipeline (which must not
+// be changed while started), times are Unix nanoseconds.
 type runner struct {
-	sp        *ScheduledPipeline
-	id        string
-	sched     Schedule
-	clock     Clock
-	env       *runEnv
-	ctl       *control
-	backoff   time.Duration
-	maxErrors int
+	sp    *ScheduledPipeline
+	env   *runEnv
+	local *localEntry // the LocalCoordinator's state, from the first attempt
 
-	// plan
-	next     time.Time // when the next attempt is due
-	slot     time.Time // cron: the slot a retry attempts again
-	retry    bool      // the next attempt retries slot after a failure
-	failures int       // consecutive failed runs
-	lastErr  error
-	lastSeen time.Time // latest clock reading, to notice backward jumps
+	// plan; times in Unix ns, 0 meaning none
+	next      int64 // when the next attempt is due; 0: never
+	slot      int64 // cron: the slot being attempted or retried
+	following int64 // cron: the slot after slot, when already known
+	failures  int32 // consecutive failed runs
+	retry     bool  // the next attempt retries slot after a failure
 
-	// dispatcher bookkeeping, guarded by the dispatcher's lock
-	heapIdx int
-	due     int64
-	done    bool
+	// dispatcher bookkeeping
+	inHeap   bool    // waiting in the heap; guarded by the dispatcher's lock
+	done     bool    // finished for good; guarded by the dispatcher's lock
+	nextDone *runner // link in the dispatcher's completion stack
 
-	mu     sync.Mutex // guards the fields below
-	st     PipelineStatus
-	cancel context.CancelCauseFunc
-	lease  Lease
+	stopped atomic.Bool
+	mu      sync.Mutex    // guards stopCh, st and ctx
+	stopCh  chan struct{} // made on first use
+	ctx     *runContext   // the run in flight, if any
+	st      runStats
 }
 
-func newRunner(sp *ScheduledPipeline, env *runEnv, clock Clock, ctl *control) *runner {
-	r := &runner{
-		sp:        sp,
-		id:        sp.PipelineID,
-		sched:     sp.Schedule,
-		clock:     clock,
-		env:       env,
-		ctl:       ctl,
-		backoff:   sp.ErrorBackoff,
-		maxErrors: sp.MaxConsecutiveErrors,
-		heapIdx:   -1,
-	}
-	if r.backoff <= 0 {
-		r.backoff = DefaultErrorBackoff
-	}
-	r.st.State = StateIdle
-	return r
+// runStats is the runner's part of PipelineStatus, kept flat so a run
+// updates it without allocating.
+type runStats struct {
+	state       PipelineState
+	consecutive int32
+	runs        uint64
+	failures    uint64
+	skipped     uint64
+	missed      uint64
+	leaseErrors uint64
+	lastStart   int64
+	lastEnd     int64
+	next        int64
+	runNumber   int64
+	token       int64
+	lastErr     string
 }
 
-// now reads the clock without its monotonic part, so every comparison is on
-// the wall clock that cron slots and run numbers are named by.
-func (r *runner) now() time.Time { return r.clock.Now().Round(0) }
+func newRunner(sp *ScheduledPipeline, env *runEnv) *runner {
+	return &runner{sp: sp, env: env}
+}
+
+// nsOf and timeOf convert plan times; the zero time is 0.
+func nsOf(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+func timeOf(ns int64) time.Time {
+	if ns == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, ns)
+}
+
+func (r *runner) id() string { return r.sp.PipelineID }
+
+func (r *runner) now() time.Time { return r.env.now() }
+
+// nextCron is the first slot strictly after t, 0 when there is none.
+func (r *runner) nextCron(t int64) int64 { return nsOf(r.sp.Schedule.Next(timeOf(t))) }
+
+// stop ends the runner's schedule: the stopped flag is set, the
+// ShutdownRequested channel (if a run or Start asked for one) is closed and
+// the pool's dispatcher, if any, drops a waiting runner.
+func (r *runner) stop() {
+	if r.stopped.Swap(true) {
+		return
+	}
+	r.mu.Lock()
+	if r.stopCh != nil {
+		close(r.stopCh)
+	}
+	r.mu.Unlock()
+	if r.env != nil && r.env.d != nil {
+		r.env.d.stopped(r)
+	}
+}
+
+func (r *runner) isStopped() bool { return r.stopped.Load() }
+
+// stopChan returns the channel closed by stop. It is made on first use, so
+// a pool of pipelines that never ask costs no channel each.
+func (r *runner) stopChan() <-chan struct{} {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.stopCh == nil {
+		r.stopCh = make(chan struct{})
+		if r.stopped.Load() {
+			close(r.stopCh)
+		}
+	}
+	return r.stopCh
+}
 
 // begin sets the first attempt: cron at its next slot, every other kind at
 // once (an Every pipeline runs at start, then Every after each run).
 func (r *runner) begin(now time.Time) {
-	r.lastSeen = now
-	if r.sched.kind == ScheduleCron {
-		r.next = r.sched.Next(now)
+	if r.sp.Schedule.Kind() == ScheduleCron {
+		r.next = r.nextCron(now.UnixNano())
 	} else {
-		r.next = now
+		r.next = now.UnixNano()
 	}
 	r.setNext(StateIdle)
-	if r.next.IsZero() {
-		r.env.logger.Warn("schedule never fires; the pipeline will stay idle", slog.String("pipeline_id", r.id), slog.String("schedule", r.sched.String()))
+	if r.next == 0 {
+		r.env.logger.Warn("schedule never fires; the pipeline will stay idle",
+			slog.String("pipeline_id", r.id()), slog.String("schedule", r.sp.Schedule.String()))
 	}
-}
-
-// observe notices a backward wall-clock jump and shifts the plan for it.
-func (r *runner) observe(now time.Time) (changed bool) {
-	back := r.lastSeen.Sub(now)
-	r.lastSeen = now
-	if back <= 0 {
-		return false
-	}
-	return r.shift(back)
 }
 
 // shift moves a wait that measures a duration (an Every interval, a
@@ -226,10 +180,10 @@ func (r *runner) observe(now time.Time) (changed bool) {
 // time, so after a jump back no slot runs twice; the pipeline just waits for
 // the clock to reach its next slot again.
 func (r *runner) shift(d time.Duration) bool {
-	if r.next.IsZero() || (r.sched.kind == ScheduleCron && !r.retry) {
+	if r.next == 0 || (r.sp.Schedule.Kind() == ScheduleCron && !r.retry) {
 		return false
 	}
-	r.next = r.next.Add(-d)
+	r.next -= int64(d)
 	r.setNext(r.stateOf())
 	return true
 }
@@ -243,84 +197,88 @@ func (r *runner) stateOf() PipelineState {
 }
 
 // step makes the attempt due at now, if one is still worth making, and
-// plans the next. It reports done when the pipeline must not run again, with
-// the error it stops with.
-func (r *runner) step(now time.Time) (done bool, err error) {
-	r.lastSeen = now
+// plans the next. It returns when the attempt ended (now when none was
+// made) and reports done when the pipeline must not run again, with the
+// error it stops with.
+func (r *runner) step(now time.Time) (end time.Time, done bool, err error) {
 	runNumber, run := r.decide(now)
 	if !run {
-		return false, nil
+		return now, false, nil
 	}
-	o, runErr := r.attempt(runNumber)
-	return r.plan(o, runErr, r.now())
+	o, runErr, end := r.attempt(runNumber, now)
+	done, err = r.plan(o, runErr, end)
+	return end, done, err
 }
 
 // decide returns the run number of the attempt due at now. For cron it
 // applies LateSlotGrace: it may skip missed slots, or move on to the next
 // slot without running.
 func (r *runner) decide(now time.Time) (int64, bool) {
-	switch r.sched.kind {
+	sched := &r.sp.Schedule
+	switch sched.Kind() {
 	case ScheduleEvery:
-		return everyRunNumber(now, r.sched.every), true
+		return everyRunNumber(now, sched.Interval()), true
 	case ScheduleContinuous:
 		return RunNumberAuto, true
 	case ScheduleOnce:
 		return RunNumberOnce, true
 	}
 	if r.retry {
-		return r.slot.Unix(), true
+		return r.slot / int64(time.Second), true
 	}
-	latest, missed, exact := r.latestSlot(r.next, now)
-	if now.Sub(latest) > LateSlotGrace {
+	nowN := now.UnixNano()
+	latest, following, missed, exact := r.latestSlot(r.next, nowN)
+	if nowN-latest > int64(LateSlotGrace) {
 		missed++
-		r.next = r.sched.Next(now)
-		r.reportMissed(missed, exact, time.Time{})
+		r.next = r.nextCron(nowN)
+		r.reportMissed(missed, exact, 0)
 		r.setNext(r.stateOf())
 		return 0, false
 	}
 	if missed > 0 {
 		r.reportMissed(missed, exact, latest)
 	}
-	r.slot = latest
-	return latest.Unix(), true
+	r.slot, r.following = latest, following
+	return latest / int64(time.Second), true
 }
 
-// latestSlot walks from the due slot s to the newest slot not after now and
-// counts the slots passed over. Past maxMissedScan slots it restarts from
+// latestSlot walks from the due slot s to the newest slot not after now,
+// returns the slot after it when that came out of the walk (0 otherwise)
+// and counts the slots passed over. Past maxMissedScan slots it restarts from
 // the grace window and reports the count as a lower bound.
-func (r *runner) latestSlot(s, now time.Time) (latest time.Time, missed uint64, exact bool) {
+func (r *runner) latestSlot(s, now int64) (latest, following int64, missed uint64, exact bool) {
 	latest = s
 	for range maxMissedScan {
-		n := r.sched.Next(latest)
-		if n.IsZero() || n.After(now) {
-			return latest, missed, true
+		n := r.nextCron(latest)
+		if n == 0 || n > now {
+			return latest, n, missed, true
 		}
 		latest, missed = n, missed+1
 	}
-	from := now.Add(-LateSlotGrace)
-	if latest.Before(from) {
-		c := r.sched.Next(from.Add(-time.Second))
-		for !c.IsZero() && c.Before(from) {
-			c = r.sched.Next(c)
+	from := now - int64(LateSlotGrace)
+	if latest < from {
+		c := r.nextCron(from - int64(time.Second))
+		for c != 0 && c < from {
+			c = r.nextCron(c)
 		}
-		if c.IsZero() || c.After(now) {
-			return latest, missed, false
+		if c == 0 || c > now {
+			return latest, 0, missed, false
 		}
 		latest = c
 	}
-	for n := r.sched.Next(latest); !n.IsZero() && !n.After(now); n = r.sched.Next(latest) {
+	for n := r.nextCron(latest); n != 0 && n <= now; n = r.nextCron(latest) {
 		latest = n
 	}
-	return latest, missed, false
+	return latest, 0, missed, false
 }
 
-func (r *runner) reportMissed(n uint64, exact bool, running time.Time) {
+func (r *runner) reportMissed(n uint64, exact bool, running int64) {
 	r.mu.Lock()
-	r.st.MissedSlots += n
+	r.st.missed += n
 	r.mu.Unlock()
-	attrs := []slog.Attr{slog.String("pipeline_id", r.id), slog.Uint64("missed_slots", n), slog.Bool("exact_count", exact)}
-	if !running.IsZero() {
-		attrs = append(attrs, slog.Int64("run_number", running.Unix()))
+	attrs := []slog.Attr{slog.String("pipeline_id", r.id()), slog.Uint64("missed_slots", n), slog.Bool("exact_count", exact)}
+	if running != 0 {
+		attrs = append(attrs, slog.Int64("run_number", running/int64(time.Second)))
 	}
 	r.env.logger.LogAttrs(context.Background(), slog.LevelWarn,
 		"cron slots missed: more than the late-slot grace behind (a previous run overran them, the process was paused, or the clock jumped)",
@@ -342,207 +300,54 @@ func everyRunNumber(now time.Time, d time.Duration) int64 {
 	return start / int64(time.Second)
 }
 
-// attempt takes the lease, runs the pipeline and gives the lease back.
-func (r *runner) attempt(runNumber int64) (outcome, error) {
-	env := r.env
-	lease, ok, err := env.acquire(env.parent, r.id, runNumber)
-	switch {
-	case errors.Is(err, ErrSlotCompleted):
-		r.countSkip(false)
-		r.debug("slot already completed, skipping", runNumber)
-		return outcomeSlotCompleted, nil
-	case err != nil:
-		r.countSkip(true)
-		env.logger.LogAttrs(context.Background(), slog.LevelWarn, "cannot ask the coordinator for a lease; not running",
-			slog.String("pipeline_id", r.id), slog.Int64("run_number", runNumber), slog.Any("error", err))
-		return outcomeLeaseError, err
-	case !ok:
-		r.countSkip(false)
-		r.debug("lease held elsewhere, skipping", runNumber)
-		return outcomeNotAcquired, nil
-	}
-
-	ctx, cancel := newRunContext(env.parent, lease, r.ctl.stopCh)
-	start := r.now()
-	r.mu.Lock()
-	r.cancel, r.lease = cancel, lease
-	r.st.State, r.st.NextRun = StateRunning, nil
-	r.st.LastRunStart, r.st.RunNumber, r.st.LeaseToken = timePtr(start), lease.RunNumber, lease.FencingToken
-	r.mu.Unlock()
-	if cause := env.cause(); cause != nil {
-		cancel(cause)
-	}
-	if r.enabled(slog.LevelDebug) {
-		r.logRun(slog.LevelDebug, "run started", lease)
-	}
-
-	runErr := r.invoke(ctx)
-
-	end := r.now()
-	r.mu.Lock()
-	r.cancel = nil
-	r.lease = Lease{}
-	r.mu.Unlock()
-	cause := context.Cause(ctx)
-	cancel(nil)
-	if runErr != nil && cause != nil && !errors.Is(runErr, cause) && (errors.Is(cause, ErrLeaseLost) || errors.Is(cause, ErrGracefulTimeout) || errors.Is(cause, ErrForcedShutdown)) {
-		runErr = fmt.Errorf("%w (run context cancelled: %w)", runErr, cause)
-	}
-
-	if relErr := env.finishLease(ctx, r.id, runErr == nil); relErr != nil {
-		r.logRun(slog.LevelWarn, "releasing the lease failed", lease, slog.Any("error", relErr))
-	}
-
-	r.mu.Lock()
-	r.st.Runs++
-	r.st.LastRunEnd = timePtr(end)
-	r.st.RunNumber, r.st.LeaseToken = 0, 0
-	if runErr != nil {
-		r.st.Failures++
-		r.st.LastError = runErr.Error()
-	} else {
-		r.st.LastError = ""
-	}
-	r.mu.Unlock()
-
-	if runErr != nil {
-		r.logRun(slog.LevelError, "run failed", lease, slog.Duration("duration", end.Sub(start)), slog.Any("error", runErr))
-		return outcomeFailure, runErr
-	}
-	if r.enabled(slog.LevelInfo) {
-		r.logRun(slog.LevelInfo, "run finished", lease, slog.Duration("duration", end.Sub(start)))
-	}
-	return outcomeSuccess, nil
-}
-
-// invoke calls the factory, runs the pipeline and closes it, turning panics
-// into errors.
-func (r *runner) invoke(ctx context.Context) (err error) {
-	p, err := r.build(ctx)
-	if err != nil {
-		return err
-	}
-	err = r.run(ctx, p)
-	if c, ok := p.(io.Closer); ok {
-		if cerr := r.close(ctx, c); cerr != nil {
-			err = errors.Join(err, cerr)
-		}
-	}
-	return err
-}
-
-func (r *runner) build(ctx context.Context) (p Pipeline, err error) {
-	defer r.recoverInto(ctx, "factory", &err)
-	p, err = r.sp.Factory(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("factory: %w", err)
-	}
-	if isNilPipeline(p) {
-		return nil, ErrNilPipeline
-	}
-	return p, nil
-}
-
-func (r *runner) run(ctx context.Context, p Pipeline) (err error) {
-	defer r.recoverInto(ctx, "Run", &err)
-	return p.Run(ctx)
-}
-
-func (r *runner) close(ctx context.Context, c io.Closer) (err error) {
-	defer r.recoverInto(ctx, "Close", &err)
-	if err = c.Close(); err != nil {
-		return fmt.Errorf("close: %w", err)
-	}
-	return nil
-}
-
-// PanicError is the error of a run whose factory, Run or Close panicked.
-type PanicError struct {
-	// Where is "factory", "Run" or "Close".
-	Where string
-	// Value is what was passed to panic.
-	Value any
-	// Stack is the goroutine's stack at the panic.
-	Stack []byte
-}
-
-// Error describes the panic without the stack, which is logged separately.
-func (e *PanicError) Error() string { return fmt.Sprintf("panic in %s: %v", e.Where, e.Value) }
-
-// Unwrap returns the panic value when it is an error.
-func (e *PanicError) Unwrap() error {
-	err, _ := e.Value.(error)
-	return err
-}
-
-func (r *runner) recoverInto(ctx context.Context, where string, err *error) {
-	v := recover()
-	if v == nil {
-		return
-	}
-	pe := &PanicError{Where: where, Value: v, Stack: debug.Stack()}
-	*err = pe
-	lease, _ := LeaseFromContext(ctx)
-	r.logRun(slog.LevelError, "pipeline panicked", lease, slog.String("panic", fmt.Sprint(v)), slog.String("stack", string(pe.Stack)))
-}
-
-func (r *runner) countSkip(leaseError bool) {
-	r.mu.Lock()
-	if leaseError {
-		r.st.LeaseErrors++
-	} else {
-		r.st.Skipped++
-	}
-	r.mu.Unlock()
-}
-
-// plan sets the next attempt after an attempt that ended at now.
-func (r *runner) plan(o outcome, runErr error, now time.Time) (done bool, err error) {
-	r.lastSeen = now
-	kind := r.sched.kind
+// plan sets the next attempt after an attempt that ended at end and
+// publishes the attempt's outcome and the plan to the status in one step.
+func (r *runner) plan(o outcome, runErr error, end time.Time) (done bool, err error) {
+	sp := r.sp
+	kind := sp.Schedule.Kind()
+	endN := end.UnixNano()
 	switch o {
 	case outcomeSuccess:
-		r.failures, r.lastErr, r.retry = 0, nil, false
-		r.setFailures(0)
+		r.failures, r.retry = 0, false
 		switch kind {
 		case ScheduleOnce:
+			r.publish(o, runErr, endN, StateStopped)
 			return true, nil
 		case ScheduleCron:
-			r.next = r.sched.Next(r.slot)
+			r.next = r.followingSlot()
 		case ScheduleEvery:
-			r.next = now.Add(r.sched.every)
+			r.next = endN + int64(sp.Schedule.Interval())
 		default:
-			r.next = now
+			r.next = endN
 		}
-		r.setNext(StateIdle)
+		r.publish(o, runErr, endN, StateIdle)
 		return false, nil
 
 	case outcomeFailure:
 		r.failures++
-		r.lastErr = runErr
-		r.setFailures(r.failures)
-		if r.maxErrors > 0 && r.failures >= r.maxErrors {
-			return true, &tooManyErrors{id: r.id, failures: r.failures, last: runErr}
+		if limit := sp.MaxConsecutiveErrors; limit > 0 && int(r.failures) >= limit {
+			r.publish(o, runErr, endN, StateStopped)
+			return true, &tooManyErrors{id: r.id(), failures: int(r.failures), last: runErr}
 		}
-		delay := backoffDelay(r.backoff, r.failures)
-		retryAt := now.Add(delay)
+		delay := backoffDelay(sp.ErrorBackoff, int(r.failures))
+		retryAt := endN + int64(delay)
 		r.next = retryAt
 		if kind == ScheduleCron {
 			// Retry the failed slot unless its successor comes first; then
 			// the successor (the first slot after the backoff) runs instead.
-			if following := r.sched.Next(r.slot); following.IsZero() || following.After(retryAt) {
-				r.retry = true
-			} else {
-				r.retry = false
-				r.next = r.sched.Next(retryAt.Add(-time.Nanosecond))
+			following := r.followingSlot()
+			r.retry = following == 0 || following > retryAt
+			if !r.retry {
+				r.next = r.nextCron(retryAt - 1)
 			}
 		}
-		r.logBackoff(delay, retryAt)
-		r.setNext(StateBackoff)
+		r.publish(o, runErr, endN, StateBackoff)
+		r.logBackoff(delay)
 		return false, nil
 
 	case outcomeSlotCompleted:
 		if kind == ScheduleOnce {
+			r.publish(o, runErr, endN, StateStopped)
 			return true, nil
 		}
 	}
@@ -551,42 +356,75 @@ func (r *runner) plan(o outcome, runErr error, now time.Time) (done bool, err er
 	r.retry = false
 	switch kind {
 	case ScheduleCron:
-		r.next = r.sched.Next(r.slot)
+		r.next = r.followingSlot()
 	case ScheduleEvery:
-		r.next = now.Add(r.sched.every)
+		r.next = endN + int64(sp.Schedule.Interval())
 	default:
-		r.next = now.Add(LeaseRetryInterval)
+		r.next = endN + int64(LeaseRetryInterval)
 	}
-	r.setNext(r.stateOf())
+	r.publish(o, runErr, endN, r.stateOf())
 	return false, nil
 }
 
-func (r *runner) logBackoff(delay time.Duration, retryAt time.Time) {
+// followingSlot returns the cron slot after the one just attempted,
+// computing it unless decide already did.
+func (r *runner) followingSlot() int64 {
+	f := r.following
+	if f == 0 {
+		f = r.nextCron(r.slot)
+	}
+	r.following = 0
+	return f
+}
+
+// publish records an attempt's outcome and the new plan in the status.
+func (r *runner) publish(o outcome, runErr error, end int64, state PipelineState) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch o {
+	case outcomeSuccess, outcomeFailure:
+		r.ctx = nil
+		r.st.runs++
+		r.st.lastEnd = end
+		r.st.runNumber, r.st.token = 0, 0
+		r.st.lastErr = ""
+		if runErr != nil {
+			r.st.failures++
+			r.st.lastErr = runErr.Error()
+		}
+	case outcomeLeaseError:
+		r.st.leaseErrors++
+	default:
+		r.st.skipped++
+	}
+	r.st.consecutive = r.failures
+	r.st.state = state
+	r.st.next = 0
+	if state != StateStopped {
+		r.st.next = r.next
+	}
+}
+
+func (r *runner) logBackoff(delay time.Duration) {
 	if !r.enabled(slog.LevelInfo) {
 		return
 	}
 	r.env.logger.LogAttrs(context.Background(), slog.LevelInfo, "backing off after a failed run",
-		slog.String("pipeline_id", r.id), slog.Int("consecutive_errors", r.failures),
-		slog.Duration("backoff", delay), slog.Time("next_attempt", r.next), slog.Time("retry_at", retryAt))
-}
-
-func (r *runner) setFailures(n int) {
-	r.mu.Lock()
-	r.st.ConsecutiveErrors = n
-	r.mu.Unlock()
+		slog.String("pipeline_id", r.id()), slog.Int("consecutive_errors", int(r.failures)),
+		slog.Duration("backoff", delay), slog.Time("next_attempt", timeOf(r.next)))
 }
 
 func (r *runner) setNext(state PipelineState) {
 	r.mu.Lock()
-	r.st.State = state
-	r.st.NextRun = timePtr(r.next)
+	r.st.state = state
+	r.st.next = r.next
 	r.mu.Unlock()
 }
 
 func (r *runner) setStopped() {
 	r.mu.Lock()
-	r.st.State = StateStopped
-	r.st.NextRun = nil
+	r.st.state = StateStopped
+	r.st.next = 0
 	r.mu.Unlock()
 }
 
@@ -596,20 +434,41 @@ func (r *runner) setStopped() {
 func (r *runner) cancelRun(cause error, token int64) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.cancel == nil || (token != 0 && r.lease.FencingToken != 0 && token != r.lease.FencingToken) {
+	if r.ctx == nil || (token != 0 && r.st.token != 0 && token != r.st.token) {
 		return false
 	}
-	r.cancel(cause)
+	r.ctx.cancel(cause)
 	return true
+}
+
+// running reports whether a run is in flight.
+func (r *runner) running() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.ctx != nil
 }
 
 func (r *runner) status() PipelineStatus {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	st := r.st
-	st.PipelineID = r.id
-	st.Schedule = r.sched.String()
-	return st
+	r.mu.Unlock()
+	return PipelineStatus{
+		PipelineID:        r.id(),
+		Schedule:          r.sp.Schedule.String(),
+		State:             st.state,
+		Runs:              st.runs,
+		Failures:          st.failures,
+		Skipped:           st.skipped,
+		MissedSlots:       st.missed,
+		LeaseErrors:       st.leaseErrors,
+		ConsecutiveErrors: int(st.consecutive),
+		LastRunStart:      timePtr(timeOf(st.lastStart)),
+		LastRunEnd:        timePtr(timeOf(st.lastEnd)),
+		LastError:         st.lastErr,
+		NextRun:           timePtr(timeOf(st.next)),
+		RunNumber:         st.runNumber,
+		LeaseToken:        st.token,
+	}
 }
 
 func (r *runner) enabled(level slog.Level) bool {
@@ -620,7 +479,7 @@ func (r *runner) debug(msg string, runNumber int64) {
 	if !r.enabled(slog.LevelDebug) {
 		return
 	}
-	r.env.logger.LogAttrs(context.Background(), slog.LevelDebug, msg, slog.String("pipeline_id", r.id), slog.Int64("run_number", runNumber))
+	r.env.logger.LogAttrs(context.Background(), slog.LevelDebug, msg, slog.String("pipeline_id", r.id()), slog.Int64("run_number", runNumber))
 }
 
 // logRun logs a line about a run with pipeline_id, run_number and, for a
@@ -630,7 +489,7 @@ func (r *runner) logRun(level slog.Level, msg string, lease Lease, attrs ...slog
 		return
 	}
 	all := make([]slog.Attr, 0, 3+len(attrs))
-	all = append(all, slog.String("pipeline_id", r.id), slog.Int64("run_number", lease.RunNumber))
+	all = append(all, slog.String("pipeline_id", r.id()), slog.Int64("run_number", lease.RunNumber))
 	if lease.Fenced() {
 		all = append(all, slog.Int64("fencing_token", lease.FencingToken))
 	}

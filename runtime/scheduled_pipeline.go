@@ -48,7 +48,7 @@ type ScheduledPipeline struct {
 	// pool's clock is used.
 	Clock Clock
 
-	ctl atomic.Pointer[control]
+	active atomic.Pointer[runner]
 }
 
 // Start runs the pipeline on its schedule until Stop is called, ctx is
@@ -64,25 +64,24 @@ func (sp *ScheduledPipeline) Start(ctx context.Context) error {
 	if problems := sp.problems(); len(problems) > 0 {
 		return fmt.Errorf("%w: pipeline %q: %w", ErrInvalidPipeline, sp.PipelineID, errors.Join(problems...))
 	}
-	ctl := newControl()
-	if !sp.ctl.CompareAndSwap(nil, ctl) {
-		return fmt.Errorf("%w: pipeline %q", ErrAlreadyRunning, sp.PipelineID)
-	}
-	defer sp.ctl.CompareAndSwap(ctl, nil)
-
 	clock := sp.Clock
 	if clock == nil {
 		clock = SystemClock{}
 	}
 	coord := NewLocalCoordinator(clock)
-	logger := slog.Default()
+	r := newRunner(sp, newRunEnv(clock, coord, slog.Default(), ctx))
+	if !sp.active.CompareAndSwap(nil, r) {
+		return fmt.Errorf("%w: pipeline %q", ErrAlreadyRunning, sp.PipelineID)
+	}
+	defer sp.active.CompareAndSwap(r, nil)
 	if err := coord.Start(ctx, newWorkerID(), []string{sp.PipelineID}); err != nil {
 		return err
 	}
 	defer coord.Stop(context.WithoutCancel(ctx))
 
-	r := newRunner(sp, newRunEnv(coord, logger, ctx), clock, ctl)
-	r.begin(r.now())
+	stopCh := r.stopChan()
+	lastSeen := r.now()
+	r.begin(lastSeen)
 	defer r.setStopped()
 
 	var timer Timer
@@ -94,17 +93,20 @@ func (sp *ScheduledPipeline) Start(ctx context.Context) error {
 	for {
 		// Sleep until the attempt is due, a second at most at a time.
 		for {
-			if ctl.stopped() || ctx.Err() != nil {
+			if r.isStopped() || ctx.Err() != nil {
 				return nil
 			}
 			now := r.now()
-			r.observe(now)
+			if back := lastSeen.Sub(now); back > 0 {
+				r.shift(back)
+			}
+			lastSeen = now
 			wait := MaxWait
-			if !r.next.IsZero() {
-				if !now.Before(r.next) {
+			if r.next != 0 {
+				if now.UnixNano() >= r.next {
 					break
 				}
-				wait = min(r.next.Sub(now), MaxWait)
+				wait = min(time.Duration(r.next-now.UnixNano()), MaxWait)
 			}
 			if timer == nil {
 				timer = clock.NewTimer(wait)
@@ -113,14 +115,15 @@ func (sp *ScheduledPipeline) Start(ctx context.Context) error {
 			}
 			select {
 			case <-timer.C():
-			case <-ctl.stopCh:
+			case <-stopCh:
 			case <-ctx.Done():
 			}
 		}
-		done, err := r.step(r.now())
+		end, done, err := r.step(lastSeen)
 		if done {
 			return err
 		}
+		lastSeen = end
 	}
 }
 
@@ -128,8 +131,8 @@ func (sp *ScheduledPipeline) Start(ctx context.Context) error {
 // flight finishes and sees its ShutdownRequested channel closed. Stop of a
 // pipeline that is not running does nothing.
 func (sp *ScheduledPipeline) Stop() {
-	if c := sp.ctl.Load(); c != nil {
-		c.stop()
+	if r := sp.active.Load(); r != nil {
+		r.stop()
 	}
 }
 

@@ -1,0 +1,170 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"runtime/debug"
+	"time"
+)
+
+// attempt takes the lease, runs the pipeline and gives the lease back. now
+// is when the attempt was found due; attempt returns when it ended.
+func (r *runner) attempt(runNumber int64, now time.Time) (outcome, error, time.Time) {
+	env := r.env
+	lease, ok, err := env.acquire(r, runNumber, now)
+	if err != nil || !ok {
+		o := r.skipped(runNumber, err)
+		if env.local == nil {
+			now = r.now()
+		}
+		return o, err, now
+	}
+
+	ctx := newRunContext(env.parent, lease, r)
+	start := now
+	if env.local == nil {
+		start = r.now() // asking a remote coordinator takes time
+	}
+	r.mu.Lock()
+	r.ctx = ctx
+	r.st.state, r.st.next = StateRunning, 0
+	r.st.lastStart, r.st.runNumber, r.st.token = start.UnixNano(), lease.RunNumber, lease.FencingToken
+	r.mu.Unlock()
+	if cause := env.cause(); cause != nil {
+		ctx.cancel(cause)
+	}
+	if r.enabled(slog.LevelDebug) {
+		r.logRun(slog.LevelDebug, "run started", lease)
+	}
+
+	runErr := r.invoke(ctx)
+
+	end := r.now()
+	if runErr != nil {
+		runErr = withCause(runErr, ctx.cancelled())
+	}
+	ctx.cancel(nil)
+	if relErr := env.finishLease(ctx, r, runErr == nil); relErr != nil {
+		r.logRun(slog.LevelWarn, "releasing the lease failed", lease, slog.Any("error", relErr))
+	}
+	r.ended(lease, runErr, end.Sub(start))
+	if runErr != nil {
+		return outcomeFailure, runErr, end
+	}
+	return outcomeSuccess, nil, end
+}
+
+// skipped classifies an attempt the coordinator did not grant.
+func (r *runner) skipped(runNumber int64, err error) outcome {
+	switch {
+	case errors.Is(err, ErrSlotCompleted):
+		r.debug("slot already completed, skipping", runNumber)
+		return outcomeSlotCompleted
+	case err != nil:
+		r.env.logger.LogAttrs(context.Background(), slog.LevelWarn, "cannot ask the coordinator for a lease; not running",
+			slog.String("pipeline_id", r.id()), slog.Int64("run_number", runNumber), slog.Any("error", err))
+		return outcomeLeaseError
+	default:
+		r.debug("lease held elsewhere, skipping", runNumber)
+		return outcomeNotAcquired
+	}
+}
+
+// withCause adds to a run's error the reason the pool cancelled its context,
+// when the error does not say so already.
+func withCause(runErr, cause error) error {
+	if cause != nil && !errors.Is(runErr, cause) && isPoolCause(cause) {
+		return fmt.Errorf("%w (run context cancelled: %w)", runErr, cause)
+	}
+	return runErr
+}
+
+// isPoolCause reports whether cause is one the pool cancels runs with.
+func isPoolCause(cause error) bool {
+	return errors.Is(cause, ErrLeaseLost) || errors.Is(cause, ErrGracefulTimeout) || errors.Is(cause, ErrForcedShutdown)
+}
+
+// ended logs the end of a run.
+func (r *runner) ended(lease Lease, runErr error, took time.Duration) {
+	if runErr != nil {
+		r.logRun(slog.LevelError, "run failed", lease, slog.Duration("duration", took), slog.Any("error", runErr))
+		return
+	}
+	if r.enabled(slog.LevelInfo) {
+		r.logRun(slog.LevelInfo, "run finished", lease, slog.Duration("duration", took))
+	}
+}
+
+// invoke calls the factory, runs the pipeline and closes it, turning panics
+// into errors.
+func (r *runner) invoke(ctx context.Context) (err error) {
+	p, err := r.build(ctx)
+	if err != nil {
+		return err
+	}
+	err = r.run(ctx, p)
+	if c, ok := p.(io.Closer); ok {
+		if cerr := r.close(ctx, c); cerr != nil {
+			err = errors.Join(err, cerr)
+		}
+	}
+	return err
+}
+
+func (r *runner) build(ctx context.Context) (p Pipeline, err error) {
+	defer r.recoverInto(ctx, "factory", &err)
+	p, err = r.sp.Factory(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("factory: %w", err)
+	}
+	if isNilPipeline(p) {
+		return nil, ErrNilPipeline
+	}
+	return p, nil
+}
+
+func (r *runner) run(ctx context.Context, p Pipeline) (err error) {
+	defer r.recoverInto(ctx, "Run", &err)
+	return p.Run(ctx)
+}
+
+func (r *runner) close(ctx context.Context, c io.Closer) (err error) {
+	defer r.recoverInto(ctx, "Close", &err)
+	if err = c.Close(); err != nil {
+		return fmt.Errorf("close: %w", err)
+	}
+	return nil
+}
+
+// PanicError is the error of a run whose factory, Run or Close panicked.
+type PanicError struct {
+	// Where is "factory", "Run" or "Close".
+	Where string
+	// Value is what was passed to panic.
+	Value any
+	// Stack is the goroutine's stack at the panic.
+	Stack []byte
+}
+
+// Error describes the panic without the stack, which is logged separately.
+func (e *PanicError) Error() string { return fmt.Sprintf("panic in %s: %v", e.Where, e.Value) }
+
+// Unwrap returns the panic value when it is an error.
+func (e *PanicError) Unwrap() error {
+	err, _ := e.Value.(error)
+	return err
+}
+
+func (r *runner) recoverInto(ctx context.Context, where string, err *error) {
+	v := recover()
+	if v == nil {
+		return
+	}
+	pe := &PanicError{Where: where, Value: v, Stack: debug.Stack()}
+	*err = pe
+	lease, _ := LeaseFromContext(ctx)
+	r.logRun(slog.LevelError, "pipeline panicked", lease, slog.String("panic", fmt.Sprint(v)), slog.String("stack", string(pe.Stack)))
+}

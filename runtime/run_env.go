@@ -1,0 +1,79 @@
+package runtime
+
+import (
+	"context"
+	"log/slog"
+	"sync/atomic"
+	"time"
+)
+
+// runEnv is what the runners of one Start or one pool Run share.
+type runEnv struct {
+	clock     Clock
+	coord     Coordinator
+	local     *LocalCoordinator // set when coord is one: no context or timeout needed
+	completer RunCompleter
+	logger    *slog.Logger
+	d         *dispatcher // nil when driven by Start
+	// parent is the parent of every run context. The pool passes a parent
+	// that is never cancelled and cancels runs one by one.
+	parent context.Context
+	// hardCause, once set, is the cause every run context is cancelled with;
+	// runs starting afterwards are cancelled at once.
+	hardCause atomic.Pointer[error]
+}
+
+func newRunEnv(clock Clock, coord Coordinator, logger *slog.Logger, parent context.Context) *runEnv {
+	env := &runEnv{clock: clock, coord: coord, logger: logger, parent: parent}
+	env.local, _ = coord.(*LocalCoordinator)
+	env.completer, _ = coord.(RunCompleter)
+	return env
+}
+
+// now reads the clock without its monotonic part, so every comparison is on
+// the wall clock that cron slots and run numbers are named by.
+func (env *runEnv) now() time.Time { return env.clock.Now().Round(0) }
+
+func (env *runEnv) cause() error {
+	if p := env.hardCause.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+func (env *runEnv) acquire(r *runner, runNumber int64, now time.Time) (Lease, bool, error) {
+	id := r.sp.PipelineID
+	if env.local != nil {
+		if r.local == nil {
+			r.local = env.local.entry(id)
+		}
+		return env.local.acquireEntry(r.local, id, runNumber, now)
+	}
+	ok, err := env.coord.TryAcquireLease(env.parent, id, runNumber)
+	if !ok || err != nil {
+		return Lease{}, false, err
+	}
+	lease, held := env.coord.CurrentLease(id)
+	if !held {
+		// The coordinator granted the lease but cannot show it; run with
+		// what is known rather than not at all.
+		lease = Lease{PipelineID: id, RunNumber: runNumber}
+	}
+	return lease, true, nil
+}
+
+// finishLease releases the lease, or completes it after a success, with a
+// context that shutdown does not cancel and a bounded timeout.
+func (env *runEnv) finishLease(runCtx context.Context, r *runner, success bool) error {
+	if env.local != nil {
+		env.local.releaseEntry(r.local, success)
+		return nil
+	}
+	id := r.sp.PipelineID
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(runCtx), LeaseReleaseTimeout)
+	defer cancel()
+	if success && env.completer != nil {
+		return env.completer.CompleteLease(ctx, id)
+	}
+	return env.coord.ReleaseLease(ctx, id)
+}
