@@ -17,18 +17,6 @@ if mode > 0 and state[2] and mode <= tonumber(state[2]) then
   return {-1}
 end
 
-local held = redis.call('GET', KEYS[1])
-if held then
-  local holder, owner = string.match(held, '^(%d+) %-?%d+ (.*)$')
-  -- A lease held by this very owner is one whose reply was lost (a retried
-  -- command) or that the owner already gave up locally: the owner does not
-  -- ask while it believes it holds one, so it may take it again, with a new
-  -- token.
-  if owner ~= ARGV[1] then
-    return {0, tonumber(holder)}
-  end
-end
-
 -- Tokens are max(last + 1, Redis time in microseconds). The clock term keeps
 -- them increasing when the state is lost (expired, restart without
 -- persistence, failover to a replica that missed writes): see fencing.go.
@@ -44,10 +32,24 @@ local run = mode
 if mode <= 0 then
   run = token
 end
+local value = string.format('%d %d %s', token, run, ARGV[1])
+
+if not redis.call('SET', KEYS[1], value, 'NX', 'PX', ARGV[3]) then
+  local held = redis.call('GET', KEYS[1])
+  local holder, owner = string.match(held, '^(%d+) %-?%d+ (.*)$')
+  -- A lease held by this very owner is one whose reply was lost (a retried
+  -- command) or that the owner already gave up locally: the owner does not
+  -- ask while it believes it holds one, so it may take it again, with a new
+  -- token.
+  if owner ~= ARGV[1] then
+    return {0, tonumber(holder)}
+  end
+  redis.call('SET', KEYS[1], value, 'PX', ARGV[3])
+end
+
 redis.call('HSET', KEYS[2], 'token', string.format('%d', token))
 local keyttl = tonumber(ARGV[4])
 if keyttl > 0 then
   redis.call('PEXPIRE', KEYS[2], keyttl)
 end
-redis.call('SET', KEYS[1], string.format('%d %d %s', token, run, ARGV[1]), 'PX', ARGV[3])
 return {1, token, run}
