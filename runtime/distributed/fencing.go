@@ -11,25 +11,28 @@ import (
 //
 //	token = max(last + 1, now_µs)
 //
-// where last is the pipeline's counter key and now_µs the Redis server's
-// TIME in microseconds since the Unix epoch. The counter alone would restart
-// at 1 after it is lost (FencingKeyTTL expiry, a restart without
-// persistence, a failover to a replica that missed writes); the clock term
-// keeps tokens increasing through all of these, because every token issued
-// before the loss is at most the server clock at the time it was issued (one
-// pipeline's acquisitions are far slower than one per microsecond, since each
-// needs a release or expiry in between), and the clock has moved on since.
+// where last is the token field of the pipeline's state hash and now_µs the
+// Redis server's TIME in microseconds since the Unix epoch. The counter alone
+// would restart at 1 after it is lost (FencingKeyTTL expiry, a restart
+// without persistence, a failover to a replica that missed writes); the clock
+// term keeps tokens increasing through all of these. Every token is at most
+// the server clock at the moment it was minted plus the number of tokens
+// minted within the same microsecond, and one pipeline cannot mint more than
+// one token per microsecond: between two mints the lease must be released or
+// expire, and each of those script runs alone takes the server longer than
+// that. So while the clock moves forward, now_µs is already past every
+// earlier token.
 //
 // Assumption: the clock of the Redis server that mints a token after the
-// counter was lost reads later than the clock of the server that minted the
+// state was lost reads later than the clock of the server that minted the
 // previous token did at that moment. NTP-synchronised servers meet this with
 // a wide margin (a restart or failover takes seconds, clock offsets are
-// milliseconds); a server clock set back by more than the outage would break
-// it. While the counter survives, a clock set back does not matter: last + 1
-// wins.
+// milliseconds); a server clock set back by more than the outage lasted
+// would break it. While the state survives, a clock set back does not
+// matter: last + 1 wins.
 //
 // Tokens are near 1.8e15 today: well inside int64, and exact in the Lua
-// doubles Redis scripts use until about the year 2255.
+// doubles Redis scripts compute with until about the year 2255.
 
 // ValidateLease reports whether token is the fencing token of the lease in
 // force for pipelineID right now, in one round trip: true only while Redis
