@@ -179,7 +179,7 @@ func (n *quorumNode) describe() string {
 // primary's, so the primary can also serve as a quorum node.
 //
 //	<prefix>redlock:lease:{<pipeline>}  hash: owner, worker, token, run, mode; PX LeaseTTL
-//	<prefix>redlock:seen:{<pipeline>}   string: largest token accepted; PX 2×LeaseTTL
+//	<prefix>redlock:seen:{<pipeline>}   string: largest token accepted or released; PX 2×LeaseTTL
 //	<prefix>redlock:done:{<pipeline>}   string: copy of the last completed slot; PX 2×LeaseTTL
 //	<prefix>redlock:once:{<pipeline>}   string: copy of the Once marker; PX 2×LeaseTTL
 type quorumKeys struct{ prefix string }
@@ -196,9 +196,10 @@ func (k quorumKeys) acquireKeys(pipelineID string) []string {
 	return []string{k.key("lease", pipelineID), k.key("seen", pipelineID), k.key("done", pipelineID), k.key("once", pipelineID)}
 }
 
-// releaseKeys returns lease, done and once: the release script's order.
+// releaseKeys returns lease, done, once and seen: the release script's
+// order.
 func (k quorumKeys) releaseKeys(pipelineID string) []string {
-	return []string{k.key("lease", pipelineID), k.key("done", pipelineID), k.key("once", pipelineID)}
+	return []string{k.key("lease", pipelineID), k.key("done", pipelineID), k.key("once", pipelineID), k.key("seen", pipelineID)}
 }
 
 func (b *quorumBackend) close() error {

@@ -46,9 +46,6 @@ func tallyAcquire(got []nodeReply[[]int64]) acquireTally {
 	return t
 }
 
-// refused counts the nodes that did not grant.
-func (t acquireTally) refused() int { return t.held + t.completed + t.stale + t.failed }
-
 // acquire reserves the lease and its fencing token on the primary, then
 // sets it on every quorum node at once. It holds only when a majority
 // accepted and the time spent, counted on the monotonic clock from before
@@ -69,7 +66,7 @@ func (b *quorumBackend) acquire(ctx context.Context, req leaseRequest) (acquireR
 	if res.Outcome != outcomeAcquired {
 		return res, nil
 	}
-	ref := leaseRef{PipelineID: req.PipelineID, Owner: req.Owner, Token: res.Token, Mode: req.Mode}
+	ref := leaseRef{PipelineID: req.PipelineID, Owner: req.Owner, Token: res.Token, RunNumber: res.RunNumber, Mode: req.Mode}
 	keys := b.keys.acquireKeys(req.PipelineID)
 	args := []any{req.Owner, req.WorkerID, res.Token, res.RunNumber, req.Mode,
 		b.s.LeaseTTL.Milliseconds(), b.stateTTL.Milliseconds()}
@@ -77,8 +74,11 @@ func (b *quorumBackend) acquire(ctx context.Context, req leaseRequest) (acquireR
 	got := fanOut(ctx, b, func(ctx context.Context, node *quorumNode) ([]int64, error) {
 		return quorumAcquireScript.Run(ctx, node.client, keys, args...).Int64Slice()
 	}, func(got []nodeReply[[]int64]) bool {
+		// Stop early on success, or when refusals alone rule a majority
+		// out; after a transport failure wait for every node, so the
+		// outcome tells contention from an unreachable quorum.
 		t := tallyAcquire(got)
-		return t.granted >= b.quorum || t.refused() > n-b.quorum
+		return t.granted >= b.quorum || t.completed > 0 || t.held+t.stale+t.completed > n-b.quorum
 	})
 	elapsed := time.Since(start)
 	t := tallyAcquire(got)
@@ -99,9 +99,9 @@ func (b *quorumBackend) acquire(ctx context.Context, req leaseRequest) (acquireR
 	case t.granted >= b.quorum:
 		return acquireResult{}, fmt.Errorf("%w: a majority (%d of %d nodes) accepted the lease of %q only after %s, past its validity of %s",
 			ErrQuorumNotReached, t.granted, n, req.PipelineID, elapsed.Round(time.Millisecond), b.validity)
-	case t.failed <= n-b.quorum && t.held+t.stale > 0:
-		// Enough nodes answered for a quorum to be possible: another
-		// worker holds the lease (or took it with a newer token).
+	case t.held+t.stale > 0 && t.granted+t.held+t.stale >= b.quorum:
+		// Enough nodes answered for a majority to be possible, and it was
+		// another worker's lease (or a newer token) that stood in the way.
 		return acquireResult{Outcome: outcomeHeld, Token: t.holder}, nil
 	default:
 		return acquireResult{}, fmt.Errorf("%w: %d of %d nodes accepted the lease of %q, %d needed: %s",

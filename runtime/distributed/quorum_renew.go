@@ -25,7 +25,10 @@ func workerOf(owner string) string {
 // runOf returns the run number a lease was given: the slot, or the token
 // for RunNumberAuto and RunNumberOnce (as the acquire script numbers them).
 func runOf(ref leaseRef) int64 {
-	if ref.Mode > 0 {
+	switch {
+	case ref.RunNumber != 0:
+		return ref.RunNumber
+	case ref.Mode > 0:
 		return ref.Mode
 	}
 	return ref.Token
@@ -70,6 +73,12 @@ func (b *quorumBackend) renew(ctx context.Context, refs []leaseRef) []renewResul
 			if out.errs[i] != nil && first == nil {
 				first = out.errs[i]
 			}
+			if out.errs[i] == nil && out.codes[i] == 2 {
+				// Counted here: a decided round does not wait for this node.
+				b.reseated.Add(1)
+				b.log.Info("distributed: lease put back on a Redlock node that had lost it",
+					"pipeline", refs[i].PipelineID, "token", refs[i].Token, "node", node.index, "redis", node.url.redacted)
+			}
 		}
 		return out, first
 	}, func(got []nodeReply[renewCodes]) bool {
@@ -86,13 +95,6 @@ func (b *quorumBackend) renew(ctx context.Context, refs []leaseRef) []renewResul
 	out := make([]renewResult, len(refs))
 	for i, ref := range refs {
 		ext, gone := tallyRenew(got, i)
-		for _, r := range got {
-			if i < len(r.val.codes) && r.val.errs[i] == nil && r.val.codes[i] == 2 {
-				b.reseated.Add(1)
-				b.log.Info("distributed: lease put back on a Redlock node that had lost it",
-					"pipeline", ref.PipelineID, "token", ref.Token, "node", r.node.index, "redis", r.node.url.redacted)
-			}
-		}
 		switch {
 		case ext >= b.quorum && elapsed < b.validity:
 			out[i] = renewResult{Held: true, ValidFor: b.validity}

@@ -9,8 +9,8 @@
 --
 -- Returns {1} when set, {0, holder token} when another owner holds the
 -- lease here, {-1} when the slot completed (the node keeps a copy of the
--- primary's record for a while, see quorum.go), {-2, seen} when a larger
--- token already reached this node.
+-- primary's record for a while, see quorum.go), {-2, seen} when this token
+-- is stale here.
 local mode = tonumber(ARGV[5])
 if mode > 0 then
   local done = redis.call('GET', KEYS[3])
@@ -31,11 +31,15 @@ if holder[1] and holder[1] ~= ARGV[1] then
   return {0, tonumber(holder[2])}
 end
 
--- A smaller token arriving after a larger one is a stale request (its sender
--- stalled after reserving it): refusing it keeps the holders' tokens in
--- increasing order even when the primary's reservation was lost.
+-- A token not above the largest this node has seen is a stale request: its
+-- sender stalled after reserving it, or it arrives after the release that
+-- gave it up (requests to one node travel on different connections). The
+-- only exception is a retry of a request that already set this very lease.
+-- Refusing the rest keeps the holders' tokens in increasing order even when
+-- the primary's reservation was lost, and keeps a late request from leaving
+-- a lease nobody will release.
 local seen = redis.call('GET', KEYS[2])
-if seen and tonumber(seen) > token then
+if seen and tonumber(seen) >= token and not (holder[1] == ARGV[1] and tonumber(holder[2]) == token) then
   return {-2, tonumber(seen)}
 end
 

@@ -1,0 +1,93 @@
+package distributed
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agora-etl/agora/internal/redistest"
+)
+
+func TestRedlockStartRefusesTwoURLsForOneServer(t *testing.T) {
+	t.Parallel()
+	const secret = "pa55-w0rd"
+	sock := filepath.Join(t.TempDir(), "redis.sock")
+	aliased := redistest.Start(t, redistest.WithPassword(secret), redistest.WithArgs("--unixsocket", sock, "--unixsocketperm", "700"))
+	r := newQuorumRig(t, 1)
+	opts := r.options(2 * time.Second)
+	opts.RedlockRedisURLs = []string{
+		aliased.URL(),
+		"unix://:" + secret + "@" + sock + "?db=3",
+		r.nodes[0].URL(),
+	}
+	c := r.coordinator(opts)
+	err := c.Start(context.Background(), "a", []string{"p"})
+	if !errors.Is(err, ErrQuorumNotIndependent) {
+		t.Fatalf("Start = %v; want ErrQuorumNotIndependent", err)
+	}
+	for _, want := range []string{"RedlockRedisURLs[0]", "RedlockRedisURLs[1]", "same redis-server", "run_id"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+	if strings.Contains(err.Error(), secret) || strings.Contains(r.logs.String(), secret) {
+		t.Fatalf("password shown: %v\n%s", err, r.logs)
+	}
+	if st := c.Status().(CoordinatorStatus); st.Running {
+		t.Fatal("coordinator running after a refused Start")
+	}
+}
+
+func TestRedlockStartRefusesReplicasAndClusterNodes(t *testing.T) {
+	t.Parallel()
+	r := newQuorumRig(t, 2)
+	replica := redistest.Start(t, redistest.WithArgs("--replicaof", "127.0.0.1", strconv.Itoa(r.nodes[0].Port())))
+	cluster := redistest.Start(t, redistest.WithArgs("--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"))
+	for name, tc := range map[string]struct {
+		url, want string
+	}{
+		"replica": {replica.URL(), "is a replica"},
+		"cluster": {cluster.URL(), "Redis Cluster node"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			opts := r.options(2 * time.Second)
+			opts.RedlockRedisURLs = append(opts.RedlockRedisURLs, tc.url)
+			c := r.coordinator(opts)
+			err := c.Start(context.Background(), "a", []string{"p"})
+			if !errors.Is(err, ErrQuorumNotIndependent) || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "RedlockRedisURLs[2]") {
+				t.Fatalf("Start = %v; want ErrQuorumNotIndependent saying RedlockRedisURLs[2] %s", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestRedlockGuardRefusesAServerReachedTwice(t *testing.T) {
+	// A node whose name starts pointing at another node's server after
+	// Start: its connections are refused, so it counts as down.
+	r := newQuorumRig(t, 3)
+	c := r.started(r.options(2*time.Second), "a")
+	b := quorumOf(t, c)
+	g := b.guard
+	id0 := g.runIDs[0]
+	if id0 == "" || g.runIDs[1] == "" || id0 == g.runIDs[1] {
+		t.Fatalf("run ids after Start %q; want three distinct", g.runIDs)
+	}
+	err := g.admit(2, serverInfo{runID: id0, role: "master"})
+	if !errors.Is(err, ErrQuorumNotIndependent) || !strings.Contains(err.Error(), "RedlockRedisURLs[0]") || !strings.Contains(err.Error(), "RedlockRedisURLs[2]") {
+		t.Fatalf("admit(2, node 0's run id) = %v; want ErrQuorumNotIndependent naming both", err)
+	}
+	// Node 0 restarted (a new run id): its old one no longer blocks others.
+	if err := g.admit(0, serverInfo{runID: "fresh", role: "master"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.admit(2, serverInfo{runID: id0, role: "master"}); err != nil {
+		t.Fatalf("admit after node 0 moved on: %v", err)
+	}
+	if err := g.admit(1, serverInfo{runID: "x", role: "slave"}); !errors.Is(err, ErrQuorumNotIndependent) {
+		t.Fatalf("admit(replica) = %v; want ErrQuorumNotIndependent", err)
+	}
+}

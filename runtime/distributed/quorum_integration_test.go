@@ -1,0 +1,352 @@
+package distributed
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/agora-etl/agora/internal/redistest"
+	"github.com/agora-etl/agora/runtime"
+)
+
+func TestRedlockAcquireRenewReleaseValidate(t *testing.T) {
+	t.Parallel()
+	r := newQuorumRig(t, 3)
+	const ttl = 1500 * time.Millisecond // renewal every 0.5 s, deadline 1 s
+	a := r.started(r.options(ttl), "a")
+	b := r.started(r.options(ttl), "b")
+	lost := recordLost(a)
+
+	lease := mustAcquire(t, a, "p", runtime.RunNumberAuto)
+	if lease.FencingToken <= 0 || lease.RunNumber != lease.FencingToken || lease.WorkerID != "a" {
+		t.Fatalf("lease %+v: want a positive token, run number = token, worker a", lease)
+	}
+	if valid, window := lease.ExpiresAt.Sub(lease.AcquiredAt), quorumValidity(ttl, DefaultRedlockClockDriftFactor); valid > window {
+		t.Errorf("lease valid for %s, longer than the validity window %s", valid, window)
+	}
+	want := strconv.FormatInt(lease.FencingToken, 10)
+	for i := range r.nodes {
+		m := r.nodeLease(i, "p")
+		if m["token"] != want || m["worker"] != "a" || m["run"] != want || m["mode"] != "0" || !strings.HasPrefix(m["owner"], "a#") {
+			t.Errorf("node %d holds %v; want token and run %s, worker a", i, m, want)
+		}
+	}
+	if !r.reservationExists("p") {
+		t.Error("the primary holds no reservation while the lease is held")
+	}
+
+	mustNotAcquire(t, b, "p", runtime.RunNumberAuto)
+	for _, c := range []*RedisWorkerCoordinator{a, b} {
+		for tok, wantValid := range map[int64]bool{lease.FencingToken: true, lease.FencingToken + 1: false, lease.FencingToken - 1: false} {
+			if ok, err := c.ValidateLease(ctx, "p", tok); err != nil || ok != wantValid {
+				t.Errorf("ValidateLease(%d) = %v, %v; want %v", tok, ok, err, wantValid)
+			}
+		}
+	}
+
+	// Background renewal keeps the lease past two TTLs.
+	time.Sleep(2 * ttl)
+	if lost.count() != 0 {
+		t.Fatalf("lease lost while every node was up:\n%s", r.logs)
+	}
+	if ok, err := b.ValidateLease(ctx, "p", lease.FencingToken); !ok || err != nil {
+		t.Fatalf("after %s: ValidateLease = %v, %v; want true", 2*ttl, ok, err)
+	}
+	for i := range r.nodes {
+		pttl := r.client(r.nodes[i]).PTTL(ctx, quorumKeys{prefix: DefaultKeyPrefix}.lease("p")).Val()
+		if pttl <= 0 || pttl > ttl {
+			t.Errorf("node %d: lease PTTL %s; want renewed within (0, %s]", i, pttl, ttl)
+		}
+	}
+	if err := a.RenewLease(ctx, "p"); err != nil {
+		t.Fatalf("RenewLease: %v", err)
+	}
+	mustNotAcquire(t, b, "p", runtime.RunNumberAuto)
+
+	if err := a.ReleaseLease(ctx, "p"); err != nil {
+		t.Fatalf("ReleaseLease: %v", err)
+	}
+	if got := r.leaseTokens("p", 0, 1, 2); got[0]+got[1]+got[2] != "" {
+		t.Errorf("nodes still hold tokens %q after the release", got)
+	}
+	if r.reservationExists("p") {
+		t.Error("the primary still holds the reservation after the release")
+	}
+	if ok, err := b.ValidateLease(ctx, "p", lease.FencingToken); ok || err != nil {
+		t.Errorf("ValidateLease of a released token = %v, %v; want false, nil", ok, err)
+	}
+	if err := a.ReleaseLease(ctx, "p"); !errors.Is(err, ErrLeaseNotHeld) {
+		t.Errorf("second ReleaseLease = %v; want ErrLeaseNotHeld", err)
+	}
+	next := mustAcquire(t, b, "p", runtime.RunNumberAuto)
+	if next.FencingToken <= lease.FencingToken {
+		t.Fatalf("next token %d not above %d", next.FencingToken, lease.FencingToken)
+	}
+
+	rs := redlockStatus(t, b)
+	if rs.Quorum != 2 || len(rs.Nodes) != 3 || rs.ReachableNodes != 3 {
+		t.Errorf("status %+v: want quorum 2 of 3 nodes, all reachable", rs)
+	}
+	for i, n := range rs.Nodes {
+		if n.URL != r.nodes[i].URL() || !n.Reachable || !n.Contacted || n.Primary {
+			t.Errorf("status node %d = %+v", i, n)
+		}
+	}
+	raw, err := json.Marshal(b.Status())
+	if err != nil || !strings.Contains(string(raw), `"failed_acquisitions":`) || !strings.Contains(string(raw), `"reachable":true`) {
+		t.Errorf("status JSON %s (%v) lacks the quorum fields", raw, err)
+	}
+}
+
+func TestRedlockSlotRuleAndOnceHoldEvenWhenThePrimaryForgets(t *testing.T) {
+	t.Parallel()
+	r := newQuorumRig(t, 3)
+	a := r.started(r.options(2*time.Second), "a")
+	b := r.started(r.options(2*time.Second), "b")
+
+	const slot = 1_800_000_000
+	first := mustAcquire(t, a, "p", slot)
+	if first.RunNumber != slot {
+		t.Fatalf("run number %d, want the slot %d", first.RunNumber, slot)
+	}
+	if err := a.CompleteLease(ctx, "p"); err != nil {
+		t.Fatalf("CompleteLease: %v", err)
+	}
+	for _, s := range []int64{slot, slot - 60} {
+		if ok, err := b.TryAcquireLease(ctx, "p", s); ok || !errors.Is(err, runtime.ErrSlotCompleted) {
+			t.Fatalf("slot %d after completion: %v, %v; want ErrSlotCompleted", s, ok, err)
+		}
+	}
+	mustAcquire(t, a, "once", runtime.RunNumberOnce)
+	if err := a.CompleteLease(ctx, "once"); err != nil {
+		t.Fatalf("CompleteLease(once): %v", err)
+	}
+
+	// The primary restarts empty: its slot record and Once marker are gone,
+	// but the quorum nodes' copies still refuse the completed runs.
+	r.primary.Restart()
+	if ok, err := b.TryAcquireLease(ctx, "p", slot); ok || !errors.Is(err, runtime.ErrSlotCompleted) {
+		t.Fatalf("completed slot after the primary forgot it: %v, %v; want ErrSlotCompleted", ok, err)
+	}
+	if ok, err := b.TryAcquireLease(ctx, "once", runtime.RunNumberOnce); ok || !errors.Is(err, runtime.ErrSlotCompleted) {
+		t.Fatalf("completed Once run after the primary forgot it: %v, %v; want ErrSlotCompleted", ok, err)
+	}
+	if got := r.leaseTokens("p", 0, 1, 2); got[0]+got[1]+got[2] != "" {
+		t.Errorf("refused attempt left tokens %q on the nodes", got)
+	}
+	later := mustAcquire(t, b, "p", slot+60)
+	if later.FencingToken <= first.FencingToken {
+		t.Fatalf("token %d after the primary restarted is not above %d", later.FencingToken, first.FencingToken)
+	}
+}
+
+func TestRedlockRaceHasOneHolderAtAnyInstant(t *testing.T) {
+	t.Parallel()
+	r := newQuorumRig(t, 3)
+	coords := []*RedisWorkerCoordinator{
+		r.started(r.options(10*time.Second), "a"),
+		r.started(r.options(10*time.Second), "b"),
+	}
+	const perCoordinator = 50
+	var (
+		holders    atomic.Int32
+		violations atomic.Int32
+		mu         sync.Mutex
+		tokens     []int64
+		byWorker   = map[string]int{}
+		wg         sync.WaitGroup
+	)
+	stop := time.Now().Add(1500 * time.Millisecond)
+	for _, c := range coords {
+		for range perCoordinator {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for time.Now().Before(stop) {
+					ok, err := c.TryAcquireLease(ctx, "race", runtime.RunNumberAuto)
+					if err != nil {
+						t.Errorf("TryAcquireLease: %v", err)
+						return
+					}
+					if !ok {
+						time.Sleep(time.Duration(rand.IntN(1000)) * time.Microsecond)
+						continue
+					}
+					if n := holders.Add(1); n != 1 {
+						violations.Add(1)
+					}
+					lease, _ := c.CurrentLease("race")
+					mu.Lock()
+					tokens = append(tokens, lease.FencingToken)
+					byWorker[lease.WorkerID]++
+					mu.Unlock()
+					time.Sleep(50 * time.Microsecond)
+					holders.Add(-1)
+					if err := c.ReleaseLease(ctx, "race"); err != nil {
+						t.Errorf("ReleaseLease: %v", err)
+						return
+					}
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	if v := violations.Load(); v != 0 {
+		t.Fatalf("%d moments with two holders", v)
+	}
+	if len(tokens) < 50 {
+		t.Fatalf("only %d acquisitions in the race; the test proves little", len(tokens))
+	}
+	for i := 1; i < len(tokens); i++ {
+		if tokens[i] <= tokens[i-1] {
+			t.Fatalf("acquisition %d: token %d not above %d", i, tokens[i], tokens[i-1])
+		}
+	}
+	if byWorker["a"] == 0 || byWorker["b"] == 0 {
+		t.Errorf("acquisitions by worker %v; want both coordinators to win some", byWorker)
+	}
+	t.Logf("%d acquisitions %v", len(tokens), byWorker)
+}
+
+func TestRedlockPrimaryMayBeAQuorumNode(t *testing.T) {
+	t.Parallel()
+	r := newQuorumRig(t, 2)
+	opts := r.options(2 * time.Second)
+	opts.RedlockRedisURLs = append([]string{r.primary.URL()}, opts.RedlockRedisURLs...)
+	a := r.started(opts, "a")
+	b := r.started(opts, "b")
+	rs := redlockStatus(t, a)
+	if !rs.Nodes[0].Primary || rs.Nodes[1].Primary || rs.Nodes[2].Primary {
+		t.Fatalf("status nodes %+v: want node 0 marked as the primary", rs.Nodes)
+	}
+	lease := mustAcquire(t, a, "p", 1_800_000_000)
+	// Reservation and quorum lease live side by side on the primary.
+	if !r.reservationExists("p") {
+		t.Error("no reservation on the primary")
+	}
+	m, err := r.client(r.primary).HGetAll(ctx, quorumKeys{prefix: DefaultKeyPrefix}.lease("p")).Result()
+	if err != nil || m["token"] != strconv.FormatInt(lease.FencingToken, 10) {
+		t.Fatalf("primary's quorum lease %v (%v); want token %d", m, err, lease.FencingToken)
+	}
+	mustNotAcquire(t, b, "p", 1_800_000_000)
+	if err := a.CompleteLease(ctx, "p"); err != nil {
+		t.Fatalf("CompleteLease: %v", err)
+	}
+	if ok, err := b.TryAcquireLease(ctx, "p", 1_800_000_000); ok || !errors.Is(err, runtime.ErrSlotCompleted) {
+		t.Fatalf("completed slot: %v, %v; want ErrSlotCompleted", ok, err)
+	}
+}
+
+func TestRedlockRoundTripsPerOperation(t *testing.T) {
+	t.Parallel()
+	r := newQuorumRig(t, 3)
+	c := r.started(r.options(time.Minute), "a")
+	b := quorumOf(t, c)
+	primary := &tripCounter{}
+	c.client.AddHook(primary)
+	nodes := make([]*tripCounter, len(b.nodes))
+	for i, n := range b.nodes {
+		nodes[i] = &tripCounter{}
+		n.client.AddHook(nodes[i])
+	}
+	mustAcquire(t, c, "warm", runtime.RunNumberAuto) // scripts cached, connections open
+	if err := c.ReleaseLease(ctx, "warm"); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond) // the release's last node answers
+
+	check := func(what string, wantPrimary int64, f func()) {
+		t.Helper()
+		p0 := primary.trips.Load()
+		n0 := make([]int64, len(nodes))
+		for i, h := range nodes {
+			n0[i] = h.trips.Load()
+		}
+		f()
+		// Requests a decided operation no longer waits for end in the
+		// background; count them too.
+		waitUntil(t, time.Second, what+" requests to every node", func() bool {
+			for i, h := range nodes {
+				if h.trips.Load()-n0[i] < 1 {
+					return false
+				}
+			}
+			return primary.trips.Load()-p0 >= wantPrimary
+		})
+		time.Sleep(20 * time.Millisecond)
+		if got := primary.trips.Load() - p0; got != wantPrimary {
+			t.Errorf("%s: %d round trips to the primary, want %d", what, got, wantPrimary)
+		}
+		for i, h := range nodes {
+			if got := h.trips.Load() - n0[i]; got != 1 {
+				t.Errorf("%s: %d round trips to node %d, want 1", what, got, i)
+			}
+		}
+	}
+	check("acquire", 1, func() { mustAcquire(t, c, "p", runtime.RunNumberAuto) })
+	check("renew", 1, func() {
+		if err := c.RenewLease(ctx, "p"); err != nil {
+			t.Fatal(err)
+		}
+	})
+	lease, _ := c.CurrentLease("p")
+	check("validate", 0, func() {
+		if ok, err := c.ValidateLease(ctx, "p", lease.FencingToken); !ok || err != nil {
+			t.Fatalf("ValidateLease = %v, %v", ok, err)
+		}
+	})
+	check("release", 1, func() {
+		if err := c.ReleaseLease(ctx, "p"); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+func TestRedlockStatusNeverShowsPasswords(t *testing.T) {
+	t.Parallel()
+	r := newQuorumRig(t, 2)
+	// Node 2 is given a wrong password: it refuses every request, and
+	// neither the status nor an error may show what was sent.
+	const secret = "hunter2-wrong"
+	locked := redistest.Start(t, redistest.WithPassword("the-right-one"))
+	opts := r.options(2 * time.Second)
+	opts.RedlockRedisURLs = append(opts.RedlockRedisURLs, "redis://:"+secret+"@"+locked.Addr()+"/0")
+	c := r.started(opts, "a")
+	mustAcquire(t, c, "p", runtime.RunNumberAuto)
+	raw, err := json.Marshal(c.Status())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := redlockStatus(t, c)
+	if rs.Nodes[2].Failures == 0 || rs.Nodes[2].LastError == "" {
+		t.Errorf("node 2 with a bad password: status %+v; want its failures shown", rs.Nodes[2])
+	}
+	if strings.Contains(string(raw), secret) || strings.Contains(r.logs.String(), secret) {
+		t.Fatalf("password shown:\n%s\n%s", raw, r.logs)
+	}
+	if !strings.Contains(string(raw), "xxxxx@"+locked.Addr()) {
+		t.Errorf("status %s does not name node 2 by its redacted URL", raw)
+	}
+}
+
+func TestRedlockStartsWithNodesDown(t *testing.T) {
+	t.Parallel()
+	r := newQuorumRig(t, 3)
+	r.nodes[0].Kill()
+	r.nodes[1].Kill()
+	c := r.started(r.options(2*time.Second), "a")
+	if err := c.Healthy(ctx); !errors.Is(err, ErrQuorumNotReached) {
+		t.Fatalf("Healthy with 1 of 3 nodes = %v; want ErrQuorumNotReached", err)
+	}
+	mustFailSafe(t, c, "p", runtime.RunNumberAuto, ErrQuorumNotReached)
+	r.nodes[0].Restart()
+	waitUntil(t, 5*time.Second, "healthy again", func() bool { return c.Healthy(context.Background()) == nil })
+	mustAcquire(t, c, "p", runtime.RunNumberAuto)
+}
