@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 
 	"github.com/agora-etl/agora/runtime"
 )
@@ -108,7 +109,9 @@ func (c *RedisWorkerCoordinator) TryAcquireLease(ctx context.Context, pipelineID
 		return false, fmt.Errorf("distributed: acquire lease of %q: reply arrived after the renewal deadline", pipelineID)
 	}
 	c.stats.acquired.Add(1)
-	c.log.Debug("distributed: lease acquired",
-		"pipeline", pipelineID, "run", res.RunNumber, "token", res.Token)
+	if c.log.Enabled(ctx, slog.LevelDebug) {
+		c.log.Debug("distributed: lease acquired",
+			"pipeline", pipelineID, "run", res.RunNumber, "token", res.Token)
+	}
 	return true, nil
 }

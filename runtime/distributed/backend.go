@@ -60,7 +60,7 @@ const (
 // acquireResult is the answer to a leaseRequest.
 type acquireResult struct {
 	Outcome   acquireOutcome
-	Token     int64         // the new fencing token, or the holder's
+	Token     int64         // the new fencing token (0 unless acquired)
 	RunNumber int64         // the lease's run number (the token for Auto and Once)
 	ValidFor  time.Duration // lease validity counted from when the request was sent
 }

@@ -32,36 +32,32 @@ func (b *singleBackend) status() any { return nil }
 func (b *singleBackend) close() error { return nil }
 
 func (b *singleBackend) acquire(ctx context.Context, req leaseRequest) (acquireResult, error) {
-	res, err := acquireScript.Run(ctx, b.client, b.keys.pipelineKeys(req.PipelineID),
+	reply, err := acquireScript.Run(ctx, b.client, b.keys.pipelineKeys(req.PipelineID),
 		req.Owner, req.Mode, b.s.LeaseTTL.Milliseconds(), b.s.FencingKeyTTL.Milliseconds(),
-	).Int64Slice()
+	).Int64()
 	if err != nil {
 		return acquireResult{}, err
 	}
-	return parseAcquireReply(res, b.s)
+	return parseAcquireReply(reply, req.Mode, b.s)
 }
 
-// parseAcquireReply decodes the acquire script's reply.
-func parseAcquireReply(res []int64, s settings) (acquireResult, error) {
-	if len(res) == 0 {
-		return acquireResult{}, errors.New("distributed: empty reply from acquire script")
-	}
-	switch res[0] {
-	case 1:
-		if len(res) < 3 || res[1] <= 0 {
-			return acquireResult{}, fmt.Errorf("distributed: malformed reply from acquire script: %v", res)
+// parseAcquireReply decodes the acquire script's reply: the new token, 0 for
+// held, -1 for a completed slot.
+func parseAcquireReply(reply, mode int64, s settings) (acquireResult, error) {
+	switch {
+	case reply > 0:
+		run := mode
+		if mode <= 0 {
+			// Auto and Once runs are numbered by their token.
+			run = reply
 		}
-		return acquireResult{Outcome: outcomeAcquired, Token: res[1], RunNumber: res[2], ValidFor: s.LeaseTTL}, nil
-	case 0:
-		var holder int64
-		if len(res) > 1 {
-			holder = res[1]
-		}
-		return acquireResult{Outcome: outcomeHeld, Token: holder}, nil
-	case -1:
+		return acquireResult{Outcome: outcomeAcquired, Token: reply, RunNumber: run, ValidFor: s.LeaseTTL}, nil
+	case reply == 0:
+		return acquireResult{Outcome: outcomeHeld}, nil
+	case reply == -1:
 		return acquireResult{Outcome: outcomeSlotCompleted}, nil
 	default:
-		return acquireResult{}, fmt.Errorf("distributed: malformed reply from acquire script: %v", res)
+		return acquireResult{}, fmt.Errorf("distributed: malformed reply %d from the acquire script", reply)
 	}
 }
 
