@@ -14,10 +14,18 @@ import (
 // is when the attempt was found due; attempt returns when it ended.
 func (r *runner) attempt(runNumber int64, now time.Time) (outcome, error, time.Time) {
 	env := r.env
+	// A remote coordinator may block: from asking for the lease to giving
+	// it back this executor counts as busy. With the local one only the
+	// user's code does.
+	remote := env.local == nil
+	if remote {
+		env.enterBusy()
+		defer env.leaveBusy()
+	}
 	lease, ok, err := env.acquire(r, runNumber, now)
 	if err != nil || !ok {
 		o := r.skipped(runNumber, err)
-		if env.local == nil {
+		if remote {
 			now = r.now()
 		}
 		return o, err, now
@@ -25,8 +33,8 @@ func (r *runner) attempt(runNumber int64, now time.Time) (outcome, error, time.T
 
 	ctx := newRunContext(env.parent, lease, r)
 	start := now
-	if env.local == nil {
-		start = r.now() // asking a remote coordinator takes time
+	if remote {
+		start = r.now() // asking took time
 	}
 	r.mu.Lock()
 	r.ctx = ctx
@@ -40,7 +48,13 @@ func (r *runner) attempt(runNumber int64, now time.Time) (outcome, error, time.T
 		r.logRun(slog.LevelDebug, "run started", lease)
 	}
 
+	if !remote {
+		env.enterBusy()
+	}
 	runErr := r.invoke(ctx)
+	if !remote {
+		env.leaveBusy()
+	}
 
 	end := r.now()
 	if runErr != nil {

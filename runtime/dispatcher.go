@@ -14,11 +14,12 @@ import (
 // attempt is due; the loop sleeps until the earliest (a second at most, so
 // clock jumps are noticed) and queues every due runner for the executors.
 // Executors are goroutines that make attempts one after another; there are
-// as many as attempts in flight need, since an executor about to start an
-// attempt while every other one is busy starts another executor first. A
-// run that blocks for an hour therefore never delays another pipeline, and a
-// burst of ten thousand short runs is served by a handful of goroutines
-// rather than ten thousand. Idle executors beyond a few exit.
+// as many as the runs in flight need, since an executor about to enter
+// user code (or a remote coordinator) while every other one is already in
+// there starts another executor first. A run that blocks for an hour
+// therefore never delays another pipeline, and a burst of ten thousand short
+// runs is served by a handful of goroutines rather than ten thousand. Idle
+// executors beyond a few exit.
 //
 // A finished attempt hands its runner back through a lock-free stack that
 // only the loop drains, so many runs ending together never queue on a lock.
@@ -40,7 +41,8 @@ type dispatcher struct {
 	wake    chan struct{}
 
 	work      chan *runner // due runners; nil asks an idle executor to exit
-	executors atomic.Int64 // executors started and not exited
+	queued    atomic.Int64 // runners in work
+	executors atomic.Int64 // executors started and not asked to exit
 	busy      atomic.Int64 // executors inside an attempt
 	maxIdle   int64
 
@@ -62,9 +64,10 @@ func newDispatcher(clock Clock, onFinish func(*runner, error), pipelines int) *d
 		clock:    clock,
 		onFinish: onFinish,
 		wake:     make(chan struct{}, 1),
-		// Every runner is queued at most once at a time, so the loop
-		// never blocks on a full queue.
-		work:     make(chan *runner, pipelines+1),
+		// Every runner is queued at most once at a time and at most one
+		// exit request is sent per pass, so the loop never blocks on a
+		// full queue.
+		work:     make(chan *runner, pipelines+64),
 		maxIdle:  int64(2 * goruntime.GOMAXPROCS(0)),
 		syncReq:  make(chan chan struct{}),
 		quit:     make(chan struct{}),
@@ -179,18 +182,27 @@ func (d *dispatcher) startExecutor() {
 func (d *dispatcher) execute() {
 	for r := range d.work {
 		if r == nil {
-			break
+			return // counted out by the loop when it asked
 		}
-		// About to be busy, possibly for long: if nobody else is free and
-		// attempts are waiting, start an executor for them first.
-		if d.busy.Add(1) == d.executors.Load() && len(d.work) > 0 {
-			d.startExecutor()
-		}
+		d.queued.Add(-1)
 		d.drive(r)
-		d.busy.Add(-1)
 	}
 	d.executors.Add(-1)
 }
+
+// enterBusy marks the calling executor as inside code that may block for
+// long: the user's factory, Run and Close, or a remote coordinator. If
+// nobody else is free and attempts are waiting, it starts an executor for
+// them first, so a blocked run never delays another pipeline. Short
+// internal work is not counted, so a burst of quick runs is not spread over
+// more goroutines than it needs.
+func (d *dispatcher) enterBusy() {
+	if d.busy.Add(1) >= d.executors.Load() && d.queued.Load() > 0 {
+		d.startExecutor()
+	}
+}
+
+func (d *dispatcher) leaveBusy() { d.busy.Add(-1) }
 
 // drive makes r's due attempts until r must wait again.
 func (d *dispatcher) drive(r *runner) {
@@ -261,36 +273,43 @@ func (d *dispatcher) loop() {
 			d.shiftLocked(back)
 		}
 		d.lastSeen = now
+		// Queue due runners in small batches, so executors start on the
+		// first while later ones are still taken off the heap.
 		for len(d.heap) > 0 && d.heap[0].due <= nowN {
-			r := d.heap.pop()
-			if r.inHeap {
-				r.inHeap = false
-				due = append(due, r)
+			for len(d.heap) > 0 && d.heap[0].due <= nowN && len(due) < dispatchBatch {
+				r := d.heap.pop()
+				if r.inHeap {
+					r.inHeap = false
+					due = append(due, r)
+				}
 			}
+			d.mu.Unlock()
+			d.dispatch(due)
+			clear(due)
+			due = due[:0]
+			d.mu.Lock()
 		}
 		wait := MaxWait
 		if len(d.heap) > 0 {
 			if w := time.Duration(d.heap[0].due - nowN); w < wait {
 				wait = w
+				if w > 2*drainLead {
+					// Wake a little early to take in the runners handed
+					// back meanwhile, so that at the due time the loop
+					// dispatches at once rather than first sorting
+					// thousands of hand-backs into the heap.
+					wait = w - drainLead
+				}
 			}
 		}
 		d.mu.Unlock()
 
-		if len(due) > 0 {
-			d.running.Add(int64(len(due)))
-			d.dispatched.Add(int64(len(due)))
-			if d.busy.Load() >= d.executors.Load() {
-				d.startExecutor()
-			}
-			for i, r := range due {
-				d.work <- r
-				due[i] = nil
-			}
-			due = due[:0]
-		} else if len(d.work) == 0 {
-			for idle := d.executors.Load() - d.busy.Load(); idle > d.maxIdle; idle-- {
-				d.work <- nil
-			}
+		if d.queued.Load() == 0 && d.executors.Load()-d.busy.Load() > d.maxIdle {
+			// Trim an idle executor per pass; unhurried, so exit requests
+			// never fill the queue. One asked to exit is counted out now,
+			// so the spawn checks never count on it.
+			d.executors.Add(-1)
+			d.work <- nil
 		}
 
 		if timer == nil {
@@ -314,6 +333,31 @@ func (d *dispatcher) loop() {
 		case <-d.quit:
 			return
 		}
+	}
+}
+
+// drainLead is how long before a due time the loop wakes to take in
+// handed-back runners; it covers the timer's millisecond granularity.
+const drainLead = 2 * time.Millisecond
+
+// dispatchBatch is how many due runners the loop queues at a time.
+const dispatchBatch = 128
+
+// dispatch queues due runners for the executors, starting one if all are
+// busy.
+func (d *dispatcher) dispatch(due []*runner) {
+	if len(due) == 0 {
+		return
+	}
+	n := int64(len(due))
+	d.running.Add(n)
+	d.dispatched.Add(n)
+	d.queued.Add(n)
+	for _, r := range due {
+		d.work <- r
+	}
+	if d.busy.Load() >= d.executors.Load() {
+		d.startExecutor()
 	}
 }
 

@@ -33,3 +33,13 @@ func (p *WorkerPool) Quiet() (quiet, ok bool) {
 
 // Pipelines returns the registered pipelines.
 func (p *WorkerPool) Pipelines() []*ScheduledPipeline { return p.pipelines }
+
+// Executors returns how many executor goroutines the pool has and how many
+// are inside an attempt.
+func (p *WorkerPool) Executors() (total, busy int64) {
+	pr := p.run.Load()
+	if pr == nil {
+		return 0, 0
+	}
+	return pr.d.executors.Load(), pr.d.busy.Load()
+}

@@ -34,6 +34,20 @@ func newRunEnv(clock Clock, coord Coordinator, logger *slog.Logger, parent conte
 // the wall clock that cron slots and run numbers are named by.
 func (env *runEnv) now() time.Time { return env.clock.Now().Round(0) }
 
+// enterBusy and leaveBusy bracket code that may block for long; see
+// dispatcher.enterBusy. Alone (Start) there is nobody to tell.
+func (env *runEnv) enterBusy() {
+	if env.d != nil {
+		env.d.enterBusy()
+	}
+}
+
+func (env *runEnv) leaveBusy() {
+	if env.d != nil {
+		env.d.leaveBusy()
+	}
+}
+
 func (env *runEnv) cause() error {
 	if p := env.hardCause.Load(); p != nil {
 		return *p
