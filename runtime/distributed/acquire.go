@@ -92,6 +92,7 @@ func (c *RedisWorkerCoordinator) TryAcquireLease(ctx context.Context, pipelineID
 		lastSent: sent,
 		deadline: sent.Add(min(c.s.LeaseRenewalDeadline, res.ValidFor)),
 	}
+	h.stored = h.ref(owner).value()
 	c.mu.Lock()
 	stopped := !c.running
 	late := !c.clock.Now().Before(h.deadline)

@@ -72,11 +72,15 @@ type leaseRef struct {
 	Token      int64
 	RunNumber  int64
 	Mode       int64
+	stored     string // value(), when already known
 }
 
 // value is the lease's stored form, "<token> <run> <owner>": renew and
 // release compare it whole, so both owner and token must match.
 func (r leaseRef) value() string {
+	if r.stored != "" {
+		return r.stored
+	}
 	return strconv.FormatInt(r.Token, 10) + " " + strconv.FormatInt(r.RunNumber, 10) + " " + r.Owner
 }
 

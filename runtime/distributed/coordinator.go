@@ -76,12 +76,13 @@ type heldLease struct {
 	lastSent time.Time // when the last successful acquire or renewal was sent
 	deadline time.Time // give the lease up locally if not renewed by then
 	fallback bool      // an unfenced local lease (FallbackToLocal)
+	stored   string    // the lease's value in Redis; set before the lease is shared
 }
 
 func (h *heldLease) ref(owner string) leaseRef {
 	return leaseRef{
 		PipelineID: h.lease.PipelineID, Owner: owner, Token: h.lease.FencingToken,
-		RunNumber: h.lease.RunNumber, Mode: h.mode,
+		RunNumber: h.lease.RunNumber, Mode: h.mode, stored: h.stored,
 	}
 }
 
