@@ -24,6 +24,10 @@ type fakeCoord struct {
 	status   any
 	// startGate, when set, holds Start until it is closed.
 	startGate chan struct{}
+	// hangAcquire, when set, makes TryAcquireLease wait for its context and
+	// closes acquiring when it starts waiting.
+	hangAcquire bool
+	acquiring   chan struct{}
 }
 
 func newFakeCoord() *fakeCoord { return &fakeCoord{held: map[string]runtime.Lease{}, token: 100} }
@@ -50,10 +54,15 @@ func (c *fakeCoord) Stop(context.Context) error {
 	return nil
 }
 
-func (c *fakeCoord) TryAcquireLease(_ context.Context, id string, n int64) (bool, error) {
+func (c *fakeCoord) TryAcquireLease(ctx context.Context, id string, n int64) (bool, error) {
 	c.mu.Lock()
-	decide := c.decide
+	decide, hang := c.decide, c.hangAcquire
 	c.mu.Unlock()
+	if hang {
+		close(c.acquiring)
+		<-ctx.Done()
+		return false, context.Cause(ctx)
+	}
 	if decide != nil {
 		if ok, err := decide(id, n); !ok || err != nil {
 			c.mu.Lock()

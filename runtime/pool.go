@@ -23,6 +23,8 @@ const (
 	abandonTimeout = 5 * time.Second
 	// coordinatorStopTimeout bounds Coordinator.Stop at the end of Run.
 	coordinatorStopTimeout = 10 * time.Second
+	// forcedStopTimeout bounds Coordinator.Stop after a forced shutdown.
+	forcedStopTimeout = 2 * time.Second
 	// healthStopTimeout bounds the health server's shutdown.
 	healthStopTimeout = 5 * time.Second
 )
@@ -34,6 +36,7 @@ const (
 // goroutine exists only per run in flight, so a pool of ten thousand
 // pipelines idles on a few megabytes.
 type WorkerPool struct {
+	mu        sync.Mutex // guards pipelines against Register racing Run
 	pipelines []*ScheduledPipeline
 	cfg       poolConfig
 
@@ -131,10 +134,29 @@ func NewWorkerPool(opts ...PoolOption) *WorkerPool {
 }
 
 // Register adds sp to the pool and returns the pool, for chaining. Problems
-// with sp are reported by Run, together with every other problem.
+// with sp are reported by Run, together with every other problem. Register
+// before Run: a pipeline registered once Run has started is ignored, with a
+// warning. Do not change a ScheduledPipeline's fields once registered.
 func (p *WorkerPool) Register(sp *ScheduledPipeline) *WorkerPool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ran.Load() {
+		id := ""
+		if sp != nil {
+			id = sp.PipelineID
+		}
+		p.logger().Warn("pipeline registered after Run started; ignored", slog.String("pipeline_id", id))
+		return p
+	}
 	p.pipelines = append(p.pipelines, sp)
 	return p
+}
+
+func (p *WorkerPool) logger() *slog.Logger {
+	if p.cfg.logger != nil {
+		return p.cfg.logger
+	}
+	return slog.Default()
 }
 
 // WorkerID returns the id this worker uses with the coordinator and in
@@ -213,12 +235,16 @@ func poolStateName(s int32) string {
 // Stop) Run returns too. Nothing starts when validation fails: Run returns
 // one error naming every problem. A pool runs once.
 func (p *WorkerPool) Run(ctx context.Context) error {
+	p.mu.Lock()
 	if err := p.validate(); err != nil {
+		p.mu.Unlock()
 		return err
 	}
 	if !p.ran.CompareAndSwap(false, true) {
+		p.mu.Unlock()
 		return fmt.Errorf("%w: a WorkerPool runs once", ErrAlreadyRunning)
 	}
+	p.mu.Unlock()
 	cfg := p.cfg
 	if cfg.gracefulTimeout == 0 {
 		cfg.gracefulTimeout = DefaultGracefulShutdownTimeout
@@ -321,7 +347,11 @@ func (p *WorkerPool) Run(ctx context.Context) error {
 	}
 	runErr := pr.shutdown(reason, cfg.gracefulTimeout, signals)
 
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), coordinatorStopTimeout)
+	stopTimeout := coordinatorStopTimeout
+	if errors.Is(runErr, ErrForcedShutdown) {
+		stopTimeout = forcedStopTimeout // the user asked to exit now
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stopTimeout)
 	if err := coord.Stop(sctx); err != nil {
 		logger.Warn("stopping the coordinator failed", slog.Any("error", err))
 	}
@@ -369,7 +399,7 @@ func (pr *poolRun) shutdown(reason string, graceful time.Duration, signals <-cha
 	}
 	names := pr.runningIDs()
 	logger.Warn("cancelling runs still in flight", slog.Any("cause", cause), slog.Any("pipelines", names))
-	pr.env.hardCause.Store(&cause)
+	pr.env.cancelAll(cause)
 	for _, r := range pr.runners {
 		r.cancelRun(cause, 0)
 	}
@@ -470,6 +500,8 @@ func (p *WorkerPool) Status() PoolStatus {
 	st := PoolStatus{WorkerID: p.cfg.workerID, State: poolStateName(poolStarting)}
 	pr := p.run.Load()
 	if pr == nil {
+		p.mu.Lock()
+		defer p.mu.Unlock()
 		for _, sp := range p.pipelines {
 			if sp != nil {
 				st.Pipelines = append(st.Pipelines, PipelineStatus{PipelineID: sp.PipelineID, Schedule: sp.Schedule.String()})

@@ -508,3 +508,60 @@ func TestRunLogLinesCarryRunAttributes(t *testing.T) {
 		t.Fatalf("run log lines = %d, want 4:\n%s", lines, logs.String())
 	}
 }
+
+func TestForcedShutdownCancelsLeaseRequestInFlight(t *testing.T) {
+	coord := newFakeCoord()
+	coord.hangAcquire, coord.acquiring = true, make(chan struct{})
+	sigs := make(chan os.Signal, 2)
+	pool := quietPool(runtime.WithCoordinator(coord), runtime.WithSignalChannel(sigs)).
+		Register(&runtime.ScheduledPipeline{PipelineID: "p", Schedule: runtime.Continuous(), Factory: nopFactory})
+	done := runAsync(pool, context.Background())
+	waitClosed(t, coord.acquiring, "the lease request")
+	sigs <- os.Interrupt
+	select {
+	case <-done:
+		t.Fatal("Run returned while a lease request was in flight")
+	case <-time.After(50 * time.Millisecond):
+	}
+	start := time.Now()
+	sigs <- os.Interrupt
+	if err := waitErr(t, done); !errors.Is(err, runtime.ErrForcedShutdown) {
+		t.Fatalf("Run = %v", err)
+	}
+	if el := time.Since(start); el > 2*time.Second {
+		t.Fatalf("forced shutdown took %v", el)
+	}
+	if st := pool.Status().Pipelines[0]; st.LeaseErrors != 1 || st.Runs != 0 {
+		t.Fatalf("status %+v", st)
+	}
+}
+
+func TestRegisterAfterRunIsIgnored(t *testing.T) {
+	inRun := make(chan struct{})
+	pool := quietPool().Register(&runtime.ScheduledPipeline{PipelineID: "a", Schedule: runtime.Continuous(), Factory: func(context.Context) (runtime.Pipeline, error) {
+		return runtime.PipelineFunc(func(ctx context.Context) error {
+			select {
+			case <-inRun:
+			default:
+				close(inRun)
+			}
+			<-runtime.ShutdownRequested(ctx)
+			return nil
+		}), nil
+	}})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := runAsync(pool, ctx)
+	waitClosed(t, inRun, "the run")
+	var late atomic.Bool
+	pool.Register(&runtime.ScheduledPipeline{PipelineID: "late", Schedule: runtime.Continuous(), Factory: func(ctx context.Context) (runtime.Pipeline, error) {
+		late.Store(true)
+		return nopFactory(ctx)
+	}})
+	cancel()
+	if err := waitErr(t, done); err != nil {
+		t.Fatal(err)
+	}
+	if late.Load() || len(pool.Status().Pipelines) != 1 {
+		t.Fatal("a pipeline registered after Run started was run")
+	}
+}

@@ -21,13 +21,24 @@ type runEnv struct {
 	// hardCause, once set, is the cause every run context is cancelled with;
 	// runs starting afterwards are cancelled at once.
 	hardCause atomic.Pointer[error]
+	// hard is cancelled with hardCause; lease requests in flight use it.
+	hard       context.Context
+	cancelHard context.CancelCauseFunc
 }
 
 func newRunEnv(clock Clock, coord Coordinator, logger *slog.Logger, parent context.Context) *runEnv {
 	env := &runEnv{clock: clock, coord: coord, logger: logger, parent: parent}
 	env.local, _ = coord.(*LocalCoordinator)
 	env.completer, _ = coord.(RunCompleter)
+	env.hard, env.cancelHard = context.WithCancelCause(parent)
 	return env
+}
+
+// cancelAll makes cause the cause of every run from now on and cancels
+// lease requests in flight; the caller cancels the runs in flight.
+func (env *runEnv) cancelAll(cause error) {
+	env.hardCause.Store(&cause)
+	env.cancelHard(cause)
 }
 
 // now reads the clock without its monotonic part, so every comparison is on
@@ -63,7 +74,9 @@ func (env *runEnv) acquire(r *runner, runNumber int64, now time.Time) (Lease, bo
 		}
 		return env.local.acquireEntry(r.local, id, runNumber, now)
 	}
-	ok, err := env.coord.TryAcquireLease(env.parent, id, runNumber)
+	ctx, cancel := context.WithTimeout(env.hard, LeaseAcquireTimeout)
+	defer cancel()
+	ok, err := env.coord.TryAcquireLease(ctx, id, runNumber)
 	if !ok || err != nil {
 		return Lease{}, false, err
 	}

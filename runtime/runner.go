@@ -22,6 +22,9 @@ const (
 	// coordinator again after it did not get the lease or could not ask.
 	// Cron and Every pipelines try again at their next slot instead.
 	LeaseRetryInterval = time.Second
+	// LeaseAcquireTimeout bounds asking a coordinator other than the local
+	// one for a lease. The request is also cancelled by a forced shutdown.
+	LeaseAcquireTimeout = 10 * time.Second
 	// LeaseReleaseTimeout bounds releasing or completing a lease after a run;
 	// the release uses a context that is not cancelled by shutdown.
 	LeaseReleaseTimeout = 5 * time.Second
