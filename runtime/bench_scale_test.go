@@ -10,9 +10,9 @@ import (
 	"math"
 	"os"
 	"os/exec"
-	"sort"
 	goruntime "runtime"
 	"runtime/pprof"
+	"sort"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -273,7 +273,7 @@ func runBenchHelper(name string) int {
 		Runs:  hist.n.Load(),
 		P50ms: hist.quantile(0.50), P99ms: hist.quantile(0.99), Maxms: float64(hist.max.Load()) / 1e6,
 		P99SecondMs: hist.medianSecondP99(start.Unix()+1, end.Unix()+1),
-		PeakRSSMB: peakRSSMB(), CPUSeconds: cpu, CPUPercent: 100 * cpu / elapsed,
+		PeakRSSMB:   peakRSSMB(), CPUSeconds: cpu, CPUPercent: 100 * cpu / elapsed,
 		MaxGoroutines: maxG, IdleGoroutine: idleG,
 	}
 	if path := os.Getenv("AGORA_BENCH_MEMPROFILE"); path != "" {
