@@ -162,6 +162,9 @@ func TestHealthAddressInUseFailsBeforeStarting(t *testing.T) {
 	if len(coord.callLog()) != 0 {
 		t.Fatalf("coordinator used: %v", coord.callLog())
 	}
+	if st := pool.Status().State; st != "stopped" {
+		t.Fatalf("state after a failed start = %q", st)
+	}
 }
 
 func TestHealthServerAsHandler(t *testing.T) {

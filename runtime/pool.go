@@ -287,6 +287,7 @@ func (p *WorkerPool) Run(ctx context.Context) error {
 		for _, r := range pr.runners {
 			r.sp.active.CompareAndSwap(r, nil)
 		}
+		pr.state.Store(poolStopped)
 	}()
 	p.run.Store(pr)
 
