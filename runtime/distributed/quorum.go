@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -16,37 +18,43 @@ import (
 // With RedlockRedisURLs set, a lease lives on a majority of independent
 // Redis masters (the quorum nodes) while the primary keeps what must have a
 // single authority: the worker registry, the fencing counter, the completed
-// slots and Once markers, and a reservation that mirrors the lease.
+// slots and Once markers.
 //
-// Acquire reserves the lease on the primary with the single-node acquire
+// Acquire reserves the token on the primary with the single-node acquire
 // script — slot rule, Once marker, token minted by the same monotonic rules
-// — and then sets it, with that token, on every quorum node at once. It
-// holds only when a majority accepted within the validity window. The
-// reservation serialises contenders, so replicas firing the same cron slot
-// at once never split the nodes' votes between them and leave the slot
-// unrun; exclusivity itself rests on the quorum alone, so it survives the
-// primary losing its reservations.
+// — and then sets the lease, with that token, on every quorum node at once.
+// It holds only when a majority accepted within the validity window.
+//
+// The script also leaves a short reservation on the primary (twice the
+// per-node timeout): while one worker's acquisition is on its way to the
+// nodes, another worker asking at the same moment is told the lease is held.
+// Replicas firing the same cron slot together therefore never split the
+// nodes' votes between them and leave the slot unrun. The reservation is not
+// renewed, and a release gives it back off the critical path: exclusivity
+// rests on the quorum alone, so a held lease needs no primary.
 //
 // Completed slots are recorded on the primary (authoritative, kept) and, for
 // 2×LeaseTTL, on the quorum nodes: an acquisition that passed the primary's
 // check just before another worker's completion was recorded there meets the
-// copy on the node it needs. Any acquisition reaches its nodes within one
+// copy on the nodes it needs. Any acquisition reaches its nodes within one
 // validity window of its reservation, so 2×LeaseTTL is ample.
 //
-// Each node also keeps the largest token it accepted (2×LeaseTTL, refreshed
-// by renewals) and refuses smaller ones, so a worker that stalled between
+// Each node also keeps the largest token released on it (2×LeaseTTL) and
+// refuses that one and smaller ones, so a worker that stalled between
 // reserving a token and reaching the nodes cannot come back as a holder with
-// an older token.
+// an older token, and an acquire request overtaken by its own release cannot
+// leave a lease behind.
 
 // quorumBackend is the leaseBackend of Redlock mode.
 type quorumBackend struct {
-	primary *singleBackend
-	nodes   []*quorumNode
-	quorum  int
-	keys    quorumKeys
-	s       settings
-	log     *slog.Logger
-	guard   *independenceGuard
+	primary  *singleBackend // completions, health, scripts
+	reserver *singleBackend // the primary, with the reservation as lease TTL
+	nodes    []*quorumNode
+	quorum   int
+	keys     quorumKeys
+	s        settings
+	log      *slog.Logger
+	guard    *independenceGuard
 
 	// nodeTimeout bounds one request to one quorum node.
 	nodeTimeout time.Duration
@@ -56,6 +64,11 @@ type quorumBackend struct {
 	// stateTTL is how long a node keeps its seen-token and completed-slot
 	// copies.
 	stateTTL time.Duration
+	// reservation is how long the primary's reservation lasts.
+	reservation time.Duration
+
+	tasks *taskPool
+	bg    backgroundWork
 
 	failedAcquisitions atomic.Uint64 // token reserved, no quorum in time
 	lateAcquisitions   atomic.Uint64 // of those: a majority, but too late
@@ -107,7 +120,12 @@ func newQuorumBackend(primary redis.UniversalClient, s settings) (leaseBackend, 
 		nodeTimeout: quorumNodeTimeout(s.LeaseTTL),
 		validity:    quorumValidity(s.LeaseTTL, s.RedlockClockDriftFactor),
 		stateTTL:    2 * s.LeaseTTL,
+		tasks:       newTaskPool(),
 	}
+	b.reservation = min(2*b.nodeTimeout, s.LeaseTTL)
+	rs := s
+	rs.LeaseTTL = b.reservation
+	b.reserver = newSingleBackend(primary, rs)
 	if b.validity <= b.nodeTimeout {
 		return nil, fmt.Errorf("%w: LeaseTTL %s with RedlockClockDriftFactor %v leaves a lease valid for %s, not more than one quorum request may take (%s); raise LeaseTTL or lower the drift factor",
 			ErrInvalidConfig, s.LeaseTTL, s.RedlockClockDriftFactor, b.validity, b.nodeTimeout)
@@ -123,6 +141,12 @@ func newQuorumBackend(primary redis.UniversalClient, s settings) (leaseBackend, 
 		}
 		if o.DialerRetryTimeout == 0 {
 			o.DialerRetryTimeout = 10 * time.Millisecond
+		}
+		// RESP2 unless the URL asks otherwise: quorum requests never use
+		// RESP3 push notifications, and without them each reply is read
+		// without first peeking for one.
+		if u.opts.Protocol == 0 {
+			o.Protocol = 2
 		}
 		o.OnConnect = b.guard.onConnect(i, u.redacted)
 		b.nodes = append(b.nodes, &quorumNode{index: i, url: u, client: redis.NewClient(&o)})
@@ -178,8 +202,8 @@ func (n *quorumNode) describe() string {
 // quorumKeys builds the keys kept on quorum nodes. They differ from the
 // primary's, so the primary can also serve as a quorum node.
 //
-//	<prefix>redlock:lease:{<pipeline>}  hash: owner, worker, token, run, mode; PX LeaseTTL
-//	<prefix>redlock:seen:{<pipeline>}   string: largest token accepted or released; PX 2×LeaseTTL
+//	<prefix>redlock:lease:{<pipeline>}  string "<token> <run> <mode> <owner>"; PX LeaseTTL
+//	<prefix>redlock:seen:{<pipeline>}   string: largest token released here; PX 2×LeaseTTL
 //	<prefix>redlock:done:{<pipeline>}   string: copy of the last completed slot; PX 2×LeaseTTL
 //	<prefix>redlock:once:{<pipeline>}   string: copy of the Once marker; PX 2×LeaseTTL
 type quorumKeys struct{ prefix string }
@@ -190,19 +214,41 @@ func (k quorumKeys) key(kind, pipelineID string) string {
 
 func (k quorumKeys) lease(pipelineID string) string { return k.key("lease", pipelineID) }
 
-// acquireKeys returns lease, seen, done and once: the order the acquire and
-// renew scripts expect.
-func (k quorumKeys) acquireKeys(pipelineID string) []string {
+// nodeKeys returns lease, seen, done and once: the order every quorum
+// script expects.
+func (k quorumKeys) nodeKeys(pipelineID string) []string {
 	return []string{k.key("lease", pipelineID), k.key("seen", pipelineID), k.key("done", pipelineID), k.key("once", pipelineID)}
 }
 
-// releaseKeys returns lease, done, once and seen: the release script's
-// order.
-func (k quorumKeys) releaseKeys(pipelineID string) []string {
-	return []string{k.key("lease", pipelineID), k.key("done", pipelineID), k.key("once", pipelineID), k.key("seen", pipelineID)}
+// nodeValue is a lease as quorum nodes store it, "<token> <run> <mode>
+// <owner>": renew and release compare it whole, so owner and token must both
+// match, and the worker id is the owner's prefix.
+func nodeValue(ref leaseRef) string {
+	return strconv.FormatInt(ref.Token, 10) + " " + strconv.FormatInt(runOf(ref), 10) + " " +
+		strconv.FormatInt(ref.Mode, 10) + " " + ref.Owner
+}
+
+// runOf returns the run number a lease was given: the slot, or the token
+// for RunNumberAuto and RunNumberOnce (as the primary numbers them).
+func runOf(ref leaseRef) int64 {
+	switch {
+	case ref.RunNumber != 0:
+		return ref.RunNumber
+	case ref.Mode > 0:
+		return ref.Mode
+	}
+	return ref.Token
+}
+
+// tokenOf reads the token from a stored lease value.
+func tokenOf(value string) (int64, error) {
+	head, _, _ := strings.Cut(value, " ")
+	return strconv.ParseInt(head, 10, 64)
 }
 
 func (b *quorumBackend) close() error {
+	b.waitBackground()
+	b.tasks.close()
 	var errs []error
 	for _, n := range b.nodes {
 		if err := n.client.Close(); err != nil {

@@ -46,18 +46,18 @@ func tallyAcquire(got []nodeReply[[]int64]) acquireTally {
 	return t
 }
 
-// acquire reserves the lease and its fencing token on the primary, then
-// sets it on every quorum node at once. It holds only when a majority
+// acquire reserves the fencing token on the primary, then sets the lease on
+// every quorum node at once. It holds only when a majority
 // accepted and the time spent, counted on the monotonic clock from before
 // the primary was asked, is still inside the validity window:
 //
 //	LeaseTTL − elapsed − (LeaseTTL × RedlockClockDriftFactor + 2 ms) > 0
 //
 // Otherwise the lease is released everywhere, nodes that did not answer
-// included, and so is the reservation.
+// included, and so is the reservation, so the next worker need not wait.
 func (b *quorumBackend) acquire(ctx context.Context, req leaseRequest) (acquireResult, error) {
 	start := time.Now()
-	res, err := b.primary.acquire(ctx, req)
+	res, err := b.reserver.acquire(ctx, req)
 	if err != nil {
 		// Fail closed: without the primary there is no token, so no lease,
 		// however healthy the quorum.
@@ -67,11 +67,10 @@ func (b *quorumBackend) acquire(ctx context.Context, req leaseRequest) (acquireR
 		return res, nil
 	}
 	ref := leaseRef{PipelineID: req.PipelineID, Owner: req.Owner, Token: res.Token, RunNumber: res.RunNumber, Mode: req.Mode}
-	keys := b.keys.acquireKeys(req.PipelineID)
-	args := []any{req.Owner, req.WorkerID, res.Token, res.RunNumber, req.Mode,
-		b.s.LeaseTTL.Milliseconds(), b.stateTTL.Milliseconds()}
+	keys := b.keys.nodeKeys(req.PipelineID)
+	args := []any{nodeValue(ref), res.Token, req.Mode, b.s.LeaseTTL.Milliseconds(), req.Owner}
 	n := len(b.nodes)
-	got := fanOut(ctx, b, func(ctx context.Context, node *quorumNode) ([]int64, error) {
+	got, rest := fanOutRest(ctx, b, func(ctx context.Context, node *quorumNode) ([]int64, error) {
 		return quorumAcquireScript.Run(ctx, node.client, keys, args...).Int64Slice()
 	}, func(got []nodeReply[[]int64]) bool {
 		// Stop early on success, or when refusals alone rule a majority
@@ -91,6 +90,9 @@ func (b *quorumBackend) acquire(ctx context.Context, req leaseRequest) (acquireR
 	if t.granted >= b.quorum {
 		b.lateAcquisitions.Add(1)
 	}
+	// Only once every request ended: a release overtaking a request still on
+	// its way would leave the lease behind on that node.
+	rest()
 	b.abandon(ctx, ref)
 	switch {
 	case t.completed > 0:
@@ -119,7 +121,7 @@ func (b *quorumBackend) abandon(ctx context.Context, ref leaseRef) {
 		defer close(primaryDone)
 		pctx, cancel := context.WithTimeout(ctx, b.s.opTimeout)
 		defer cancel()
-		_, _ = b.primary.release(pctx, ref)
+		_, _ = b.reserver.release(pctx, ref)
 	}()
 	fanOut(ctx, b, b.releaseOp(ref, false), nil)
 	<-primaryDone

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -23,36 +24,51 @@ type nodeReply[T any] struct {
 // Returning as soon as the outcome is known is what keeps a stalled node
 // from stretching an operation: with a majority in hand, nobody waits for it.
 func fanOut[T any](ctx context.Context, b *quorumBackend, op func(context.Context, *quorumNode) (T, error), decided func([]nodeReply[T]) bool) []nodeReply[T] {
+	got, _ := fanOutRest(ctx, b, op, decided)
+	return got
+}
+
+// fanOutRest is fanOut that also returns a function waiting for the replies
+// it did not wait for (each still bounded by its timeout), for callers that
+// must not act on a node before its request ended.
+func fanOutRest[T any](ctx context.Context, b *quorumBackend, op func(context.Context, *quorumNode) (T, error), decided func([]nodeReply[T]) bool) ([]nodeReply[T], func() []nodeReply[T]) {
 	timeout := b.nodeTimeout
 	if dl, ok := ctx.Deadline(); ok {
 		timeout = min(timeout, time.Until(dl))
 	}
 	// Detached from ctx's cancellation: an abandoned request must not leave
-	// its pooled connection half-read; the timeout still bounds it.
-	base := context.WithoutCancel(ctx)
+	// its pooled connection half-read; the timeout still bounds it. One
+	// timer serves every node; the last request to end releases it.
+	shared := newSharedTimeout(context.WithoutCancel(ctx), timeout, len(b.nodes))
 	ch := make(chan nodeReply[T], len(b.nodes))
 	for _, n := range b.nodes {
-		go func() {
-			nctx, cancel := context.WithTimeout(base, timeout)
-			v, err := op(nctx, n)
-			cancel()
+		b.tasks.run(func() {
+			v, err := op(shared.ctx, n)
+			shared.done()
 			b.observe(n, err)
 			ch <- nodeReply[T]{node: n, val: v, err: err}
-		}()
+		})
 	}
 	got := make([]nodeReply[T], 0, len(b.nodes))
+	rest := func() []nodeReply[T] {
+		more := make([]nodeReply[T], 0, len(b.nodes)-len(got))
+		for range len(b.nodes) - len(got) {
+			more = append(more, <-ch)
+		}
+		return more
+	}
 	for len(got) < len(b.nodes) {
 		select {
 		case r := <-ch:
 			got = append(got, r)
 			if decided != nil && decided(got) {
-				return got
+				return got, rest
 			}
 		case <-ctx.Done():
-			return got
+			return got, rest
 		}
 	}
-	return got
+	return got, rest
 }
 
 // nodeErrors describes the failed replies, one clause per node, for error
@@ -72,4 +88,26 @@ func nodeErrors[T any](b *quorumBackend, got []nodeReply[T]) string {
 		}
 	}
 	return strings.Join(parts, "; ")
+}
+
+// sharedTimeout is one timeout context for n requests; the last of them to
+// end releases its timer.
+type sharedTimeout struct {
+	ctx     context.Context
+	cancel  context.CancelFunc
+	running atomic.Int32
+}
+
+func newSharedTimeout(parent context.Context, timeout time.Duration, n int) *sharedTimeout {
+	st := &sharedTimeout{}
+	st.ctx, st.cancel = context.WithTimeout(parent, timeout)
+	st.running.Store(int32(n))
+	return st
+}
+
+// done records the end of one request.
+func (st *sharedTimeout) done() {
+	if st.running.Add(-1) == 0 {
+		st.cancel()
+	}
 }

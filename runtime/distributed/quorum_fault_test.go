@@ -86,8 +86,6 @@ func TestRedlockTwoOfThreeDownFailsSafe(t *testing.T) {
 		t.Fatal("lost lease still current")
 	}
 
-	// Another pipeline: a's reservation of "p" outlives the loss on the
-	// primary for up to a TTL, and would answer first.
 	failedBefore := redlockStatus(t, b).FailedAcquisitions
 	err := mustFailSafe(t, b, "q", runtime.RunNumberAuto, ErrQuorumNotReached)
 	if rs := redlockStatus(t, b); rs.FailedAcquisitions != failedBefore+1 {
@@ -126,8 +124,8 @@ func TestRedlockNodeRestartedEmptyKeepsOneHolder(t *testing.T) {
 	lost := recordLost(a)
 	first := mustAcquire(t, a, "p", runtime.RunNumberAuto)
 
-	// Node 0 and the primary both lose everything: b's reservation goes
-	// through and node 0 accepts it, but nodes 1 and 2 still hold a's lease.
+	// Node 0 and the primary both lose everything: b's token is minted and
+	// node 0 accepts it, but nodes 1 and 2 still hold a's lease.
 	r.nodes[0].Restart()
 	r.primary.Restart()
 	mustNotAcquire(t, b, "p", runtime.RunNumberAuto)
@@ -162,9 +160,7 @@ func TestRedlockNodeRestartedEmptyKeepsOneHolder(t *testing.T) {
 	if lost.count() != 0 {
 		t.Fatalf("a lost its lease during a rolling restart:\n%s", r.logs)
 	}
-	if rs := redlockStatus(t, a); rs.Reseated < 3 {
-		t.Errorf("status %+v: want the three put-backs counted", rs)
-	}
+	waitUntil(t, time.Second, "the three put-backs counted", func() bool { return redlockStatus(t, a).Reseated >= 3 })
 	if ok, err := b.ValidateLease(ctx, "p", first.FencingToken); !ok || err != nil {
 		t.Fatalf("ValidateLease after the rolling restart = %v, %v; want true", ok, err)
 	}
@@ -205,13 +201,14 @@ func TestRedlockPrimaryDownNoNewLease(t *testing.T) {
 	if err := b.Healthy(ctx); err == nil {
 		t.Error("Healthy = nil without the primary")
 	}
-	// The release reaches the quorum; the primary part fails.
-	if err := a.ReleaseLease(ctx, "p"); err == nil {
-		t.Error("ReleaseLease reported success though the primary is down")
+	// A release needs the quorum only.
+	if err := a.ReleaseLease(ctx, "p"); err != nil {
+		t.Errorf("ReleaseLease without the primary: %v", err)
 	}
-	if got := r.leaseTokens("p", 0, 1, 2); got[0]+got[1]+got[2] != "" {
-		t.Errorf("nodes hold %q after the release", got)
-	}
+	waitUntil(t, time.Second, "the lease gone from every node", func() bool {
+		got := r.leaseTokens("p", 0, 1, 2)
+		return got[0]+got[1]+got[2] == ""
+	})
 	mustFailSafe(t, a, "p", runtime.RunNumberAuto, nil)
 	if _, held := a.CurrentLease("p"); held {
 		t.Fatal("lease granted without the primary")

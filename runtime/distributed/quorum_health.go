@@ -27,11 +27,18 @@ func (b *quorumBackend) validate(ctx context.Context, pipelineID string, token i
 		return match, other
 	}
 	got := fanOut(ctx, b, func(ctx context.Context, node *quorumNode) (int64, error) {
-		v, err := node.client.HGet(ctx, key, "token").Int64()
+		v, err := node.client.Get(ctx, key).Result()
 		if errors.Is(err, redis.Nil) {
 			return 0, nil
 		}
-		return v, err
+		if err != nil {
+			return 0, err
+		}
+		held, err := tokenOf(v)
+		if err != nil {
+			return 0, fmt.Errorf("distributed: lease of %q holds a malformed value", pipelineID)
+		}
+		return held, nil
 	}, func(got []nodeReply[int64]) bool {
 		match, other := count(got)
 		return match >= b.quorum || other > n-b.quorum

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -90,18 +91,22 @@ func (r *quorumRig) client(srv *redistest.Server) *redis.Client {
 	return c
 }
 
-// nodeLease returns the lease fields quorum node i holds for pipelineID (nil
-// when it holds none).
+// nodeLease returns the lease quorum node i holds for pipelineID, split into
+// its fields (nil when it holds none).
 func (r *quorumRig) nodeLease(i int, pipelineID string) map[string]string {
 	r.t.Helper()
-	m, err := r.client(r.nodes[i]).HGetAll(context.Background(), quorumKeys{prefix: DefaultKeyPrefix}.lease(pipelineID)).Result()
+	v, err := r.client(r.nodes[i]).Get(context.Background(), quorumKeys{prefix: DefaultKeyPrefix}.lease(pipelineID)).Result()
+	if errors.Is(err, redis.Nil) {
+		return nil
+	}
 	if err != nil {
 		r.t.Fatalf("read the lease on node %d: %v", i, err)
 	}
-	if len(m) == 0 {
-		return nil
+	f := strings.SplitN(v, " ", 4)
+	if len(f) != 4 {
+		r.t.Fatalf("node %d holds a malformed lease %q", i, v)
 	}
-	return m
+	return map[string]string{"token": f[0], "run": f[1], "mode": f[2], "owner": f[3], "worker": f[3][:strings.LastIndexByte(f[3], '#')]}
 }
 
 // leaseTokens returns the token each live node in idx holds for pipelineID

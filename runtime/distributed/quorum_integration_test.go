@@ -38,8 +38,9 @@ func TestRedlockAcquireRenewReleaseValidate(t *testing.T) {
 			t.Errorf("node %d holds %v; want token and run %s, worker a", i, m, want)
 		}
 	}
-	if !r.reservationExists("p") {
-		t.Error("the primary holds no reservation while the lease is held")
+	// The primary's reservation covers the acquisition, not the lease.
+	if pttl := r.client(r.primary).PTTL(ctx, keys{prefix: DefaultKeyPrefix}.lease("p")).Val(); pttl > quorumOf(t, a).reservation {
+		t.Errorf("reservation PTTL %s; want at most %s", pttl, quorumOf(t, a).reservation)
 	}
 
 	mustNotAcquire(t, b, "p", runtime.RunNumberAuto)
@@ -73,12 +74,12 @@ func TestRedlockAcquireRenewReleaseValidate(t *testing.T) {
 	if err := a.ReleaseLease(ctx, "p"); err != nil {
 		t.Fatalf("ReleaseLease: %v", err)
 	}
-	if got := r.leaseTokens("p", 0, 1, 2); got[0]+got[1]+got[2] != "" {
-		t.Errorf("nodes still hold tokens %q after the release", got)
-	}
-	if r.reservationExists("p") {
-		t.Error("the primary still holds the reservation after the release")
-	}
+	// The release returns once a majority deleted the lease; the last node
+	// follows in the background.
+	waitUntil(t, time.Second, "the lease gone from every node", func() bool {
+		got := r.leaseTokens("p", 0, 1, 2)
+		return got[0]+got[1]+got[2] == ""
+	})
 	if ok, err := b.ValidateLease(ctx, "p", lease.FencingToken); ok || err != nil {
 		t.Errorf("ValidateLease of a released token = %v, %v; want false, nil", ok, err)
 	}
@@ -227,13 +228,9 @@ func TestRedlockPrimaryMayBeAQuorumNode(t *testing.T) {
 		t.Fatalf("status nodes %+v: want node 0 marked as the primary", rs.Nodes)
 	}
 	lease := mustAcquire(t, a, "p", 1_800_000_000)
-	// Reservation and quorum lease live side by side on the primary.
-	if !r.reservationExists("p") {
-		t.Error("no reservation on the primary")
-	}
-	m, err := r.client(r.primary).HGetAll(ctx, quorumKeys{prefix: DefaultKeyPrefix}.lease("p")).Result()
-	if err != nil || m["token"] != strconv.FormatInt(lease.FencingToken, 10) {
-		t.Fatalf("primary's quorum lease %v (%v); want token %d", m, err, lease.FencingToken)
+	// The quorum lease lives beside the primary's own keys.
+	if v, err := r.client(r.primary).Get(ctx, quorumKeys{prefix: DefaultKeyPrefix}.lease("p")).Result(); err != nil || !strings.HasPrefix(v, strconv.FormatInt(lease.FencingToken, 10)+" ") {
+		t.Fatalf("primary's quorum lease %q (%v); want token %d", v, err, lease.FencingToken)
 	}
 	mustNotAcquire(t, b, "p", 1_800_000_000)
 	if err := a.CompleteLease(ctx, "p"); err != nil {
@@ -291,7 +288,7 @@ func TestRedlockRoundTripsPerOperation(t *testing.T) {
 		}
 	}
 	check("acquire", 1, func() { mustAcquire(t, c, "p", runtime.RunNumberAuto) })
-	check("renew", 1, func() {
+	check("renew", 0, func() {
 		if err := c.RenewLease(ctx, "p"); err != nil {
 			t.Fatal(err)
 		}
@@ -302,7 +299,7 @@ func TestRedlockRoundTripsPerOperation(t *testing.T) {
 			t.Fatalf("ValidateLease = %v, %v", ok, err)
 		}
 	})
-	check("release", 1, func() {
+	check("release", 1, func() { // the reservation, in the background
 		if err := c.ReleaseLease(ctx, "p"); err != nil {
 			t.Fatal(err)
 		}

@@ -4,17 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 )
 
 // releaseOp deletes ref's lease on one node (recording the completed slot
 // when completed).
 func (b *quorumBackend) releaseOp(ref leaseRef, completed bool) func(context.Context, *quorumNode) (int64, error) {
-	keys := b.keys.releaseKeys(ref.PipelineID)
+	keys := b.keys.nodeKeys(ref.PipelineID)
 	flag := 0
 	if completed {
 		flag = 1
 	}
-	args := []any{ref.Owner, ref.Token, ref.Mode, flag, b.stateTTL.Milliseconds(), b.s.onceTTL.Milliseconds()}
+	args := []any{nodeValue(ref), ref.Token, ref.Mode, flag, b.stateTTL.Milliseconds(), b.s.onceTTL.Milliseconds()}
 	return func(ctx context.Context, node *quorumNode) (int64, error) {
 		return quorumReleaseScript.Run(ctx, node.client, keys, args...).Int64()
 	}
@@ -28,23 +29,28 @@ func (b *quorumBackend) complete(ctx context.Context, ref leaseRef) (bool, error
 	return b.finish(ctx, ref, true)
 }
 
-// finish gives ref back on every quorum node and on the primary at once. On
-// completion the primary records the slot (the authoritative record) and the
-// nodes keep a copy. The lease counts as owned when a majority deleted it.
-// It returns an error when the primary failed (the reservation would block
-// other workers until it expires, and a completion must be recorded) or too
-// few nodes answered to tell; the coordinator then tries again.
+// finish gives ref back on every quorum node at once; on completion the
+// primary records the slot meanwhile (the authoritative record, while the
+// nodes keep a copy). The lease counts as owned when a majority deleted it.
+// It returns an error when the completion could not be recorded on the
+// primary, or too few nodes answered to tell; the coordinator then tries
+// again.
 func (b *quorumBackend) finish(ctx context.Context, ref leaseRef, completed bool) (bool, error) {
 	primaryErr := make(chan error, 1)
-	go func() {
-		var err error
-		if completed {
-			_, err = b.primary.complete(ctx, ref)
-		} else {
-			_, err = b.primary.release(ctx, ref)
-		}
-		primaryErr <- err
-	}()
+	if completed {
+		go func() {
+			_, err := b.primary.complete(ctx, ref)
+			primaryErr <- err
+		}()
+	} else {
+		// The reservation may still be there after a short run; without it,
+		// the next worker need not wait for it to expire. Off the critical
+		// path: the lease is free once a majority deleted it, and a new
+		// reservation by this worker is not touched (the release compares
+		// the whole value).
+		b.background(func() { b.releaseReservation(ctx, ref) })
+		primaryErr <- nil
+	}
 	n := len(b.nodes)
 	got := fanOut(ctx, b, b.releaseOp(ref, completed), func(got []nodeReply[int64]) bool {
 		deleted, kept := tallyRelease(got)
@@ -77,4 +83,43 @@ func tallyRelease(got []nodeReply[int64]) (deleted, kept int) {
 		}
 	}
 	return deleted, kept
+}
+
+// releaseReservation gives ref's reservation back on the primary, once: it
+// expires within moments anyway.
+func (b *quorumBackend) releaseReservation(ctx context.Context, ref leaseRef) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), b.s.opTimeout)
+	defer cancel()
+	_, _ = b.reserver.release(ctx, ref)
+}
+
+// backgroundWork tracks work that outlives the call that started it, so
+// close can wait for it before the connections go.
+type backgroundWork struct {
+	mu     sync.Mutex
+	wg     sync.WaitGroup
+	closed bool
+}
+
+// background runs f on its own goroutine, unless the backend is closed.
+func (b *quorumBackend) background(f func()) {
+	b.bg.mu.Lock()
+	if b.bg.closed {
+		b.bg.mu.Unlock()
+		return
+	}
+	b.bg.wg.Add(1)
+	b.bg.mu.Unlock()
+	go func() {
+		defer b.bg.wg.Done()
+		f()
+	}()
+}
+
+// waitBackground refuses new background work and waits for the running.
+func (b *quorumBackend) waitBackground() {
+	b.bg.mu.Lock()
+	b.bg.closed = true
+	b.bg.mu.Unlock()
+	b.bg.wg.Wait()
 }

@@ -3,7 +3,6 @@ package distributed
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 )
 
@@ -11,27 +10,6 @@ import (
 type renewCodes struct {
 	codes []int64 // 1 extended, 2 put back, 0 gone or held by another
 	errs  []error
-}
-
-// workerOf returns the worker id inside an owner string (worker id, '#',
-// random suffix).
-func workerOf(owner string) string {
-	if i := strings.LastIndexByte(owner, '#'); i >= 0 {
-		return owner[:i]
-	}
-	return owner
-}
-
-// runOf returns the run number a lease was given: the slot, or the token
-// for RunNumberAuto and RunNumberOnce (as the acquire script numbers them).
-func runOf(ref leaseRef) int64 {
-	switch {
-	case ref.RunNumber != 0:
-		return ref.RunNumber
-	case ref.Mode > 0:
-		return ref.Mode
-	}
-	return ref.Token
 }
 
 // renew extends every lease in refs on every quorum node, one pipelined
@@ -43,24 +21,16 @@ func runOf(ref leaseRef) int64 {
 // A node that lost its data since the lease was set (a restart without
 // persistence) gets the lease back when nobody else came by meanwhile, so a
 // long lease outlives quorum nodes restarted one after another.
-//
-// The primary's reservations are extended too, in the background: they only
-// keep contenders off the quorum, so their outcome does not count.
 func (b *quorumBackend) renew(ctx context.Context, refs []leaseRef) []renewResult {
 	start := time.Now()
-	go func() {
-		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), b.nodeTimeout)
-		defer cancel()
-		b.primary.renew(pctx, refs)
-	}()
 
-	ttl, stateTTL := b.s.LeaseTTL.Milliseconds(), b.stateTTL.Milliseconds()
+	ttl := b.s.LeaseTTL.Milliseconds()
 	calls := make([]scriptCall, len(refs))
 	for i, ref := range refs {
 		calls[i] = scriptCall{
 			script: quorumRenewScript,
-			keys:   b.keys.acquireKeys(ref.PipelineID),
-			args:   []any{ref.Owner, ref.Token, ttl, stateTTL, workerOf(ref.Owner), runOf(ref), ref.Mode},
+			keys:   b.keys.nodeKeys(ref.PipelineID),
+			args:   []any{nodeValue(ref), ttl, ref.Mode},
 		}
 	}
 	n := len(b.nodes)
