@@ -170,14 +170,16 @@ type quorumNode struct {
 // observe records the outcome of one request to n. An error reply from the
 // server still means the node answered.
 func (b *quorumBackend) observe(n *quorumNode, err error) {
-	n.contacted.Store(true)
+	first := !n.contacted.Swap(true)
 	if err != nil {
 		n.failures.Add(1)
 		msg := b.s.redactor.redact(err.Error())
 		n.lastError.Store(&msg)
 	}
 	up := err == nil || isReplyError(err)
-	if was := n.reachable.Swap(up); was != up {
+	// Logged on changes only; a node found up at first contact is the
+	// normal case and says nothing.
+	if was := n.reachable.Swap(up); was != up && !(first && up) {
 		if up {
 			b.log.Info("distributed: Redlock node reachable", "node", n.index, "redis", n.url.redacted)
 		} else {
