@@ -47,9 +47,9 @@ func tallyAcquire(got []nodeReply[[]int64]) acquireTally {
 }
 
 // acquire reserves the fencing token on the primary, then sets the lease on
-// every quorum node at once. It holds only when a majority
-// accepted and the time spent, counted on the monotonic clock from before
-// the primary was asked, is still inside the validity window:
+// every quorum node at once. It holds only when a majority accepted and the
+// time spent, counted on the monotonic clock from before the primary was
+// asked, is still inside the validity window:
 //
 //	LeaseTTL − elapsed − (LeaseTTL × RedlockClockDriftFactor + 2 ms) > 0
 //
@@ -91,8 +91,11 @@ func (b *quorumBackend) acquire(ctx context.Context, req leaseRequest) (acquireR
 		b.lateAcquisitions.Add(1)
 	}
 	// Only once every request ended: a release overtaking a request still on
-	// its way would leave the lease behind on that node.
-	rest()
+	// its way would leave the lease behind on that node. The late answers
+	// complete the picture (they cannot make a majority: the early decision
+	// ruled it out).
+	got = append(got, rest()...)
+	t = tallyAcquire(got)
 	b.abandon(ctx, ref)
 	switch {
 	case t.completed > 0:
