@@ -142,6 +142,13 @@ func newQuorumBackend(primary redis.UniversalClient, s settings) (leaseBackend, 
 		if o.DialerRetryTimeout == 0 {
 			o.DialerRetryTimeout = 10 * time.Millisecond
 		}
+		// One retry, not go-redis's three with growing pauses (about
+		// 120 ms against a dead node): enough for a connection broken by a
+		// restart, without spending the validity window on a node that is
+		// gone.
+		if o.MaxRetries == 0 {
+			o.MaxRetries = 1
+		}
 		// RESP2 unless the URL asks otherwise: quorum requests never use
 		// RESP3 push notifications, and without them each reply is read
 		// without first peeking for one.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"time"
 )
 
@@ -126,6 +127,24 @@ func (b *quorumBackend) abandon(ctx context.Context, ref leaseRef) {
 		defer cancel()
 		_, _ = b.reserver.release(pctx, ref)
 	}()
-	fanOut(ctx, b, b.releaseOp(ref, false), nil)
+	// A release that failed fast (a connection broken by a restart, say) is
+	// tried once more: what stays behind blocks the pipeline on that node
+	// until it expires. A node that timed out is not asked again: it would
+	// only time out again. Deleting twice is harmless.
+	var again []*quorumNode
+	for _, r := range fanOut(ctx, b, b.releaseOp(ref, false), nil) {
+		if r.err != nil && !isTimeout(r.err) {
+			again = append(again, r.node)
+		}
+	}
+	if len(again) > 0 {
+		fanOutTo(ctx, b, again, b.releaseOp(ref, false), nil)
+	}
 	<-primaryDone
+}
+
+// isTimeout reports whether err is a request running out of time.
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())
 }

@@ -32,6 +32,11 @@ func fanOut[T any](ctx context.Context, b *quorumBackend, op func(context.Contex
 // it did not wait for (each still bounded by its timeout), for callers that
 // must not act on a node before its request ended.
 func fanOutRest[T any](ctx context.Context, b *quorumBackend, op func(context.Context, *quorumNode) (T, error), decided func([]nodeReply[T]) bool) ([]nodeReply[T], func() []nodeReply[T]) {
+	return fanOutTo(ctx, b, b.nodes, op, decided)
+}
+
+// fanOutTo is fanOutRest on some of the nodes.
+func fanOutTo[T any](ctx context.Context, b *quorumBackend, nodes []*quorumNode, op func(context.Context, *quorumNode) (T, error), decided func([]nodeReply[T]) bool) ([]nodeReply[T], func() []nodeReply[T]) {
 	timeout := b.nodeTimeout
 	if dl, ok := ctx.Deadline(); ok {
 		timeout = min(timeout, time.Until(dl))
@@ -39,9 +44,9 @@ func fanOutRest[T any](ctx context.Context, b *quorumBackend, op func(context.Co
 	// Detached from ctx's cancellation: an abandoned request must not leave
 	// its pooled connection half-read; the timeout still bounds it. One
 	// timer serves every node; the last request to end releases it.
-	shared := newSharedTimeout(context.WithoutCancel(ctx), timeout, len(b.nodes))
-	ch := make(chan nodeReply[T], len(b.nodes))
-	for _, n := range b.nodes {
+	shared := newSharedTimeout(context.WithoutCancel(ctx), timeout, len(nodes))
+	ch := make(chan nodeReply[T], len(nodes))
+	for _, n := range nodes {
 		b.tasks.run(func() {
 			v, err := op(shared.ctx, n)
 			shared.done()
@@ -49,15 +54,15 @@ func fanOutRest[T any](ctx context.Context, b *quorumBackend, op func(context.Co
 			ch <- nodeReply[T]{node: n, val: v, err: err}
 		})
 	}
-	got := make([]nodeReply[T], 0, len(b.nodes))
+	got := make([]nodeReply[T], 0, len(nodes))
 	rest := func() []nodeReply[T] {
-		more := make([]nodeReply[T], 0, len(b.nodes)-len(got))
-		for range len(b.nodes) - len(got) {
+		more := make([]nodeReply[T], 0, len(nodes)-len(got))
+		for range len(nodes) - len(got) {
 			more = append(more, <-ch)
 		}
 		return more
 	}
-	for len(got) < len(b.nodes) {
+	for len(got) < len(nodes) {
 		select {
 		case r := <-ch:
 			got = append(got, r)

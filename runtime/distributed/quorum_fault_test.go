@@ -118,7 +118,7 @@ func TestRedlockTwoOfThreeDownFailsSafe(t *testing.T) {
 func TestRedlockNodeRestartedEmptyKeepsOneHolder(t *testing.T) {
 	t.Parallel()
 	r := newQuorumRig(t, 3)
-	const ttl = 1500 * time.Millisecond
+	const ttl = 2 * time.Second
 	a := r.started(r.options(ttl), "a")
 	b := r.started(r.options(ttl), "b")
 	lost := recordLost(a)
@@ -135,9 +135,15 @@ func TestRedlockNodeRestartedEmptyKeepsOneHolder(t *testing.T) {
 	if _, held := b.CurrentLease("p"); held {
 		t.Fatal("b holds the lease while a does")
 	}
-	if got := r.leaseTokens("p", 0); got[0] != "" {
-		t.Errorf("b's failed attempt left token %s on node 0", got[0])
-	}
+	// b released its attempt on node 0; on a loaded machine the release to
+	// the freshly restarted node can time out, and then the leftover
+	// expires with its TTL instead (after which a's renewal may put a's
+	// lease there).
+	mine := strconv.FormatInt(first.FencingToken, 10)
+	waitUntil(t, ttl+time.Second, "node 0 free of b's failed attempt", func() bool {
+		got := r.leaseTokens("p", 0)[0]
+		return got == "" || got == mine
+	})
 	time.Sleep(ttl)
 	if lost.count() != 0 {
 		t.Fatalf("a lost its lease though a majority holds it:\n%s", r.logs)
