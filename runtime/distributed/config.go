@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/kelseyhightower/envconfig"
+
+	"github.com/agora-etl/agora/internal/typo"
 )
 
 // EnvPrefix starts the name of every environment variable LoadConfig reads.
@@ -160,7 +162,7 @@ func unknownVariables() []error {
 func closestVariable(name string, known map[string]bool) string {
 	best, bestDist := "", -1
 	for k := range known {
-		d := editDistance(name, k)
+		d := typo.Distance(name, k)
 		if d > 3 && !strings.HasPrefix(k, name) && !strings.HasPrefix(name, k) {
 			continue
 		}
@@ -169,26 +171,6 @@ func closestVariable(name string, known map[string]bool) string {
 		}
 	}
 	return best
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // describeParseError turns an envconfig error into one naming the variable,
