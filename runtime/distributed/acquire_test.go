@@ -86,7 +86,7 @@ func TestTokensSeedFromRedisTimeAndSurviveALostCounter(t *testing.T) {
 
 	// The counter is lost (expiry, restart, failover); Redis time has moved
 	// on by a second, as it has by the time anything notices.
-	u.mr.Del("agora:distributed:state:{p}")
+	u.mr.Del("agora:distributed:token:{p}")
 	u.mr.SetTime(testStart.Add(time.Second))
 	second := mustAcquire(t, a, "p", runtime.RunNumberAuto).FencingToken
 	if second <= first {
@@ -101,6 +101,54 @@ func TestTokensSeedFromRedisTimeAndSurviveALostCounter(t *testing.T) {
 	third := mustAcquire(t, a, "p", runtime.RunNumberAuto).FencingToken
 	if third != second+1 {
 		t.Fatalf("token with a clock set back = %d, want %d", third, second+1)
+	}
+}
+
+func TestRefusedAcquireLeavesTheCounterAlone(t *testing.T) {
+	u := newUnit(t)
+	a := u.started(u.options(), "a")
+	b := u.started(u.options(), "b")
+	first := mustAcquire(t, a, "p", runtime.RunNumberAuto).FencingToken
+
+	// Refused attempts, whatever their mode and however late, must not move
+	// the counter: only granted leases do (fencing.go).
+	u.mr.SetTime(testStart.Add(time.Minute))
+	for _, run := range []int64{runtime.RunNumberAuto, runtime.RunNumberOnce, 42} {
+		if ok, err := b.TryAcquireLease(ctx, "p", run); ok || err != nil {
+			t.Fatalf("run %d while held: %v, %v; want false, nil", run, ok, err)
+		}
+	}
+	if got, _ := u.mr.Get("agora:distributed:token:{p}"); got != fmt.Sprint(first) {
+		t.Fatalf("counter after refused attempts = %s, want %d", got, first)
+	}
+	if err := a.ReleaseLease(ctx, "p"); err != nil {
+		t.Fatal(err)
+	}
+	if second := mustAcquire(t, b, "p", runtime.RunNumberAuto).FencingToken; second != testStart.Add(time.Minute).UnixMicro() {
+		t.Fatalf("next token = %d, want the Redis time %d", second, testStart.Add(time.Minute).UnixMicro())
+	}
+}
+
+func TestTokensIncreaseWhenTheCounterIsStale(t *testing.T) {
+	u := newUnit(t)
+	a := u.started(u.options(), "a")
+	var tokens []int64
+	for i := 0; i < 3; i++ {
+		u.mr.SetTime(testStart.Add(time.Duration(i) * time.Second))
+		tokens = append(tokens, mustAcquire(t, a, "p", runtime.RunNumberAuto).FencingToken)
+		if err := a.ReleaseLease(ctx, "p"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A failover to a replica that missed the last writes, or a restart from
+	// an older AOF or RDB file: the counter is there, but behind the tokens
+	// already handed out.
+	if err := u.mr.Set("agora:distributed:token:{p}", fmt.Sprint(tokens[0])); err != nil {
+		t.Fatal(err)
+	}
+	u.mr.SetTime(testStart.Add(3 * time.Second))
+	if next := mustAcquire(t, a, "p", runtime.RunNumberAuto).FencingToken; next <= tokens[2] {
+		t.Fatalf("token after a stale counter = %d, not above the last one handed out %d", next, tokens[2])
 	}
 }
 
@@ -122,7 +170,7 @@ func TestCompletedSlotIsNeverLeasedAgain(t *testing.T) {
 			}
 		}
 	}
-	if got := u.mr.HGet("agora:distributed:state:{p}", "done"); got != "1772366400" {
+	if got, _ := u.mr.Get("agora:distributed:done:{p}"); got != "1772366400" {
 		t.Fatalf("completed-slot record = %q", got)
 	}
 	// The next slot is fine, and other pipelines are not affected.
@@ -147,7 +195,7 @@ func TestReleasedSlotCanBeTakenOver(t *testing.T) {
 	if second.FencingToken <= first.FencingToken {
 		t.Fatalf("takeover token %d not above %d", second.FencingToken, first.FencingToken)
 	}
-	if u.mr.HGet("agora:distributed:state:{p}", "done") != "" {
+	if u.mr.Exists("agora:distributed:done:{p}") {
 		t.Fatal("a release recorded the slot as completed")
 	}
 }
@@ -161,7 +209,7 @@ func TestRunNumberAutoHasNoSlotRule(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if u.mr.HGet("agora:distributed:state:{consumer}", "done") != "" || u.mr.Exists("agora:distributed:once:{consumer}") {
+	if u.mr.Exists("agora:distributed:done:{consumer}") || u.mr.Exists("agora:distributed:once:{consumer}") {
 		t.Fatal("an Auto run recorded a slot")
 	}
 }

@@ -11,25 +11,31 @@ import (
 //
 //	token = max(last + 1, now_µs)
 //
-// where last is the token field of the pipeline's state hash and now_µs the
-// Redis server's TIME in microseconds since the Unix epoch. The counter alone
-// would restart at 1 after it is lost (FencingKeyTTL expiry, a restart
-// without persistence, a failover to a replica that missed writes); the clock
-// term keeps tokens increasing through all of these. Every token is at most
-// the server clock at the moment it was minted plus the number of tokens
-// minted within the same microsecond, and one pipeline cannot mint more than
-// one token per microsecond: between two mints the lease must be released or
-// expire, and each of those script runs alone takes the server longer than
-// that. So while the clock moves forward, now_µs is already past every
-// earlier token.
+// where last is the pipeline's token key and now_µs the Redis server's TIME
+// in microseconds since the Unix epoch. It writes now_µs with SET … GET,
+// which hands back last in the same call, and corrects the token in the rare
+// case the clock is not ahead of it; a refused attempt puts last back, so
+// only granted leases move the counter.
+//
+// The counter alone would restart at 1 after it is lost (FencingKeyTTL
+// expiry, a restart without persistence) and repeat tokens after it goes
+// stale (a failover to a replica that missed writes, a restart from an AOF
+// or RDB file older than the last writes). The clock term keeps tokens
+// increasing through all of these. A token is the clock reading of its mint,
+// unless the clock was not ahead of the previous token: then it is one more.
+// A lease is granted only after the previous one was released — its holder
+// needed the acquire reply first, a network round trip — or expired, so a
+// pipeline is granted far fewer than one lease per microsecond, and the
+// counter stays within a few microseconds of the clock. So while the clock
+// moves forward, now_µs is already past every earlier token.
 //
 // Assumption: the clock of the Redis server that mints a token after the
-// state was lost reads later than the clock of the server that minted the
-// previous token did at that moment. NTP-synchronised servers meet this with
-// a wide margin (a restart or failover takes seconds, clock offsets are
-// milliseconds); a server clock set back by more than the outage lasted
-// would break it. While the state survives, a clock set back does not
-// matter: last + 1 wins.
+// counter was lost or went stale reads later than the clock of the server
+// that minted the previous token did at that moment. NTP-synchronised
+// servers meet this with a wide margin (a restart or failover takes
+// seconds, clock offsets are milliseconds); a server clock set back by more
+// than the outage lasted would break it. While the counter survives, a clock
+// set back does not matter: last + 1 wins.
 //
 // Tokens are near 1.8e15 today: well inside int64, and exact in the Lua
 // doubles Redis scripts compute with until about the year 2255.

@@ -49,12 +49,14 @@ func TestFencingKeyTTLExpiresIdleKeys(t *testing.T) {
 	if err := a.CompleteLease(ctx, "p"); err != nil {
 		t.Fatal(err)
 	}
-	if ttl := u.mr.TTL("agora:distributed:state:{p}"); ttl != time.Hour {
-		t.Errorf("TTL of the pipeline state = %s, want 1h", ttl)
+	for _, key := range []string{"agora:distributed:token:{p}", "agora:distributed:done:{p}"} {
+		if ttl := u.mr.TTL(key); ttl != time.Hour {
+			t.Errorf("TTL of %s = %s, want 1h", key, ttl)
+		}
 	}
 	u.mr.FastForward(time.Hour)
-	if u.mr.Exists("agora:distributed:state:{p}") {
-		t.Fatal("idle counter kept")
+	if u.mr.Exists("agora:distributed:token:{p}") || u.mr.Exists("agora:distributed:done:{p}") {
+		t.Fatal("idle counter or completed slot kept")
 	}
 	// Tokens keep increasing after the counter expired: Redis time moved on.
 	u.mr.SetTime(testStart.Add(time.Hour))
@@ -62,11 +64,19 @@ func TestFencingKeyTTLExpiresIdleKeys(t *testing.T) {
 	if lease.FencingToken <= testStart.UnixMicro() {
 		t.Fatalf("token %d after expiry not above the earlier ones", lease.FencingToken)
 	}
+	// A refused attempt leaves the counter, and its expiry, in place.
+	c := u.started(opts, "c")
+	if ok, err := c.TryAcquireLease(ctx, "p", 300); ok || err != nil {
+		t.Fatalf("second holder: %v, %v", ok, err)
+	}
+	if ttl := u.mr.TTL("agora:distributed:token:{p}"); ttl != time.Hour {
+		t.Errorf("counter TTL after a refused attempt = %s, want 1h", ttl)
+	}
 
 	// Without FencingKeyTTL the keys stay.
 	b := u.started(u.options(), "b")
 	mustAcquire(t, b, "q", 100)
-	if ttl := u.mr.TTL("agora:distributed:state:{q}"); ttl != 0 {
+	if ttl := u.mr.TTL("agora:distributed:token:{q}"); ttl != 0 {
 		t.Errorf("counter TTL = %s without FencingKeyTTL, want none", ttl)
 	}
 }

@@ -6,7 +6,8 @@ package distributed
 // always the tag.
 //
 //	<prefix>lease:{<pipeline>}   string "<token> <run> <owner>"; PX LeaseTTL
-//	<prefix>state:{<pipeline>}   hash: token (last fencing token), done (last completed slot)
+//	<prefix>token:{<pipeline>}   string: the last fencing token
+//	<prefix>done:{<pipeline>}    string: the last completed slot
 //	<prefix>once:{<pipeline>}    string: set when the Once run completed; PX 2×LeaseTTL
 //	<prefix>worker:<worker id>   hash: the worker record; PX 3×HeartbeatInterval
 type keys struct{ prefix string }
@@ -16,8 +17,11 @@ func (k keys) tag(pipelineID string) string { return "{" + pipelineID + "}" }
 // lease holds the current lease of a pipeline.
 func (k keys) lease(pipelineID string) string { return k.prefix + "lease:" + k.tag(pipelineID) }
 
-// state holds a pipeline's last fencing token and last completed slot.
-func (k keys) state(pipelineID string) string { return k.prefix + "state:" + k.tag(pipelineID) }
+// token holds a pipeline's last fencing token.
+func (k keys) token(pipelineID string) string { return k.prefix + "token:" + k.tag(pipelineID) }
+
+// done holds a pipeline's last completed slot.
+func (k keys) done(pipelineID string) string { return k.prefix + "done:" + k.tag(pipelineID) }
 
 // once marks a completed Once run.
 func (k keys) once(pipelineID string) string { return k.prefix + "once:" + k.tag(pipelineID) }
@@ -28,10 +32,10 @@ func (k keys) worker(workerID string) string { return k.prefix + "worker:" + wor
 // workerPattern matches every worker record under the prefix, for SCAN.
 func (k keys) workerPattern() string { return globEscape(k.prefix+"worker:") + "*" }
 
-// pipelineKeys returns the lease, state and once keys of a pipeline, in the
-// order the acquire and complete scripts expect them.
+// pipelineKeys returns the lease, token, done and once keys of a pipeline,
+// in the order the acquire and complete scripts expect them.
 func (k keys) pipelineKeys(pipelineID string) []string {
-	return []string{k.lease(pipelineID), k.state(pipelineID), k.once(pipelineID)}
+	return []string{k.lease(pipelineID), k.token(pipelineID), k.done(pipelineID), k.once(pipelineID)}
 }
 
 // globEscape escapes the characters SCAN MATCH treats specially, so a prefix

@@ -42,7 +42,7 @@ func TestPipelineKeysShareOneClusterSlot(t *testing.T) {
 		k := keys{prefix: prefix}
 		for _, id := range []string{"orders-hourly", "events_consumer", "a:b", "weird}id", "{nested", "ünïcode"} {
 			ks := k.pipelineKeys(id)
-			if len(ks) != 3 {
+			if len(ks) != 4 {
 				t.Fatalf("pipelineKeys returned %d keys", len(ks))
 			}
 			slot := clusterSlot(ks[0])
@@ -66,7 +66,8 @@ func TestKeyLayout(t *testing.T) {
 	k := keys{prefix: DefaultKeyPrefix}
 	want := map[string]string{
 		k.lease("orders-hourly"): "agora:distributed:lease:{orders-hourly}",
-		k.state("orders-hourly"): "agora:distributed:state:{orders-hourly}",
+		k.token("orders-hourly"): "agora:distributed:token:{orders-hourly}",
+		k.done("orders-hourly"):  "agora:distributed:done:{orders-hourly}",
 		k.once("orders-hourly"):  "agora:distributed:once:{orders-hourly}",
 		k.worker("w-1"):          "agora:distributed:worker:w-1",
 	}

@@ -9,6 +9,8 @@ import (
 	"sync"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/agora-etl/agora/runtime"
 )
 
 // singleBackend keeps every lease on the primary Redis. Acquire, release,
@@ -21,7 +23,7 @@ type singleBackend struct {
 
 	// Built once: the per-call allocations of key strings and boxed
 	// arguments are a measurable part of a cycle.
-	keyCache                     sync.Map // pipeline id → []string{lease, state, once}
+	keyCache                     sync.Map // pipeline id → []string{lease, token, done, once}
 	ttlArg, stateTTLArg, onceArg any
 }
 
@@ -34,7 +36,7 @@ func newSingleBackend(client redis.UniversalClient, s settings) *singleBackend {
 	}
 }
 
-// pipelineKeys returns the lease, state and once keys of a pipeline.
+// pipelineKeys returns the lease, token, done and once keys of a pipeline.
 func (b *singleBackend) pipelineKeys(pipelineID string) []string {
 	if ks, ok := b.keyCache.Load(pipelineID); ok {
 		return ks.([]string)
@@ -52,7 +54,13 @@ func (b *singleBackend) status() any { return nil }
 func (b *singleBackend) close() error { return nil }
 
 func (b *singleBackend) acquire(ctx context.Context, req leaseRequest) (acquireResult, error) {
-	reply, err := acquireScript.Run(ctx, b.client, b.pipelineKeys(req.PipelineID),
+	keys := b.pipelineKeys(req.PipelineID)
+	if req.Mode != runtime.RunNumberOnce {
+		// Only a Once request reads the once marker; every key passed costs
+		// the server a little.
+		keys = keys[:3]
+	}
+	reply, err := acquireScript.Run(ctx, b.client, keys,
 		req.Owner, req.Mode, b.ttlArg, b.stateTTLArg,
 	).Int64()
 	if err != nil {

@@ -1,6 +1,7 @@
 -- Acquire a pipeline's lease and mint its fencing token, atomically.
 --
--- KEYS[1] lease  KEYS[2] pipeline state (hash: token, done)  KEYS[3] once marker
+-- KEYS[1] lease  KEYS[2] last fencing token  KEYS[3] last completed slot
+-- KEYS[4] once marker (passed with run number -1 only)
 -- ARGV[1] owner (unique per coordinator instance)
 -- ARGV[2] requested run number: > 0 slot, 0 auto, -1 once
 -- ARGV[3] lease TTL (ms)  ARGV[4] state TTL (ms, 0 keeps)
@@ -9,48 +10,64 @@
 -- the slot, or the token itself for auto and once.
 -- Returns the token (> 0) when acquired, 0 when another owner holds the
 -- lease, -1 when the slot already completed: one integer, the cheapest reply.
+--
+-- Each redis.call costs about as much as a command a client sends, so the
+-- common path makes as few as the rules allow: TIME, one SET that writes the
+-- new token and returns the last, and the SET NX of the lease.
 local mode = tonumber(ARGV[2])
-if mode == -1 and redis.call('EXISTS', KEYS[3]) == 1 then
-  return -1
-end
-local state = redis.call('HMGET', KEYS[2], 'token', 'done')
-if mode > 0 and state[2] and mode <= tonumber(state[2]) then
+if mode > 0 then
+  local done = redis.call('GET', KEYS[3])
+  if done and mode <= tonumber(done) then
+    return -1
+  end
+elseif mode == -1 and redis.call('EXISTS', KEYS[4]) == 1 then
   return -1
 end
 
--- Tokens are max(last + 1, Redis time in microseconds). The clock term keeps
--- them increasing when the state is lost (expired, restart without
--- persistence, failover to a replica that missed writes): see fencing.go.
+-- Tokens are max(last + 1, Redis time in µs); see fencing.go. The clock is
+-- usually ahead, so the token is written before the last one is known, and
+-- fixed in the rare case it is not.
 local now = redis.call('TIME')
 local token = tonumber(now[1]) * 1000000 + tonumber(now[2])
-if state[1] then
-  local last = tonumber(state[1])
-  if last >= token then
-    token = last + 1
-  end
+local text = string.format('%d', token)
+local keyttl = tonumber(ARGV[4])
+local last
+if keyttl > 0 then
+  last = redis.call('SET', KEYS[2], text, 'PX', keyttl, 'GET')
+else
+  last = redis.call('SET', KEYS[2], text, 'GET')
 end
-local run = mode
+if last and tonumber(last) >= token then
+  token = tonumber(last) + 1
+  text = string.format('%d', token)
+  redis.call('SET', KEYS[2], text, 'KEEPTTL')
+end
+local run = ARGV[2]
 if mode <= 0 then
-  run = token
+  run = text
 end
-local value = string.format('%d %d %s', token, run, ARGV[1])
+local value = text .. ' ' .. run .. ' ' .. ARGV[1]
 
 if not redis.call('SET', KEYS[1], value, 'NX', 'PX', ARGV[3]) then
   local held = redis.call('GET', KEYS[1])
   local owner = string.match(held, '^%d+ %-?%d+ (.*)$')
   -- A lease held by this very owner is one whose reply was lost (a retried
   -- command) or that the owner already gave up locally: the owner does not
-  -- ask while it believes it holds one, so it may take it again, with a new
-  -- token.
+  -- ask while it believes it holds one, so it may take it again, with the
+  -- new token.
   if owner ~= ARGV[1] then
+    -- Refused: put the last token back, so only granted leases move it.
+    if last then
+      redis.call('SET', KEYS[2], last, 'KEEPTTL')
+    else
+      redis.call('DEL', KEYS[2])
+    end
     return 0
   end
   redis.call('SET', KEYS[1], value, 'PX', ARGV[3])
 end
 
-redis.call('HSET', KEYS[2], 'token', string.format('%d', token))
-local keyttl = tonumber(ARGV[4])
 if keyttl > 0 then
-  redis.call('PEXPIRE', KEYS[2], keyttl)
+  redis.call('PEXPIRE', KEYS[3], keyttl)
 end
 return token

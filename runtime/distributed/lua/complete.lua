@@ -1,6 +1,7 @@
 -- Release a lease after a successful run and record its slot as completed.
 --
--- KEYS[1] lease  KEYS[2] pipeline state (hash: token, done)  KEYS[3] once marker
+-- KEYS[1] lease  KEYS[2] last fencing token  KEYS[3] last completed slot
+-- KEYS[4] once marker
 -- ARGV[1] the lease value "<token> <run> <owner>"
 -- ARGV[2] requested run number (> 0 slot, 0 auto, -1 once)
 -- ARGV[3] once marker TTL (ms)  ARGV[4] state TTL (ms, 0 keeps)
@@ -15,15 +16,21 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
 end
 local mode = tonumber(ARGV[2])
 if mode > 0 then
-  local done = redis.call('HGET', KEYS[2], 'done')
-  if not done or tonumber(done) < mode then
-    redis.call('HSET', KEYS[2], 'done', ARGV[2])
-  end
   local keyttl = tonumber(ARGV[4])
+  local done = redis.call('GET', KEYS[3])
+  if not done or tonumber(done) < mode then
+    if keyttl > 0 then
+      redis.call('SET', KEYS[3], ARGV[2], 'PX', keyttl)
+    else
+      redis.call('SET', KEYS[3], ARGV[2])
+    end
+  elseif keyttl > 0 then
+    redis.call('PEXPIRE', KEYS[3], keyttl)
+  end
   if keyttl > 0 then
     redis.call('PEXPIRE', KEYS[2], keyttl)
   end
 elseif mode == -1 then
-  redis.call('SET', KEYS[3], '1', 'PX', ARGV[3])
+  redis.call('SET', KEYS[4], '1', 'PX', ARGV[3])
 end
 return owned
