@@ -40,7 +40,11 @@ func TestAcquireGrantsOneHolderAndFillsTheLease(t *testing.T) {
 	// Another pipeline is independent.
 	mustAcquire(t, b, "invoices", 1_772_366_400)
 
-	stored, _ := u.mr.Get("agora:distributed:lease:{orders}")
+	held, _ := u.mr.List("agora:distributed:lease:{orders}")
+	if len(held) != 1 {
+		t.Fatalf("lease list %q, want one value", held)
+	}
+	stored := held[0]
 	if want := fmt.Sprintf("%d 1772366400 worker-a#", lease.FencingToken); !strings.HasPrefix(stored, want) || len(stored) != len(want)+16 {
 		t.Errorf("stored lease %q, want %q plus a 16-digit hex suffix", stored, want)
 	}

@@ -5,7 +5,7 @@ package distributed
 // Cluster slot; KeyPrefix may not contain braces, so the pipeline id is
 // always the tag.
 //
-//	<prefix>lease:{<pipeline>}   string "<token> <run> <owner>"; PX LeaseTTL
+//	<prefix>lease:{<pipeline>}   list of one string "<token> <run> <owner>"; PX LeaseTTL
 //	<prefix>token:{<pipeline>}   string: the last fencing token
 //	<prefix>done:{<pipeline>}    string: the last completed slot
 //	<prefix>once:{<pipeline>}    string: set when the Once run completed; PX 2×LeaseTTL

@@ -10,14 +10,12 @@ import (
 // The Lua scripts. Each runs atomically on one Redis (one Cluster slot: all
 // its keys share the pipeline's hash tag) and is sent with EVALSHA, falling
 // back to EVAL when the server does not know it yet (NOSCRIPT, e.g. after a
-// restart).
+// restart). Release needs none: it is a plain LREM (see singleBackend.release).
 var (
 	//go:embed lua/acquire.lua
 	acquireSource string
 	//go:embed lua/renew.lua
 	renewSource string
-	//go:embed lua/release.lua
-	releaseSource string
 	//go:embed lua/complete.lua
 	completeSource string
 	//go:embed lua/heartbeat.lua
@@ -25,11 +23,10 @@ var (
 
 	acquireScript   = redis.NewScript(acquireSource)
 	renewScript     = redis.NewScript(renewSource)
-	releaseScript   = redis.NewScript(releaseSource)
 	completeScript  = redis.NewScript(completeSource)
 	heartbeatScript = redis.NewScript(heartbeatSource)
 
-	allScripts = []*redis.Script{acquireScript, renewScript, releaseScript, completeScript, heartbeatScript}
+	allScripts = []*redis.Script{acquireScript, renewScript, completeScript, heartbeatScript}
 )
 
 // loadScripts makes the server know every script (one pipelined round trip),

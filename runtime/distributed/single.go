@@ -111,8 +111,12 @@ func (b *singleBackend) renew(ctx context.Context, refs []leaseRef) []renewResul
 	return out
 }
 
+// release is a compare-and-delete without a script: the lease is a list
+// holding its one value, and LREM removes that value only if it is exactly
+// this owner's with this token; the emptied list disappears, which frees
+// the lease. One plain command costs Redis a fraction of a script run.
 func (b *singleBackend) release(ctx context.Context, ref leaseRef) (bool, error) {
-	n, err := releaseScript.Run(ctx, b.client, b.pipelineKeys(ref.PipelineID)[:1], ref.value()).Int64()
+	n, err := b.client.LRem(ctx, b.pipelineKeys(ref.PipelineID)[0], 1, ref.value()).Result()
 	return n == 1, err
 }
 
@@ -124,7 +128,7 @@ func (b *singleBackend) complete(ctx context.Context, ref leaseRef) (bool, error
 }
 
 func (b *singleBackend) validate(ctx context.Context, pipelineID string, token int64) (bool, error) {
-	v, err := b.client.Get(ctx, b.pipelineKeys(pipelineID)[0]).Result()
+	v, err := b.client.LIndex(ctx, b.pipelineKeys(pipelineID)[0], 0).Result()
 	if errors.Is(err, redis.Nil) {
 		return false, nil
 	}

@@ -6,14 +6,16 @@
 -- ARGV[2] requested run number: > 0 slot, 0 auto, -1 once
 -- ARGV[3] lease TTL (ms)  ARGV[4] state TTL (ms, 0 keeps)
 --
--- The lease is the string "<token> <run> <owner>" with a PX expiry; run is
--- the slot, or the token itself for auto and once.
+-- The lease is a list holding the one string "<token> <run> <owner>", with a
+-- PX expiry; run is the slot, or the token itself for auto and once. A list,
+-- so that release is a plain LREM: an atomic compare-and-delete on owner and
+-- token that needs no script (see release.go).
 -- Returns the token (> 0) when acquired, 0 when another owner holds the
 -- lease, -1 when the slot already completed: one integer, the cheapest reply.
 --
 -- Each redis.call costs about as much as a command a client sends, so the
 -- common path makes as few as the rules allow: TIME, one SET that writes the
--- new token and returns the last, and the SET NX of the lease.
+-- new token and returns the last, RPUSH and PEXPIRE of the lease.
 local mode = tonumber(ARGV[2])
 if mode > 0 then
   local done = redis.call('GET', KEYS[3])
@@ -48,8 +50,10 @@ if mode <= 0 then
 end
 local value = text .. ' ' .. run .. ' ' .. ARGV[1]
 
-if not redis.call('SET', KEYS[1], value, 'NX', 'PX', ARGV[3]) then
-  local held = redis.call('GET', KEYS[1])
+-- The list is empty (absent) exactly when the lease is free.
+if redis.call('RPUSH', KEYS[1], value) ~= 1 then
+  redis.call('RPOP', KEYS[1])
+  local held = redis.call('LINDEX', KEYS[1], 0)
   local owner = string.match(held, '^%d+ %-?%d+ (.*)$')
   -- A lease held by this very owner is one whose reply was lost (a retried
   -- command) or that the owner already gave up locally: the owner does not
@@ -64,8 +68,9 @@ if not redis.call('SET', KEYS[1], value, 'NX', 'PX', ARGV[3]) then
     end
     return 0
   end
-  redis.call('SET', KEYS[1], value, 'PX', ARGV[3])
+  redis.call('LSET', KEYS[1], 0, value)
 end
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
 
 if keyttl > 0 then
   redis.call('PEXPIRE', KEYS[3], keyttl)

@@ -9,11 +9,7 @@
 -- Returns 1 when the lease was held and deleted, 0 when it was gone or held
 -- by another. The slot is recorded either way: the run did complete, and
 -- recording it only ever stops a repeat.
-local owned = 0
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  redis.call('DEL', KEYS[1])
-  owned = 1
-end
+local owned = redis.call('LREM', KEYS[1], 1, ARGV[1])
 local mode = tonumber(ARGV[2])
 if mode > 0 then
   local keyttl = tonumber(ARGV[4])
