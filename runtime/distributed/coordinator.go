@@ -93,6 +93,7 @@ func NewRedisWorkerCoordinator(opts Options) (*RedisWorkerCoordinator, error) {
 	if err != nil {
 		return nil, err
 	}
+	routeRedisClientLogs()
 	ro := *s.primary.opts
 	// Without this, go-redis ignores context deadlines on socket reads, and a
 	// stalled server would hold a renewal past the lease's deadline.

@@ -1,0 +1,28 @@
+package distributed
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"strings"
+	"testing"
+)
+
+func TestRedisClientLoggerLogsAtDebugOnly(t *testing.T) {
+	var buf bytes.Buffer
+	prev := slog.Default()
+	t.Cleanup(func() { slog.SetDefault(prev) })
+
+	slog.SetDefault(slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelInfo})))
+	redisClientLogger{}.Printf(context.Background(), "failed to dial after %d attempts: %s", 2, "connection refused")
+	if buf.Len() != 0 {
+		t.Fatalf("logged at INFO level: %q", buf.String())
+	}
+
+	slog.SetDefault(slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	redisClientLogger{}.Printf(context.Background(), "failed to dial after %d attempts: %s", 2, "connection refused")
+	got := buf.String()
+	if !strings.Contains(got, "level=DEBUG") || !strings.Contains(got, "failed to dial after 2 attempts: connection refused") {
+		t.Fatalf("debug line = %q, want the formatted go-redis message at DEBUG", got)
+	}
+}
