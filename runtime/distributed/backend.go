@@ -91,18 +91,12 @@ type renewResult struct {
 	Err      error         // transport failure: retry until the deadline
 }
 
-// quorumBackendFactory, when set (by the Redlock implementation), builds the
-// backend used when RedlockRedisURLs is set. It receives the primary client,
-// which keeps the registry and the fencing counters.
-var quorumBackendFactory func(primary redis.UniversalClient, s settings) (leaseBackend, error)
-
-// newLeaseBackend picks the backend for s.
+// newLeaseBackend picks the backend for s: quorum leases when
+// RedlockRedisURLs is set (the primary client still keeps the registry and
+// the fencing counters), single-node leases otherwise.
 func newLeaseBackend(primary redis.UniversalClient, s settings) (leaseBackend, error) {
 	if len(s.quorum) > 0 {
-		if quorumBackendFactory == nil {
-			return nil, ErrQuorumUnavailable
-		}
-		return quorumBackendFactory(primary, s)
+		return newQuorumBackend(primary, s)
 	}
 	return newSingleBackend(primary, s), nil
 }

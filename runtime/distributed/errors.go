@@ -27,7 +27,3 @@ var ErrClosed = errors.New("distributed: coordinator closed")
 // ErrInvalidRunNumber is returned by TryAcquireLease for a run number below
 // runtime.RunNumberOnce.
 var ErrInvalidRunNumber = errors.New("distributed: invalid run number")
-
-// ErrQuorumUnavailable is returned by NewRedisWorkerCoordinator when
-// RedlockRedisURLs is set but this build has no quorum lease backend.
-var ErrQuorumUnavailable = errors.New("distributed: Redlock quorum mode is not available")

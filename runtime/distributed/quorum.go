@@ -76,8 +76,6 @@ type quorumBackend struct {
 	lostRenewals       atomic.Uint64 // renewals a majority refused
 }
 
-func init() { quorumBackendFactory = newQuorumBackend }
-
 // Timings of quorum requests.
 const (
 	// maxNodeTimeout caps the per-node timeout: a healthy node answers in

@@ -138,16 +138,3 @@ func TestValidateReportsEveryProblemOnItsOwnLine(t *testing.T) {
 		}
 	}
 }
-
-func TestNewRedisWorkerCoordinatorRefusesRedlockWithoutQuorumBackend(t *testing.T) {
-	if quorumBackendFactory != nil {
-		t.Skip("a quorum backend is linked in")
-	}
-	_, err := NewRedisWorkerCoordinator(Options{
-		RedisURL:         "redis://localhost",
-		RedlockRedisURLs: []string{"redis://a", "redis://b", "redis://c"},
-	})
-	if !errors.Is(err, ErrQuorumUnavailable) {
-		t.Fatalf("err = %v, want ErrQuorumUnavailable", err)
-	}
-}
