@@ -2,6 +2,7 @@ package distributed
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"sync/atomic"
@@ -29,7 +30,12 @@ func (c *RedisWorkerCoordinator) failure(what string, err error) error {
 	msg := err.Error()
 	c.health.lastError.Store(&msg)
 	if c.health.reachable.Swap(false) {
-		c.log.Warn("distributed: Redis unreachable", "redis", c.s.primary.redacted, "error", err)
+		if errors.Is(err, ErrQuorumNotReached) {
+			// The primary answered; too few quorum nodes did. The error names them.
+			c.log.Warn("distributed: Redlock quorum unreachable", "error", err)
+		} else {
+			c.log.Warn("distributed: Redis unreachable", "redis", c.s.primary.redacted, "error", err)
+		}
 	}
 	return err
 }
