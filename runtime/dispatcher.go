@@ -19,7 +19,9 @@ import (
 // there starts another executor first. A run that blocks for an hour
 // therefore never delays another pipeline, and a burst of ten thousand short
 // runs is served by a handful of goroutines rather than ten thousand. Idle
-// executors beyond a few exit.
+// executors beyond a few exit. A large batch due at one instant is met by
+// spinning through its last milliseconds (prepareBurstLocked), so it starts
+// on time and on every processor.
 //
 // A finished attempt hands its runner back through a lock-free stack that
 // only the loop drains, so many runs ending together never queue on a lock.
@@ -45,6 +47,17 @@ type dispatcher struct {
 	executors atomic.Int64 // executors started and not asked to exit
 	busy      atomic.Int64 // executors inside an attempt
 	maxIdle   int64
+
+	// precise is set for the system clock, whose timers fire up to a
+	// millisecond late; before a large batch the loop then spins through
+	// the last stretch and warms executors on the other processors (see
+	// prepareBurst). A fake clock in tests keeps plain timers.
+	precise   bool
+	procs     int
+	warmUntil atomic.Int64 // Unix ns a warmed executor spins until
+	warmedFor int64        // due time the executors were last warmed for
+	spinFrom  int64        // start of the current spin-budget window, Unix ns
+	spinUsed  time.Duration
 
 	syncReq  chan chan struct{}
 	quit     chan struct{}
@@ -76,6 +89,8 @@ func newDispatcher(clock Clock, onFinish func(*runner, error), pipelines int) *d
 		drained:  make(chan struct{}),
 	}
 	d.wakeAt.Store(math.MaxInt64)
+	_, d.precise = clock.(SystemClock)
+	d.procs = goruntime.GOMAXPROCS(0)
 	return d
 }
 
@@ -184,6 +199,10 @@ func (d *dispatcher) execute() {
 		if r == nil {
 			return // counted out by the loop when it asked
 		}
+		if r == warmUp {
+			d.spinUntilWork()
+			continue
+		}
 		d.queued.Add(-1)
 		d.drive(r)
 	}
@@ -290,8 +309,10 @@ func (d *dispatcher) loop() {
 			d.mu.Lock()
 		}
 		wait := MaxWait
+		spinTo := int64(0)
 		if len(d.heap) > 0 {
-			if w := time.Duration(d.heap[0].due - nowN); w < wait {
+			due := d.heap[0].due
+			if w := time.Duration(due - nowN); w < wait {
 				wait = w
 				if w > 2*drainLead {
 					// Wake a little early to take in the runners handed
@@ -299,10 +320,18 @@ func (d *dispatcher) loop() {
 					// dispatches at once rather than first sorting
 					// thousands of hand-backs into the heap.
 					wait = w - drainLead
+				} else if d.prepareBurstLocked(due, nowN) {
+					spinTo = due
 				}
 			}
 		}
 		d.mu.Unlock()
+		if spinTo != 0 {
+			if !d.spinTo(spinTo) {
+				return
+			}
+			continue
+		}
 
 		if d.queued.Load() == 0 && d.executors.Load()-d.busy.Load() > d.maxIdle {
 			// Trim an idle executor per pass; unhurried, so exit requests
@@ -337,8 +366,109 @@ func (d *dispatcher) loop() {
 }
 
 // drainLead is how long before a due time the loop wakes to take in
-// handed-back runners; it covers the timer's millisecond granularity.
-const drainLead = 2 * time.Millisecond
+// handed-back runners; it covers the timer's millisecond granularity and,
+// before a burst, the time an idle processor takes to wake up.
+const drainLead = 3 * time.Millisecond
+
+// Burst preparation (see prepareBurstLocked).
+const (
+	// burstSize is the smallest batch of runners due at one instant that
+	// the loop spins for and warms executors for.
+	burstSize = 256
+	// spinBudget caps the spinning (loop and warmed executors together)
+	// per second of wall time, so many distinct large batches due close
+	// together cannot turn the dispatcher into a busy loop.
+	spinBudget = 20 * time.Millisecond
+	// maxSpin bounds any one spin by the monotonic clock, whatever the wall
+	// clock does meanwhile.
+	maxSpin = 2*drainLead + time.Millisecond
+	// warmGrace is how long past the due time a warmed executor still
+	// waits for the burst to be queued.
+	warmGrace = time.Millisecond
+	// maxWarm caps the executors warmed for one burst; with the rule that
+	// the queue is empty when they are asked, their requests fit in the
+	// queue's spare room next to the runners and exit requests.
+	maxWarm = 8
+)
+
+// warmUp is queued to an executor to make it spin until a burst arrives;
+// it is no runner and never driven.
+var warmUp = &runner{}
+
+// prepareBurstLocked decides, a few milliseconds before due, whether the
+// loop spins through to it instead of sleeping on a timer. A Go timer fires
+// up to a millisecond late, and an idle processor takes a millisecond or
+// more to wake, so a burst of thousands of runs due at one instant (10,000
+// pipelines on "* * * * * *") would start late on one core and reach the
+// second only later. For such a batch, with the system clock and within
+// spinBudget, the loop spins to the due time itself and asks idle executors
+// to spin on the other processors, so every core takes runs from the
+// first microsecond. Smaller batches keep the plain timer.
+func (d *dispatcher) prepareBurstLocked(due, now int64) bool {
+	if !d.precise || d.heap.countDue(0, due, burstSize) < burstSize {
+		return false
+	}
+	if now-d.spinFrom >= int64(time.Second) {
+		d.spinFrom, d.spinUsed = now, 0
+	}
+	if d.spinUsed >= spinBudget {
+		return false
+	}
+	d.spinUsed += time.Duration(due-now) * time.Duration(d.procs)
+	if d.warmedFor != due {
+		d.warmedFor = due
+		d.warm(due)
+	}
+	return true
+}
+
+// warm asks executors, starting them if needed, to spin on the processors
+// other than the loop's until the batch due at due is queued.
+func (d *dispatcher) warm(due int64) {
+	n := int64(min(d.procs-1, maxWarm))
+	if n <= 0 || d.queued.Load() > 0 || len(d.work) > 0 {
+		// Executors with work queued are awake already; and the warm-up
+		// requests must never take the queue room that runners rely on.
+		return
+	}
+	d.warmUntil.Store(due)
+	for free := d.executors.Load() - d.busy.Load(); free < n; free++ {
+		d.startExecutor()
+	}
+	for range n {
+		select {
+		case d.work <- warmUp:
+		default:
+			return // the queue is full of work: nothing to warm up for
+		}
+	}
+}
+
+// spinUntilWork keeps a warmed executor running, yielding, until work is
+// queued or the due time it was warmed for has passed, so the processor it
+// runs on is awake when the burst is queued.
+func (d *dispatcher) spinUntilWork() {
+	start := time.Now()
+	until := d.warmUntil.Load() + int64(warmGrace)
+	for d.queued.Load() == 0 && d.clock.Now().UnixNano() < until && time.Since(start) < maxSpin {
+		goruntime.Gosched()
+	}
+}
+
+// spinTo yields until the clock reaches due, so a burst starts at its due
+// time; false when the dispatcher was asked to stop meanwhile.
+func (d *dispatcher) spinTo(due int64) bool {
+	start := time.Now()
+	for d.clock.Now().UnixNano() < due && time.Since(start) < maxSpin {
+		select {
+		case <-d.quit:
+			return false
+		default:
+		}
+		goruntime.Gosched()
+	}
+	return true
+}
 
 // dispatchBatch is how many due runners the loop queues at a time.
 const dispatchBatch = 128
@@ -459,6 +589,18 @@ func (h dueHeap) down(i int) {
 		h[i], h[m] = h[m], h[i]
 		i = m
 	}
+}
+
+// countDue counts the entries due at due in the subtree at i, up to limit.
+// Called with the root's due time, it only visits entries due then.
+func (h dueHeap) countDue(i int, due int64, limit int) int {
+	if i >= len(h) || h[i].due != due || limit <= 0 {
+		return 0
+	}
+	n := 1
+	n += h.countDue(2*i+1, due, limit-n)
+	n += h.countDue(2*i+2, due, limit-n)
+	return n
 }
 
 func (h dueHeap) init() {
