@@ -4,11 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"math/rand/v2"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -155,65 +152,10 @@ func TestRedlockRaceHasOneHolderAtAnyInstant(t *testing.T) {
 		r.started(r.options(10*time.Second), "a"),
 		r.started(r.options(10*time.Second), "b"),
 	}
-	const perCoordinator = 50
-	var (
-		holders    atomic.Int32
-		violations atomic.Int32
-		mu         sync.Mutex
-		tokens     []int64
-		byWorker   = map[string]int{}
-		wg         sync.WaitGroup
-	)
-	stop := time.Now().Add(1500 * time.Millisecond)
-	for _, c := range coords {
-		for range perCoordinator {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for time.Now().Before(stop) {
-					ok, err := c.TryAcquireLease(ctx, "race", runtime.RunNumberAuto)
-					if err != nil {
-						t.Errorf("TryAcquireLease: %v", err)
-						return
-					}
-					if !ok {
-						time.Sleep(time.Duration(rand.IntN(1000)) * time.Microsecond)
-						continue
-					}
-					if n := holders.Add(1); n != 1 {
-						violations.Add(1)
-					}
-					lease, _ := c.CurrentLease("race")
-					mu.Lock()
-					tokens = append(tokens, lease.FencingToken)
-					byWorker[lease.WorkerID]++
-					mu.Unlock()
-					time.Sleep(50 * time.Microsecond)
-					holders.Add(-1)
-					if err := c.ReleaseLease(ctx, "race"); err != nil {
-						t.Errorf("ReleaseLease: %v", err)
-						return
-					}
-				}
-			}()
-		}
-	}
-	wg.Wait()
-	if v := violations.Load(); v != 0 {
-		t.Fatalf("%d moments with two holders", v)
-	}
-	if len(tokens) < 50 {
-		t.Fatalf("only %d acquisitions in the race; the test proves little", len(tokens))
-	}
-	for i := 1; i < len(tokens); i++ {
-		if tokens[i] <= tokens[i-1] {
-			t.Fatalf("acquisition %d: token %d not above %d", i, tokens[i], tokens[i-1])
-		}
-	}
+	byWorker := raceForOneLease(t, coords, 50)
 	if byWorker["a"] == 0 || byWorker["b"] == 0 {
 		t.Errorf("acquisitions by worker %v; want both coordinators to win some", byWorker)
 	}
-	t.Logf("%d acquisitions %v", len(tokens), byWorker)
 }
 
 func TestRedlockPrimaryMayBeAQuorumNode(t *testing.T) {
