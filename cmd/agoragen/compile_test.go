@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
-	"golang.org/x/mod/modfile"
 
 	"github.com/agora-etl/agora/cmd/agoragen/internal/gen"
 )
@@ -26,32 +25,7 @@ import (
 func goldenModule(t *testing.T) (string, []string) {
 	t.Helper()
 	root := goldenRoot(t)
-	repo, err := filepath.Abs(filepath.Join(root, "..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	gomod, err := os.ReadFile(filepath.Join(repo, "go.mod"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	mf, err := modfile.Parse("go.mod", gomod, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "module agoragen.golden\n\ngo %s\n\nrequire %s v0.0.0-00010101000000-000000000000\n\nrequire (\n", mf.Go.Version, mf.Module.Mod.Path)
-	for _, r := range mf.Require {
-		fmt.Fprintf(&b, "\t%s %s\n", r.Mod.Path, r.Mod.Version)
-	}
-	fmt.Fprintf(&b, ")\n\nreplace %s => %s\n", mf.Module.Mod.Path, repo)
-
-	mod := t.TempDir()
-	writeFile(t, filepath.Join(mod, "go.mod"), []byte(b.String()))
-	sum, err := os.ReadFile(filepath.Join(repo, "go.sum"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	writeFile(t, filepath.Join(mod, "go.sum"), sum)
+	mod := tempModule(t, "agoragen.golden", true)
 
 	var cases []string
 	for _, name := range goldenCases(t) {

@@ -3,14 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"golang.org/x/mod/modfile"
 
 	"github.com/agora-etl/agora/cmd/agoragen/internal/gen"
 )
@@ -20,34 +17,7 @@ import (
 // directory. Loading it needs no network: the module cache has everything.
 func userModule(t testing.TB, requireAgora bool, files map[string]string) string {
 	t.Helper()
-	repo, err := filepath.Abs(filepath.Join("..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	gomod, err := os.ReadFile(filepath.Join(repo, "go.mod"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	mf, err := modfile.Parse("go.mod", gomod, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "module example.com/user\n\ngo %s\n", mf.Go.Version)
-	if requireAgora {
-		fmt.Fprintf(&b, "\nrequire %s v0.0.0-00010101000000-000000000000\n\nrequire (\n", mf.Module.Mod.Path)
-		for _, r := range mf.Require {
-			fmt.Fprintf(&b, "\t%s %s\n", r.Mod.Path, r.Mod.Version)
-		}
-		fmt.Fprintf(&b, ")\n\nreplace %s => %s\n", mf.Module.Mod.Path, repo)
-	}
-	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "go.mod"), []byte(b.String()))
-	sum, err := os.ReadFile(filepath.Join(repo, "go.sum"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	writeFile(t, filepath.Join(dir, "go.sum"), sum)
+	dir := tempModule(t, "example.com/user", requireAgora)
 	for name, content := range files {
 		writeFile(t, filepath.Join(dir, name), []byte(content))
 	}
