@@ -217,7 +217,7 @@ func distributedWiring(g *jen.Group, imp *imports, mode Distributed) {
 func describe(s Schedule) string {
 	switch s.Kind {
 	case Every:
-		return "every " + shortDuration(s.Interval)
+		return "every " + ShortDuration(s.Interval)
 	case Cron:
 		return fmt.Sprintf("on cron %q", s.Expr)
 	case Continuous:
@@ -353,8 +353,9 @@ func (imp *imports) duration(d time.Duration) *jen.Statement {
 	return jen.Lit(int64(d))
 }
 
-// shortDuration writes d without zero units: 1m rather than 1m0s.
-func shortDuration(d time.Duration) string {
+// ShortDuration writes d without zero units, 1m rather than 1m0s, as the
+// generated comments and agoragen's messages spell durations.
+func ShortDuration(d time.Duration) string {
 	s := d.String()
 	if strings.HasSuffix(s, "m0s") {
 		s = s[:len(s)-2]

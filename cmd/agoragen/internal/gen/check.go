@@ -117,7 +117,7 @@ func (c *checker) checkSchedule(d *directive) (pipelineDecl, bool) {
 	p.Const = ConstName(p.ID)
 	if v, has := vals["backoff"]; has {
 		if v.Duration <= 0 {
-			fail(d.pos(c.fset, v.ValueOff), "backoff=%s must be positive (omit it for the default %s)", v.Value, shortDuration(runtime.DefaultErrorBackoff))
+			fail(d.pos(c.fset, v.ValueOff), "backoff=%s must be positive (omit it for the default %s)", v.Value, templates.ShortDuration(runtime.DefaultErrorBackoff))
 		}
 		p.Backoff = v.Duration
 	}
@@ -328,18 +328,6 @@ func namedRef(obj *types.TypeName, args *types.TypeList, self *types.Package) (t
 		ref.Args = append(ref.Args, a)
 	}
 	return ref, nil
-}
-
-// shortDuration writes d without zero units: 1m rather than 1m0s.
-func shortDuration(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = s[:len(s)-2]
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = s[:len(s)-2]
-	}
-	return s
 }
 
 // sortedKeys returns the keys of m in order.
