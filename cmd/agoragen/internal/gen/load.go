@@ -35,9 +35,10 @@ type loaded struct {
 	generated map[string]bool
 }
 
-// load loads the packages matched by patterns in one go/packages call. A file that carries the agoragen header is parsed
-// down to its package clause: the file about to be replaced cannot then
-// break the load, however stale or broken it is.
+// load loads the packages matched by patterns in one go/packages call. A
+// file that carries the agoragen header is parsed down to its package
+// clause: the file about to be replaced cannot then break the load, however
+// stale or broken it is.
 func load(ctx context.Context, dir string, tags string, patterns []string) (*loaded, error) {
 	l := &loaded{fset: token.NewFileSet(), generated: map[string]bool{}}
 	var mu sync.Mutex
