@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -245,12 +244,6 @@ func runOf(ref leaseRef) int64 {
 		return ref.Mode
 	}
 	return ref.Token
-}
-
-// tokenOf reads the token from a stored lease value.
-func tokenOf(value string) (int64, error) {
-	head, _, _ := strings.Cut(value, " ")
-	return strconv.ParseInt(head, 10, 64)
 }
 
 func (b *quorumBackend) close() error {

@@ -34,7 +34,7 @@ func (b *quorumBackend) validate(ctx context.Context, pipelineID string, token i
 		if err != nil {
 			return 0, err
 		}
-		held, err := tokenOf(v)
+		held, err := leaseToken(v)
 		if err != nil {
 			return 0, fmt.Errorf("distributed: lease of %q holds a malformed value", pipelineID)
 		}

@@ -89,12 +89,12 @@ func TestNodeValueRoundTrip(t *testing.T) {
 		if v != tc.want {
 			t.Errorf("nodeValue(%+v) = %q, want %q", tc.ref, v, tc.want)
 		}
-		if tok, err := tokenOf(v); err != nil || tok != tc.ref.Token {
-			t.Errorf("tokenOf(%q) = %d, %v", v, tok, err)
+		if tok, err := leaseToken(v); err != nil || tok != tc.ref.Token {
+			t.Errorf("leaseToken(%q) = %d, %v", v, tok, err)
 		}
 	}
-	if _, err := tokenOf("garbage"); err == nil {
-		t.Error("tokenOf(garbage) did not fail")
+	if _, err := leaseToken("garbage"); err == nil {
+		t.Error("leaseToken(garbage) did not fail")
 	}
 }
 

@@ -142,7 +142,8 @@ func (b *singleBackend) validate(ctx context.Context, pipelineID string, token i
 	return held == token, nil
 }
 
-// leaseToken reads the token from a stored lease "<token> <run> <owner>".
+// leaseToken reads the token from a stored lease value: "<token> <run>
+// <owner>" on the primary, "<token> <run> <mode> <owner>" on quorum nodes.
 func leaseToken(v string) (int64, error) {
 	field, _, _ := strings.Cut(v, " ")
 	token, err := strconv.ParseInt(field, 10, 64)
