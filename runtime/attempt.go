@@ -44,9 +44,7 @@ func (r *runner) attempt(runNumber int64, now time.Time) (outcome, error, time.T
 	if cause := env.cause(); cause != nil {
 		ctx.cancel(cause)
 	}
-	if r.enabled(slog.LevelDebug) {
-		r.logRun(slog.LevelDebug, "run started", lease)
-	}
+	r.logRun(slog.LevelDebug, "run started", lease)
 
 	if !remote {
 		env.enterBusy()
@@ -107,9 +105,7 @@ func (r *runner) ended(lease Lease, runErr error, took time.Duration) {
 		r.logRun(slog.LevelError, "run failed", lease, slog.Duration("duration", took), slog.Any("error", runErr))
 		return
 	}
-	if r.enabled(slog.LevelInfo) {
-		r.logRun(slog.LevelInfo, "run finished", lease, slog.Duration("duration", took))
-	}
+	r.logRun(slog.LevelInfo, "run finished", lease, slog.Duration("duration", took))
 }
 
 // invoke calls the factory, runs the pipeline and closes it, turning panics
