@@ -453,12 +453,8 @@ func (pr *poolRun) onLeaseLost(pipelineID string, lease Lease) {
 	if !ok {
 		return
 	}
-	attrs := []slog.Attr{slog.String("pipeline_id", pipelineID), slog.Int64("run_number", lease.RunNumber)}
-	if lease.Fenced() {
-		attrs = append(attrs, slog.Int64("fencing_token", lease.FencingToken))
-	}
 	if r.cancelRun(ErrLeaseLost, lease.FencingToken) {
-		pr.logger.LogAttrs(context.Background(), slog.LevelWarn, "lease lost: cancelling the run", attrs...)
+		r.logRun(slog.LevelWarn, "lease lost: cancelling the run", lease)
 	}
 }
 
