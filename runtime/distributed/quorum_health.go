@@ -70,7 +70,7 @@ func (b *quorumBackend) prepare(ctx context.Context) error {
 	primaryErr := make(chan error, 1)
 	go func() { primaryErr <- b.primary.prepare(ctx) }()
 	got := fanOut(ctx, b, func(ctx context.Context, node *quorumNode) (struct{}, error) {
-		return struct{}{}, loadQuorumScripts(ctx, node.client)
+		return struct{}{}, loadScripts(ctx, node.client, quorumScripts)
 	}, nil)
 	return b.enough("are ready", got, <-primaryErr)
 }

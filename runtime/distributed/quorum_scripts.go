@@ -1,7 +1,6 @@
 package distributed
 
 import (
-	"context"
 	_ "embed"
 
 	"github.com/redis/go-redis/v9"
@@ -24,15 +23,3 @@ var (
 
 	quorumScripts = []*redis.Script{quorumAcquireScript, quorumRenewScript, quorumReleaseScript}
 )
-
-// loadQuorumScripts makes a quorum node know its scripts, in one pipelined
-// round trip.
-func loadQuorumScripts(ctx context.Context, c redis.Cmdable) error {
-	_, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for _, s := range quorumScripts {
-			s.Load(ctx, p)
-		}
-		return nil
-	})
-	return err
-}

@@ -26,14 +26,14 @@ var (
 	completeScript  = redis.NewScript(completeSource)
 	heartbeatScript = redis.NewScript(heartbeatSource)
 
-	allScripts = []*redis.Script{acquireScript, renewScript, completeScript, heartbeatScript}
+	primaryScripts = []*redis.Script{acquireScript, renewScript, completeScript, heartbeatScript}
 )
 
-// loadScripts makes the server know every script (one pipelined round trip),
-// so the first acquire after connecting needs no EVAL fallback.
-func loadScripts(ctx context.Context, c redis.Cmdable) error {
+// loadScripts makes the server know scripts (one pipelined round trip), so
+// the first request after connecting needs no EVAL fallback.
+func loadScripts(ctx context.Context, c redis.Cmdable, scripts []*redis.Script) error {
 	_, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for _, s := range allScripts {
+		for _, s := range scripts {
 			s.Load(ctx, p)
 		}
 		return nil

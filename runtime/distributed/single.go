@@ -45,7 +45,9 @@ func (b *singleBackend) pipelineKeys(pipelineID string) []string {
 	return ks.([]string)
 }
 
-func (b *singleBackend) prepare(ctx context.Context) error { return loadScripts(ctx, b.client) }
+func (b *singleBackend) prepare(ctx context.Context) error {
+	return loadScripts(ctx, b.client, primaryScripts)
+}
 
 func (b *singleBackend) ping(ctx context.Context) error { return b.client.Ping(ctx).Err() }
 
