@@ -252,10 +252,7 @@ func (p *WorkerPool) Run(ctx context.Context) error {
 	if cfg.clock == nil {
 		cfg.clock = SystemClock{}
 	}
-	logger := cfg.logger
-	if logger == nil {
-		logger = slog.Default()
-	}
+	logger := p.logger()
 	coord := cfg.coordinator
 	if coord == nil {
 		coord = NewLocalCoordinator(cfg.clock)
@@ -325,7 +322,7 @@ func (p *WorkerPool) Run(ctx context.Context) error {
 		return fmt.Errorf("runtime: starting coordinator: %w", err)
 	}
 
-	now := cfg.clock.Now().Round(0)
+	now := pr.env.now()
 	for _, r := range pr.runners {
 		r.begin(now)
 		pr.d.add(r)
