@@ -93,14 +93,8 @@ func (c *LocalCoordinator) entry(id string) *localEntry {
 // TryAcquireLease grants the lease unless it is already held or the slot is
 // completed.
 func (c *LocalCoordinator) TryAcquireLease(_ context.Context, pipelineID string, runNumber int64) (bool, error) {
-	_, ok, err := c.acquire(pipelineID, runNumber)
+	_, ok, err := c.acquireEntry(c.entry(pipelineID), pipelineID, runNumber, c.clock.Now())
 	return ok, err
-}
-
-// acquire is TryAcquireLease returning the lease too, so the pool needs no
-// second lookup.
-func (c *LocalCoordinator) acquire(pipelineID string, runNumber int64) (Lease, bool, error) {
-	return c.acquireEntry(c.entry(pipelineID), pipelineID, runNumber, c.clock.Now())
 }
 
 // acquireEntry applies the slot rules to e, the entry of pipelineID. The
