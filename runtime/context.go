@@ -6,8 +6,8 @@ type leaseKey struct{}
 
 type shutdownKey struct{}
 
-// ContextWithLease returns a copy of ctx that carries lease. The pool uses it
-// for every leased run; tests of pipelines can use it to fake one.
+// ContextWithLease returns a copy of ctx that carries lease, as the context of
+// every pool run does; tests of pipelines can use it to fake one.
 func ContextWithLease(ctx context.Context, lease Lease) context.Context {
 	return context.WithValue(ctx, leaseKey{}, lease)
 }
@@ -20,7 +20,8 @@ func LeaseFromContext(ctx context.Context) (Lease, bool) {
 }
 
 // ContextWithShutdown returns a copy of ctx whose ShutdownRequested channel is
-// ch. The pool uses it for every run.
+// ch, as the context of every pool run has; tests of pipelines can use it to
+// fake a shutdown.
 func ContextWithShutdown(ctx context.Context, ch <-chan struct{}) context.Context {
 	return context.WithValue(ctx, shutdownKey{}, ch)
 }

@@ -28,8 +28,8 @@ type cancelLayer struct {
 	cancel context.CancelCauseFunc
 }
 
-// newRunContext returns the context of one run and its cancel function.
-// When base is never cancelled (the pool passes a context.WithoutCancel
+// newRunContext returns the context of one run; cancel it with its cancel
+// method. When base is never cancelled (the pool passes a context.WithoutCancel
 // one), the context is not registered with any parent; the pool then
 // cancels runs itself.
 func newRunContext(base context.Context, lease Lease, r *runner) *runContext {
