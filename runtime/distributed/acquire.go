@@ -55,7 +55,7 @@ func (c *RedisWorkerCoordinator) TryAcquireLease(ctx context.Context, pipelineID
 	opCtx, cancel := c.opContext(ctx)
 	sent := c.clock.Now()
 	res, err := c.backend.acquire(opCtx, leaseRequest{
-		PipelineID: pipelineID, Owner: owner, WorkerID: workerID, Mode: runNumber,
+		PipelineID: pipelineID, Owner: owner, Mode: runNumber,
 	})
 	cancel()
 	if err != nil {

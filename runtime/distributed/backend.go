@@ -44,8 +44,7 @@ type leaseBackend interface {
 type leaseRequest struct {
 	PipelineID string
 	Owner      string // unique per coordinator instance
-	WorkerID   string
-	Mode       int64 // requested run number: > 0 slot, RunNumberAuto, RunNumberOnce
+	Mode       int64  // requested run number: > 0 slot, RunNumberAuto, RunNumberOnce
 }
 
 // acquireOutcome says what happened to an acquire attempt.
