@@ -73,14 +73,13 @@ func (r *runner) attempt(runNumber int64, now time.Time) (outcome, error, time.T
 func (r *runner) skipped(runNumber int64, err error) outcome {
 	switch {
 	case errors.Is(err, ErrSlotCompleted):
-		r.debug("slot already completed, skipping", runNumber)
+		r.logRun(slog.LevelDebug, "slot already completed, skipping", Lease{RunNumber: runNumber})
 		return outcomeSlotCompleted
 	case err != nil:
-		r.env.logger.LogAttrs(context.Background(), slog.LevelWarn, "cannot ask the coordinator for a lease; not running",
-			slog.String("pipeline_id", r.id()), slog.Int64("run_number", runNumber), slog.Any("error", err))
+		r.logRun(slog.LevelWarn, "cannot ask the coordinator for a lease; not running", Lease{RunNumber: runNumber}, slog.Any("error", err))
 		return outcomeLeaseError
 	default:
-		r.debug("lease held elsewhere, skipping", runNumber)
+		r.logRun(slog.LevelDebug, "lease held elsewhere, skipping", Lease{RunNumber: runNumber})
 		return outcomeNotAcquired
 	}
 }

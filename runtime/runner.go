@@ -478,15 +478,9 @@ func (r *runner) enabled(level slog.Level) bool {
 	return r.env.logger.Enabled(context.Background(), level)
 }
 
-func (r *runner) debug(msg string, runNumber int64) {
-	if !r.enabled(slog.LevelDebug) {
-		return
-	}
-	r.env.logger.LogAttrs(context.Background(), slog.LevelDebug, msg, slog.String("pipeline_id", r.id()), slog.Int64("run_number", runNumber))
-}
-
 // logRun logs a line about a run with pipeline_id, run_number and, for a
-// fenced lease, fencing_token.
+// fenced lease, fencing_token. An attempt not granted passes a Lease holding
+// only the run number it asked for.
 func (r *runner) logRun(level slog.Level, msg string, lease Lease, attrs ...slog.Attr) {
 	if !r.enabled(level) {
 		return
