@@ -105,15 +105,22 @@ func (c *runContext) Err() error {
 // cancellation layer, which answers context.Cause and context.WithCancel
 // and passes other keys on to the base.
 func (c *runContext) Value(key any) any {
+	if _, ok := key.(*int); ok {
+		// The context package finds a cancellable parent by an *int key;
+		// only the layer can answer it.
+		return c.layer().ctx.Value(key)
+	}
+	return c.value(key)
+}
+
+// value answers the lease and shutdown keys and passes other keys on to the
+// base.
+func (c *runContext) value(key any) any {
 	switch key.(type) {
 	case leaseKey:
 		return c.lease
 	case shutdownKey:
 		return c.r.stopChan()
-	case *int:
-		// The context package finds a cancellable parent by an *int key;
-		// only the layer can answer it.
-		return c.layer().ctx.Value(key)
 	}
 	return c.base.Value(key)
 }
@@ -130,12 +137,4 @@ func (v *valueLayer) Deadline() (time.Time, bool) { return v.c.base.Deadline() }
 func (v *valueLayer) Done() <-chan struct{}       { return v.c.base.Done() }
 func (v *valueLayer) Err() error                  { return v.c.base.Err() }
 
-func (v *valueLayer) Value(key any) any {
-	switch key.(type) {
-	case leaseKey:
-		return v.c.lease
-	case shutdownKey:
-		return v.c.r.stopChan()
-	}
-	return v.c.base.Value(key)
-}
+func (v *valueLayer) Value(key any) any { return v.c.value(key) }
