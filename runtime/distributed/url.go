@@ -10,10 +10,8 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// redisURL is a parsed Redis URL together with the forms that may be shown:
-// the redacted URL, and the secrets a redactor must remove from any text.
+// redisURL is a parsed Redis URL together with the form that may be shown.
 type redisURL struct {
-	raw      string
 	redacted string
 	opts     *redis.Options
 }
@@ -72,7 +70,7 @@ func parseRedisURL(raw string) (redisURL, error) {
 		r := newRedactor(raw)
 		return redisURL{}, fmt.Errorf("%q: %s", shown, r.redact(err.Error()))
 	}
-	return redisURL{raw: raw, redacted: shown, opts: opts}, nil
+	return redisURL{redacted: shown, opts: opts}, nil
 }
 
 func checkTCPURL(u *url.URL) error {
