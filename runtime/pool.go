@@ -185,8 +185,6 @@ type poolRun struct {
 	// loses one, and then the map is not worth its memory.
 	byIDOnce sync.Once
 	byID     map[string]*runner
-	logger   *slog.Logger
-	clock    Clock
 
 	state    atomic.Int32
 	terminal chan struct{} // closed at the first terminal pipeline error
@@ -261,8 +259,6 @@ func (p *WorkerPool) Run(ctx context.Context) error {
 	pr := &poolRun{
 		pool:     p,
 		env:      newRunEnv(cfg.clock, coord, logger, context.WithoutCancel(ctx)),
-		logger:   logger,
-		clock:    cfg.clock,
 		runners:  make([]*runner, 0, len(p.pipelines)),
 		terminal: make(chan struct{}),
 	}
@@ -365,7 +361,7 @@ func (p *WorkerPool) Run(ctx context.Context) error {
 
 // shutdown runs steps 1 to 5 of the shutdown sequence documented on Run.
 func (pr *poolRun) shutdown(reason string, graceful time.Duration, signals <-chan os.Signal) error {
-	logger := pr.logger
+	logger := pr.env.logger
 	pr.state.Store(poolShuttingDown)
 	inFlight := pr.d.running.Load()
 	logger.Info("shutting down gracefully", slog.String("reason", reason),
@@ -382,7 +378,7 @@ func (pr *poolRun) shutdown(reason string, graceful time.Duration, signals <-cha
 		pr.d.takeCompleted()
 		close(finished)
 	}()
-	timer := pr.clock.NewTimer(graceful)
+	timer := pr.env.clock.NewTimer(graceful)
 	defer timer.Stop()
 
 	var cause error
@@ -432,7 +428,7 @@ func (pr *poolRun) onFinish(r *runner, err error) {
 	first := len(pr.errs) == 0
 	pr.errs = append(pr.errs, err)
 	pr.errMu.Unlock()
-	pr.logger.Error("pipeline stopped after too many consecutive errors", slog.String("pipeline_id", r.id()), slog.Any("error", err))
+	pr.env.logger.Error("pipeline stopped after too many consecutive errors", slog.String("pipeline_id", r.id()), slog.Any("error", err))
 	if first {
 		close(pr.terminal)
 	}
@@ -508,6 +504,6 @@ func (p *WorkerPool) Status() PoolStatus {
 	for i, r := range pr.runners {
 		st.Pipelines[i] = r.status()
 	}
-	st.Coordinator = coordinatorStatus(pr.env.coord, pr.logger)
+	st.Coordinator = coordinatorStatus(pr.env.coord, pr.env.logger)
 	return st
 }
