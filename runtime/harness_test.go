@@ -113,14 +113,52 @@ var modes = []mode{
 	}},
 }
 
+// exit holds what a driver's Start or Run goroutine returned, once it has.
+type exit struct {
+	done chan error
+	err  error
+	got  bool
+}
+
+func (e *exit) record(err error) { e.err, e.got = err, true }
+
+// returned reports, without blocking, whether the goroutine has returned.
+func (e *exit) returned() bool {
+	if e.got {
+		return true
+	}
+	select {
+	case err := <-e.done:
+		e.record(err)
+		return true
+	default:
+		return false
+	}
+}
+
+// wait returns what the goroutine returned, failing the test if what (Start
+// or Run) does not return within 5 s.
+func (e *exit) wait(t *testing.T, what string) error {
+	t.Helper()
+	if e.got {
+		return e.err
+	}
+	select {
+	case err := <-e.done:
+		e.record(err)
+		return err
+	case <-time.After(5 * time.Second):
+		t.Fatalf("%s did not return", what)
+		return nil
+	}
+}
+
 type standaloneDriver struct {
 	clock *clocktest.Fake
 	code  runtime.Clock
 	logs  *syncBuffer
 	sp    *runtime.ScheduledPipeline
-	done  chan error
-	err   error
-	got   bool
+	exit
 }
 
 func (d *standaloneDriver) start(t *testing.T, sps ...*runtime.ScheduledPipeline) {
@@ -140,13 +178,10 @@ func (d *standaloneDriver) start(t *testing.T, sps ...*runtime.ScheduledPipeline
 	go func() { d.done <- d.sp.Start(context.Background()) }()
 	deadline := time.Now().Add(5 * time.Second)
 	for !d.sp.Running() && time.Now().Before(deadline) {
-		select {
-		case err := <-d.done:
-			d.err, d.got = err, true
+		if d.returned() {
 			return
-		default:
-			time.Sleep(100 * time.Microsecond)
 		}
+		time.Sleep(100 * time.Microsecond)
 	}
 }
 
@@ -155,14 +190,8 @@ func (d *standaloneDriver) settle(t *testing.T) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
-		if d.got {
+		if d.returned() {
 			return
-		}
-		select {
-		case err := <-d.done:
-			d.err, d.got = err, true
-			return
-		default:
 		}
 		if d.clock.WaitForTimers(1, 2*time.Millisecond) {
 			return
@@ -173,17 +202,7 @@ func (d *standaloneDriver) settle(t *testing.T) {
 
 func (d *standaloneDriver) result(t *testing.T) error {
 	t.Helper()
-	if d.got {
-		return d.err
-	}
-	select {
-	case err := <-d.done:
-		d.err, d.got = err, true
-		return err
-	case <-time.After(5 * time.Second):
-		t.Fatalf("Start did not return")
-		return nil
-	}
+	return d.wait(t, "Start")
 }
 
 func (d *standaloneDriver) status(t *testing.T, id string) runtime.PipelineStatus {
@@ -203,9 +222,7 @@ type poolDriver struct {
 	logs  *syncBuffer
 	opts  []runtime.PoolOption
 	pool  *runtime.WorkerPool
-	done  chan error
-	err   error
-	got   bool
+	exit
 }
 
 func (d *poolDriver) start(t *testing.T, sps ...*runtime.ScheduledPipeline) {
@@ -224,7 +241,7 @@ func (d *poolDriver) start(t *testing.T, sps ...*runtime.ScheduledPipeline) {
 	select {
 	case <-d.pool.Started():
 	case err := <-d.done:
-		d.err, d.got = err, true
+		d.record(err)
 	case <-time.After(5 * time.Second):
 		t.Fatalf("pool did not start")
 	}
@@ -236,14 +253,8 @@ func (d *poolDriver) settle(t *testing.T) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
-		if d.got {
+		if d.returned() {
 			return
-		}
-		select {
-		case err := <-d.done:
-			d.err, d.got = err, true
-			return
-		default:
 		}
 		quiet, ok := d.pool.Quiet()
 		if quiet {
@@ -260,17 +271,7 @@ func (d *poolDriver) settle(t *testing.T) {
 
 func (d *poolDriver) result(t *testing.T) error {
 	t.Helper()
-	if d.got {
-		return d.err
-	}
-	select {
-	case err := <-d.done:
-		d.err, d.got = err, true
-		return err
-	case <-time.After(5 * time.Second):
-		t.Fatalf("Run did not return")
-		return nil
-	}
+	return d.wait(t, "Run")
 }
 
 func (d *poolDriver) status(t *testing.T, id string) runtime.PipelineStatus {
