@@ -8,20 +8,18 @@
 package redistest
 
 import (
-	"bufio"
-	"crypto/tls"
-	"errors"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agora-etl/agora/internal/redisproc"
 )
 
 // BinaryEnv names the environment variable that overrides the redis-server
@@ -114,7 +112,7 @@ func Start(tb testing.TB, opts ...Option) *Server {
 	// binds it, so try a few.
 	var lastErr error
 	for attempt := 0; attempt < 5; attempt++ {
-		port, err := freePort()
+		port, err := redisproc.FreePort()
 		if err != nil {
 			tb.Fatalf("redistest: no free port: %v", err)
 		}
@@ -271,7 +269,7 @@ func (s *Server) start() error {
 		_ = cmd.Wait()
 		close(exited)
 	}()
-	if err := waitReady(s.Addr(), s.cfg.tls, exited); err != nil {
+	if err := redisproc.WaitReady(s.Addr(), s.cfg.tls, exited, startTimeout); err != nil {
 		_ = cmd.Process.Kill()
 		<-exited
 		return err
@@ -310,61 +308,4 @@ func (s *Server) tail() string {
 		b = b[len(b)-2000:]
 	}
 	return string(b)
-}
-
-// waitReady polls addr with a raw PING until the server answers, the process
-// exits, or startTimeout passes.
-func waitReady(addr string, useTLS bool, exited <-chan struct{}) error {
-	deadline := time.Now().Add(startTimeout)
-	for {
-		select {
-		case <-exited:
-			return errors.New("redis-server exited during start")
-		default:
-		}
-		if err := ping(addr, useTLS); err == nil {
-			return nil
-		} else if time.Now().After(deadline) {
-			return fmt.Errorf("not ready after %s: %w", startTimeout, err)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-func ping(addr string, useTLS bool) error {
-	var conn net.Conn
-	var err error
-	if useTLS {
-		dialer := &net.Dialer{Timeout: time.Second}
-		// The certificate is the one this package just made.
-		conn, err = tls.DialWithDialer(dialer, "tcp", addr, &tls.Config{InsecureSkipVerify: true})
-	} else {
-		conn, err = net.DialTimeout("tcp", addr, time.Second)
-	}
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	_ = conn.SetDeadline(time.Now().Add(time.Second))
-	if _, err := conn.Write([]byte("PING\r\n")); err != nil {
-		return err
-	}
-	line, err := bufio.NewReader(conn).ReadString('\n')
-	if err != nil {
-		return err
-	}
-	// A server that wants a password answers NOAUTH: it is up all the same.
-	if strings.HasPrefix(line, "+PONG") || strings.HasPrefix(line, "-NOAUTH") {
-		return nil
-	}
-	return fmt.Errorf("unexpected reply %q", strings.TrimSpace(line))
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }

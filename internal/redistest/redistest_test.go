@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agora-etl/agora/internal/redisproc"
 )
 
 // do sends one inline command and returns the first reply line.
@@ -159,14 +161,14 @@ func TestTLSServer(t *testing.T) {
 	if !strings.HasPrefix(s.URL(), "rediss://127.0.0.1:") {
 		t.Fatalf("URL = %q", s.URL())
 	}
-	if err := ping(s.Addr(), true); err != nil {
+	if err := redisproc.Ping(s.Addr(), true); err != nil {
 		t.Fatalf("TLS PING: %v", err)
 	}
 	if _, err := do(s.Addr(), "PING", 300*time.Millisecond); err == nil {
 		t.Fatal("plain-text PING answered by a TLS-only server")
 	}
 	s.Restart()
-	if err := ping(s.Addr(), true); err != nil {
+	if err := redisproc.Ping(s.Addr(), true); err != nil {
 		t.Fatalf("TLS PING after restart: %v", err)
 	}
 }

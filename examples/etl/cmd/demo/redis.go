@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"net"
@@ -11,6 +10,8 @@ import (
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
+
+	"github.com/agora-etl/agora/internal/redisproc"
 )
 
 // redisServer is the Redis the replicas share.
@@ -37,7 +38,7 @@ func startRedis(ctx context.Context, dir string, forceMini bool) (*redisServer, 
 }
 
 func startRedisServer(ctx context.Context, path, dir string) (*redisServer, error) {
-	port, err := freePort()
+	port, err := redisproc.FreePort()
 	if err != nil {
 		return nil, err
 	}
@@ -59,47 +60,13 @@ func startRedisServer(ctx context.Context, path, dir string) (*redisServer, erro
 		}
 	}
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if ping(addr) {
-			return &redisServer{Kind: "redis-server " + path, Addr: addr, stop: stop}, nil
-		}
-		select {
-		case <-done:
-			return nil, fmt.Errorf("redis-server exited before accepting connections on %s", addr)
-		case <-ctx.Done():
-			stop()
-			return nil, ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			stop()
-			return nil, fmt.Errorf("redis-server did not answer on %s within 10s", addr)
-		}
+	if err := redisproc.WaitReady(addr, false, done, 10*time.Second); err != nil {
+		stop()
+		return nil, err
 	}
-}
-
-// ping reports whether a Redis answers PING on addr.
-func ping(addr string) bool {
-	conn, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
-	if err != nil {
-		return false
+	if err := ctx.Err(); err != nil {
+		stop()
+		return nil, err
 	}
-	defer conn.Close()
-	conn.SetDeadline(time.Now().Add(time.Second))
-	if _, err := conn.Write([]byte("PING\r\n")); err != nil {
-		return false
-	}
-	line, err := bufio.NewReader(conn).ReadString('\n')
-	return err == nil && line == "+PONG\r\n"
-}
-
-// freePort asks the kernel for a free loopback port.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("find a free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return &redisServer{Kind: "redis-server " + path, Addr: addr, stop: stop}, nil
 }
