@@ -397,6 +397,8 @@ func (pr *poolRun) shutdown(reason string, graceful time.Duration, signals <-cha
 	for _, r := range pr.runners {
 		r.cancelRun(cause, 0)
 	}
+	// Real time, not the pool's clock: runs are cancelled by now, and a fake
+	// clock that no test moves any more must not hold the shutdown forever.
 	abandon := time.NewTimer(abandonTimeout)
 	defer abandon.Stop()
 	select {
