@@ -97,8 +97,15 @@ func TestFaultRedisPausedFailsSafeAndNobodyHoldsTwice(t *testing.T) {
 
 	paused := time.Now()
 	r.srv.Pause()
+	asked := time.Now()
 	if ok, err := b.TryAcquireLease(ctx, "p", 1); ok || err == nil {
 		t.Fatalf("acquire against a paused server: %v, %v; want false and an error", ok, err)
+	}
+	// One request timeout (half the 1 s renewal deadline) bounds the whole
+	// acquire, go-redis's own retries included: a stalled server must not
+	// hold a run's start for a multiple of it.
+	if took := time.Since(asked); took > 900*time.Millisecond {
+		t.Errorf("acquire against a paused server took %s; want one 500 ms request timeout", took)
 	}
 	select {
 	case lost := <-lostAt:
