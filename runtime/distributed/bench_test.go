@@ -28,9 +28,29 @@ var floorRelease = redis.NewScript(`if redis.call('GET', KEYS[1]) == ARGV[1] the
 // that needs a script pays before doing anything else.
 var scriptedSetNX = redis.NewScript(`if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end return 0`)
 
+// mintingSetNX is the least an acquire can do under the token rules of
+// fencing.go, on the floor's own lease (a string taken with SET NX PX): read
+// the server clock, write max(last+1, clock) to the counter while reading
+// the last token, take the lease, and undo the counter when refused. It has
+// none of the coordinator's slot, Once or retry rules.
+var mintingSetNX = redis.NewScript(`
+local now = redis.call('TIME')
+local token = now[1] * 1000000 + now[2]
+local last = redis.call('SET', KEYS[2], string.format('%d', token), 'GET')
+if last and tonumber(last) >= token then
+  token = tonumber(last) + 1
+  redis.call('SET', KEYS[2], string.format('%d', token))
+end
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  return token
+end
+if last then redis.call('SET', KEYS[2], last) else redis.call('DEL', KEYS[2]) end
+return 0`)
+
 // benchCyclers sets up the implementations on srv: this coordinator, the
 // raw go-redis floor (SET NX PX + Lua compare-and-delete), bsm/redislock,
-// and the floor with its SET NX PX sent as a script ("floor-script").
+// the floor with its SET NX PX sent as a script ("floor-script"), and the
+// floor minting a token by the coordinator's rules ("floor-token").
 func benchCyclers(b *testing.B, srv *redistest.Server) map[string]cycler {
 	coord, err := NewRedisWorkerCoordinator(Options{
 		RedisURL: srv.URL(),
@@ -86,6 +106,16 @@ func benchCyclers(b *testing.B, srv *redistest.Server) map[string]cycler {
 			}
 			return floorRelease.Run(ctx, client, []string{"floor-script:bench"}, token).Err()
 		},
+		"floor-token": func(ctx context.Context) error {
+			tok, err := mintingSetNX.Run(ctx, client, []string{"floor-token:{bench}", "floor-token:{bench}:token"}, token, time.Minute.Milliseconds()).Int64()
+			if err != nil {
+				return err
+			}
+			if tok <= 0 {
+				return errors.New("not acquired")
+			}
+			return floorRelease.Run(ctx, client, []string{"floor-token:{bench}"}, token).Err()
+		},
 		"redislock": func(ctx context.Context) error {
 			lock, err := locker.Obtain(ctx, "redislock:bench", time.Minute, nil)
 			if err != nil {
@@ -128,10 +158,11 @@ func reportLatencies(b *testing.B, lat []time.Duration, total time.Duration) {
 // another on one connection's worth of load, for this coordinator (which
 // also mints a fencing token and checks the slot rule), the raw go-redis
 // floor and bsm/redislock, against the same redis-server in the same run.
-// The "ratio" case interleaves them, and floor-script, in rounds so that
-// drift in the machine's speed hits all alike, and reports throughput
-// relative to the floor; floor-script/floor shows what sending an acquire as
-// a script costs by itself.
+// The "ratio" case interleaves them, floor-script and floor-token in rounds
+// so that drift in the machine's speed hits all alike, and reports
+// throughput relative to the floor: floor-script/floor shows what sending an
+// acquire as a script costs by itself, floor-token/floor what minting a
+// token by the rules costs on top, with nothing else of the coordinator.
 func BenchmarkAcquireRelease(b *testing.B) {
 	srv := redistest.Start(b)
 	cyclers := benchCyclers(b, srv)
@@ -147,7 +178,7 @@ func BenchmarkAcquireRelease(b *testing.B) {
 		})
 	}
 	b.Run("ratio", func(b *testing.B) {
-		names := []string{"coordinator", "floor", "redislock", "floor-script"}
+		names := []string{"coordinator", "floor", "redislock", "floor-script", "floor-token"}
 		for _, n := range names {
 			runCycles(b, cyclers[n], ratioRound)
 		}
@@ -172,7 +203,7 @@ func BenchmarkAcquireRelease(b *testing.B) {
 		b.StopTimer()
 		// The median over rounds is what a burst of other work on the
 		// machine, landing on one contender's round, cannot move.
-		for _, n := range []string{"coordinator", "redislock", "floor-script"} {
+		for _, n := range []string{"coordinator", "redislock", "floor-script", "floor-token"} {
 			b.ReportMetric(spent["floor"].Seconds()/spent[n].Seconds(), n+"/floor")
 			b.ReportMetric(median(perRound[n]), n+"/floor-median")
 		}
