@@ -97,5 +97,5 @@ func newLeaseBackend(primary redis.UniversalClient, s settings) (leaseBackend, e
 	if len(s.quorum) > 0 {
 		return newQuorumBackend(primary, s)
 	}
-	return newSingleBackend(primary, s), nil
+	return newSingleBackend(primary, s, nil), nil
 }

@@ -51,6 +51,7 @@ type quorumBackend struct {
 	nodes    []*quorumNode
 	quorum   int
 	keys     quorumKeys
+	nodeKeys *keyCache // quorumKeys.nodeKeys per pipeline
 	s        settings
 	log      *slog.Logger
 	guard    *independenceGuard
@@ -108,10 +109,14 @@ func newQuorumBackend(primary redis.UniversalClient, s settings) (leaseBackend, 
 	if len(s.quorum) < minRedlockNodes {
 		return nil, fmt.Errorf("%w: RedlockRedisURLs names %d server(s); quorum mode needs at least %d", ErrInvalidConfig, len(s.quorum), minRedlockNodes)
 	}
+	// The primary's two backends differ in lease TTL only: one key cache.
+	primaryKeyCache := newKeyCache(primaryKeys(s.KeyPrefix))
+	qk := quorumKeys{prefix: s.KeyPrefix}
 	b := &quorumBackend{
-		primary:     newSingleBackend(primary, s),
+		primary:     newSingleBackend(primary, s, primaryKeyCache),
 		quorum:      majority(len(s.quorum)),
-		keys:        quorumKeys{prefix: s.KeyPrefix},
+		keys:        qk,
+		nodeKeys:    newKeyCache(qk.nodeKeys),
 		s:           s,
 		log:         s.Logger,
 		nodeTimeout: quorumNodeTimeout(s.LeaseTTL),
@@ -122,7 +127,7 @@ func newQuorumBackend(primary redis.UniversalClient, s settings) (leaseBackend, 
 	b.reservation = min(2*b.nodeTimeout, s.LeaseTTL)
 	rs := s
 	rs.LeaseTTL = b.reservation
-	b.reserver = newSingleBackend(primary, rs)
+	b.reserver = newSingleBackend(primary, rs, primaryKeyCache)
 	if b.validity <= b.nodeTimeout {
 		return nil, fmt.Errorf("%w: LeaseTTL %s with RedlockClockDriftFactor %v leaves a lease valid for %s, not more than one quorum request may take (%s); raise LeaseTTL or lower the drift factor",
 			ErrInvalidConfig, s.LeaseTTL, s.RedlockClockDriftFactor, b.validity, b.nodeTimeout)

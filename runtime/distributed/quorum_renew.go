@@ -29,7 +29,7 @@ func (b *quorumBackend) renew(ctx context.Context, refs []leaseRef) []renewResul
 	for i, ref := range refs {
 		calls[i] = scriptCall{
 			script: quorumRenewScript,
-			keys:   b.keys.nodeKeys(ref.PipelineID),
+			keys:   b.nodeKeys.get(ref.PipelineID),
 			args:   []any{nodeValue(ref), ttl, ref.Mode},
 		}
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/redis/go-redis/v9"
 
@@ -18,32 +17,35 @@ import (
 // trip for all leases.
 type singleBackend struct {
 	client redis.UniversalClient
-	keys   keys
+	keys   *keyCache // lease, token, done and once keys per pipeline
 	s      settings
 
-	// Built once: the per-call allocations of key strings and boxed
-	// arguments are a measurable part of a cycle.
-	keyCache                     sync.Map // pipeline id → []string{lease, token, done, once}
+	// Boxed once: the per-call allocations of arguments are a measurable
+	// part of a cycle.
 	ttlArg, stateTTLArg, onceArg any
 }
 
-func newSingleBackend(client redis.UniversalClient, s settings) *singleBackend {
+// newSingleBackend returns a backend on client; keys may be shared with
+// another backend on the same primary and prefix (nil: a new cache).
+func newSingleBackend(client redis.UniversalClient, s settings, keys *keyCache) *singleBackend {
+	if keys == nil {
+		keys = newKeyCache(primaryKeys(s.KeyPrefix))
+	}
 	return &singleBackend{
-		client: client, keys: keys{prefix: s.KeyPrefix}, s: s,
+		client: client, keys: keys, s: s,
 		ttlArg:      s.LeaseTTL.Milliseconds(),
 		stateTTLArg: s.FencingKeyTTL.Milliseconds(),
 		onceArg:     s.onceTTL.Milliseconds(),
 	}
 }
 
-// pipelineKeys returns the lease, token, done and once keys of a pipeline.
-func (b *singleBackend) pipelineKeys(pipelineID string) []string {
-	if ks, ok := b.keyCache.Load(pipelineID); ok {
-		return ks.([]string)
-	}
-	ks, _ := b.keyCache.LoadOrStore(pipelineID, b.keys.pipelineKeys(pipelineID))
-	return ks.([]string)
+// primaryKeys builds a pipeline's keys on the primary under prefix.
+func primaryKeys(prefix string) func(pipelineID string) []string {
+	return keys{prefix: prefix}.pipelineKeys
 }
+
+// pipelineKeys returns the lease, token, done and once keys of a pipeline.
+func (b *singleBackend) pipelineKeys(pipelineID string) []string { return b.keys.get(pipelineID) }
 
 func (b *singleBackend) prepare(ctx context.Context) error {
 	return loadScripts(ctx, b.client, primaryScripts)
