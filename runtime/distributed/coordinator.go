@@ -55,18 +55,19 @@ type RedisWorkerCoordinator struct {
 
 	lostCB atomic.Pointer[func(string, runtime.Lease)]
 
-	mu        sync.Mutex
-	closed    bool
-	running   bool // between Start and Stop
-	workerID  string
-	owner     string // workerID plus a random suffix: unique per instance
-	pipelines []string
-	startedAt time.Time
-	leases    map[string]*heldLease
-	busy      map[string]bool // pipelines with an acquire or release in flight
-	local     localState
-	loopStop  chan struct{}
-	loops     sync.WaitGroup
+	mu       sync.Mutex
+	closed   bool
+	running  bool // between Start and Stop
+	workerID string
+	owner    string // workerID plus a random suffix: unique per instance
+	// record holds the worker record's fields fixed at Start, so a
+	// heartbeat does not recompute them.
+	record   workerRecord
+	leases   map[string]*heldLease
+	busy     map[string]bool // pipelines with an acquire or release in flight
+	local    localState
+	loopStop chan struct{}
+	loops    sync.WaitGroup
 
 	stats  counters
 	health health
@@ -208,8 +209,7 @@ func (c *RedisWorkerCoordinator) Start(ctx context.Context, workerID string, pip
 	c.running = true
 	c.workerID = workerID
 	c.owner = workerID + "#" + hex.EncodeToString(suffix)
-	c.pipelines = append([]string(nil), pipelineIDs...)
-	c.startedAt = c.clock.Now()
+	c.record = newWorkerRecord(workerID, pipelineIDs, c.clock.Now())
 	c.loopStop = make(chan struct{})
 	stop := c.loopStop
 	c.mu.Unlock()

@@ -45,28 +45,42 @@ func (c *RedisWorkerCoordinator) heartbeat(ctx context.Context) error {
 		c.mu.Unlock()
 		return nil
 	}
-	workerID, pipelines, started := c.workerID, c.pipelines, c.startedAt
+	rec := c.record
 	c.mu.Unlock()
-	host, _ := os.Hostname()
-	list, _ := json.Marshal(pipelines)
-	key := c.keys.worker(workerID)
 	ctx, cancel := c.opContext(ctx)
 	defer cancel()
-	err := heartbeatScript.Run(ctx, c.client, []string{key},
+	err := heartbeatScript.Run(ctx, c.client, []string{c.keys.worker(rec.id)},
 		c.workerRecordTTL().Milliseconds(),
-		"id", workerID,
-		"host", host,
-		"pid", os.Getpid(),
-		"pipelines", string(list),
-		"started_ms", started.UnixMilli(),
+		"id", rec.id,
+		"host", rec.host,
+		"pid", rec.pid,
+		"pipelines", rec.pipelines,
+		"started_ms", rec.startedMs,
 		"heartbeat_ms", c.clock.Now().UnixMilli(),
-		"version", agoraVersion(),
+		"version", rec.version,
 	).Err()
 	if err != nil {
 		return c.failure("heartbeat", err)
 	}
 	c.noteOK()
 	return nil
+}
+
+// workerRecord is the part of a worker's registry record that does not
+// change while it runs.
+type workerRecord struct {
+	id, host, pipelines, version string
+	pid                          int
+	startedMs                    int64
+}
+
+func newWorkerRecord(workerID string, pipelines []string, started time.Time) workerRecord {
+	host, _ := os.Hostname()
+	list, _ := json.Marshal(pipelines)
+	return workerRecord{
+		id: workerID, host: host, pipelines: string(list), version: agoraVersion(),
+		pid: os.Getpid(), startedMs: started.UnixMilli(),
+	}
 }
 
 // heartbeatLoop refreshes the worker record every HeartbeatInterval.
