@@ -54,27 +54,29 @@ func (c *RedisWorkerCoordinator) renewLoop(stop <-chan struct{}) {
 			return
 		case <-timer.C():
 		}
+		ok, earliest := c.renewAll()
 		next := c.s.renewEvery
-		if !c.renewAll() {
+		if !ok {
 			next = c.s.retryDelay
 		}
-		if d, ok := c.earliestDeadline(); ok {
-			next = max(min(next, d.Sub(c.clock.Now())), time.Millisecond)
+		if !earliest.IsZero() {
+			next = max(min(next, earliest.Sub(c.clock.Now())), time.Millisecond)
 		}
 		timer.Reset(next)
 	}
 }
 
 // renewAll runs one renewal round and reports whether it went through
-// (false after a transport failure).
-func (c *RedisWorkerCoordinator) renewAll() bool {
-	c.notifyLost(c.expireOverdue(c.clock.Now()), "renewal deadline passed")
+// (false after a transport failure) and the earliest renewal deadline of
+// the leases still held after it (zero when none).
+func (c *RedisWorkerCoordinator) renewAll() (ok bool, earliest time.Time) {
+	lost, _ := c.expireOverdue(c.clock.Now())
+	c.notifyLost(lost, "renewal deadline passed")
 
 	c.mu.Lock()
 	owner := c.owner
 	var held []*heldLease
 	var refs []leaseRef
-	var earliest time.Time
 	for _, h := range c.leases {
 		if h.fallback {
 			continue
@@ -87,7 +89,7 @@ func (c *RedisWorkerCoordinator) renewAll() bool {
 	}
 	c.mu.Unlock()
 	if len(refs) == 0 {
-		return true
+		return true, time.Time{}
 	}
 
 	// A stalled Redis must not hold the round past the first deadline.
@@ -108,8 +110,9 @@ func (c *RedisWorkerCoordinator) renewAll() bool {
 		}
 	}
 	c.notifyLost(lost, "gone or held by another worker")
-	c.notifyLost(c.expireOverdue(c.clock.Now()), "renewal deadline passed")
-	return !failed
+	lost, earliest = c.expireOverdue(c.clock.Now())
+	c.notifyLost(lost, "renewal deadline passed")
+	return !failed, earliest
 }
 
 // applyRenewals records the results of a renewal round sent at sent and
@@ -143,30 +146,20 @@ func (c *RedisWorkerCoordinator) applyRenewals(held []*heldLease, results []rene
 }
 
 // expireOverdue removes and returns the leases whose renewal deadline has
-// passed: Redis may soon let another worker take them, so this worker must
-// stop acting on them first.
-func (c *RedisWorkerCoordinator) expireOverdue(now time.Time) []*heldLease {
+// passed at now, and returns the earliest deadline of those left (zero when
+// none).
+func (c *RedisWorkerCoordinator) expireOverdue(now time.Time) (lost []*heldLease, earliest time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	var lost []*heldLease
 	for id, h := range c.leases {
-		if !h.fallback && !now.Before(h.deadline) {
+		switch {
+		case h.fallback:
+		case !now.Before(h.deadline):
 			delete(c.leases, id)
 			lost = append(lost, h)
-		}
-	}
-	return lost
-}
-
-// earliestDeadline returns the soonest renewal deadline of a held lease.
-func (c *RedisWorkerCoordinator) earliestDeadline() (time.Time, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	var earliest time.Time
-	for _, h := range c.leases {
-		if !h.fallback && (earliest.IsZero() || h.deadline.Before(earliest)) {
+		case earliest.IsZero() || h.deadline.Before(earliest):
 			earliest = h.deadline
 		}
 	}
-	return earliest, !earliest.IsZero()
+	return lost, earliest
 }

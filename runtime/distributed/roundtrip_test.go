@@ -93,7 +93,7 @@ func TestRoundTripsPerOperation(t *testing.T) {
 		mustAcquire(t, c, p, runtime.RunNumberAuto)
 	}
 	check("renewal of all 8 held leases", 1, 8, func() {
-		if !c.renewAll() {
+		if ok, _ := c.renewAll(); !ok {
 			t.Fatal("renewal round failed")
 		}
 	})
@@ -109,12 +109,12 @@ func TestRoundTripsPerOperation(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("renewal after SCRIPT FLUSH", 2, 16, func() {
-		if !c.renewAll() {
+		if ok, _ := c.renewAll(); !ok {
 			t.Fatal("renewal round failed")
 		}
 	})
 	check("renewal once reloaded", 1, 8, func() {
-		if !c.renewAll() {
+		if ok, _ := c.renewAll(); !ok {
 			t.Fatal("renewal round failed")
 		}
 	})
