@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -98,54 +99,70 @@ func checkTCPURL(u *url.URL) error {
 	return nil
 }
 
-// redactRawURL hides the password of a URL that may not parse: everything
-// between the first ':' of the user part and the last '@' is replaced.
-func redactRawURL(raw string) string {
+// rawUserInfo splits raw around the user:password part of its authority
+// without parsing it, so it works on URLs that do not parse: head is the
+// scheme and user name with the ':' ("redis://user:"), password the text up
+// to the last '@', tail the rest from that '@'. ok is false without both a
+// '@' and a ':' before it; a user name alone is not a secret.
+func rawUserInfo(raw string) (head, password, tail string, ok bool) {
 	rest := raw
-	scheme := ""
 	if i := strings.Index(raw, "://"); i >= 0 {
-		scheme, rest = raw[:i+3], raw[i+3:]
+		rest = raw[i+3:]
 	}
 	at := strings.LastIndex(rest, "@")
 	if at < 0 {
-		return raw
+		return "", "", "", false
 	}
-	user := rest[:at]
-	colon := strings.Index(user, ":")
+	colon := strings.Index(rest[:at], ":")
 	if colon < 0 {
-		// A user name alone is not a secret.
+		return "", "", "", false
+	}
+	start := len(raw) - len(rest)
+	return raw[:start+colon+1], rest[colon+1 : at], rest[at:], true
+}
+
+// redactRawURL hides the password of a URL that may not parse: everything
+// between the first ':' of the user part and the last '@' is replaced.
+func redactRawURL(raw string) string {
+	head, _, tail, ok := rawUserInfo(raw)
+	if !ok {
 		return raw
 	}
-	return scheme + user[:colon+1] + redactedPassword + rest[at:]
+	return head + redactedPassword + tail
 }
 
 // redactor removes secrets (passwords, whole URLs) from text that leaves the
 // package: error messages, log lines, status values.
 type redactor struct {
-	pairs []string // old, new, old, new ... for strings.NewReplacer
-	rep   *strings.Replacer
+	rep *strings.Replacer // nil when there is nothing to remove
 }
 
 // newRedactor returns a redactor for the given raw URLs.
 func newRedactor(raws ...string) *redactor {
-	r := &redactor{}
+	type pair struct{ secret, shown string }
+	var pairs []pair
 	for _, raw := range raws {
 		if raw == "" {
 			continue
 		}
-		shown := redactRawURL(raw)
-		if shown != raw {
-			r.pairs = append(r.pairs, raw, shown)
+		if shown := redactRawURL(raw); shown != raw {
+			pairs = append(pairs, pair{raw, shown})
 		}
 		for _, secret := range urlSecrets(raw) {
-			r.pairs = append(r.pairs, secret, redactedPassword)
+			pairs = append(pairs, pair{secret, redactedPassword})
 		}
+	}
+	if len(pairs) == 0 {
+		return &redactor{}
 	}
 	// Longer secrets first, so a password that contains another is removed
 	// whole.
-	sortPairsByLength(r.pairs)
-	r.rep = strings.NewReplacer(r.pairs...)
-	return r
+	slices.SortStableFunc(pairs, func(a, b pair) int { return len(b.secret) - len(a.secret) })
+	args := make([]string, 0, 2*len(pairs))
+	for _, p := range pairs {
+		args = append(args, p.secret, p.shown)
+	}
+	return &redactor{rep: strings.NewReplacer(args...)}
 }
 
 // urlSecrets returns the password of raw in every spelling that could show
@@ -153,15 +170,9 @@ func newRedactor(raws ...string) *redactor {
 func urlSecrets(raw string) []string {
 	var out []string
 	add := func(s string) {
-		if s == "" || s == redactedPassword {
-			return
+		if s != "" && s != redactedPassword && !slices.Contains(out, s) {
+			out = append(out, s)
 		}
-		for _, have := range out {
-			if have == s {
-				return
-			}
-		}
-		out = append(out, s)
 	}
 	if u, err := url.Parse(raw); err == nil && u.User != nil {
 		if p, ok := u.User.Password(); ok {
@@ -172,32 +183,15 @@ func urlSecrets(raw string) []string {
 	}
 	// Also the raw text between the first ':' and the last '@', for URLs
 	// that do not parse.
-	rest := raw
-	if i := strings.Index(raw, "://"); i >= 0 {
-		rest = raw[i+3:]
-	}
-	if at := strings.LastIndex(rest, "@"); at >= 0 {
-		user := rest[:at]
-		if colon := strings.Index(user, ":"); colon >= 0 {
-			add(user[colon+1:])
-		}
+	if _, written, _, ok := rawUserInfo(raw); ok {
+		add(written)
 	}
 	return out
 }
 
-func sortPairsByLength(pairs []string) {
-	n := len(pairs) / 2
-	for i := 1; i < n; i++ {
-		for j := i; j > 0 && len(pairs[2*j]) > len(pairs[2*(j-1)]); j-- {
-			pairs[2*j], pairs[2*(j-1)] = pairs[2*(j-1)], pairs[2*j]
-			pairs[2*j+1], pairs[2*(j-1)+1] = pairs[2*(j-1)+1], pairs[2*j+1]
-		}
-	}
-}
-
 // redact removes every secret from s.
 func (r *redactor) redact(s string) string {
-	if r == nil || len(r.pairs) == 0 {
+	if r == nil || r.rep == nil {
 		return s
 	}
 	return r.rep.Replace(s)
@@ -206,7 +200,7 @@ func (r *redactor) redact(s string) string {
 // wrap returns err with secrets removed from its message; errors.Is and
 // errors.As still see the original chain.
 func (r *redactor) wrap(err error) error {
-	if err == nil || r == nil || len(r.pairs) == 0 {
+	if err == nil || r == nil || r.rep == nil {
 		return err
 	}
 	msg := err.Error()

@@ -125,3 +125,25 @@ func TestRedactorRemovesEverySpellingAndKeepsTheChain(t *testing.T) {
 		t.Error("wrap changed an error without secrets")
 	}
 }
+
+func TestRawUserInfo(t *testing.T) {
+	for _, tc := range []struct {
+		raw, head, password, tail string
+		ok                        bool
+	}{
+		{"redis://user:pw@host:6379/0", "redis://user:", "pw", "@host:6379/0", true},
+		{"redis://:pw@host", "redis://:", "pw", "@host", true},
+		{"rediss://u:p@ss:w@rd@host", "rediss://u:", "p@ss:w@rd", "@host", true},
+		{"unix://u:pw@/run/redis.sock?db=1", "unix://u:", "pw", "@/run/redis.sock?db=1", true},
+		{"u:pw@host", "u:", "pw", "@host", true}, // no scheme
+		{"redis://user@host", "", "", "", false}, // a user name alone
+		{"redis://host:6379", "", "", "", false},
+		{"", "", "", "", false},
+	} {
+		head, password, tail, ok := rawUserInfo(tc.raw)
+		if head != tc.head || password != tc.password || tail != tc.tail || ok != tc.ok {
+			t.Errorf("rawUserInfo(%q) = %q, %q, %q, %v; want %q, %q, %q, %v",
+				tc.raw, head, password, tail, ok, tc.head, tc.password, tc.tail, tc.ok)
+		}
+	}
+}
