@@ -144,70 +144,55 @@ type startVerifier interface {
 }
 
 // verifyStart asks every quorum node (and the primary) for INFO and refuses
-// a quorum that is not made of independent masters. Nodes that do not
-// answer are not an error here — Start tolerates an outage — and are checked
-// by the guard when they first connect. The primary may be a quorum node:
-// it then counts once, like any other, and is marked in the status.
+// a quorum that is not made of independent masters. The checks themselves
+// are the guard's, which runs on every new connection, so asking each node
+// once is enough: a replica, a Cluster node, a Sentinel or a second URL of
+// one server fails its connection with ErrQuorumNotIndependent. Nodes that
+// do not answer are not an error here (Start tolerates an outage); the
+// guard checks them when they first connect. The primary may be a quorum
+// node: it then counts once, like any other, and is marked in the status.
 func (b *quorumBackend) verifyStart(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, b.s.opTimeout)
 	defer cancel()
 	type answer struct {
-		si  serverInfo
-		err error
+		runID string
+		err   error
 	}
 	infos := make([]answer, len(b.nodes))
 	var primary answer
 	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
+	wg.Go(func() {
 		text, err := b.primary.client.Info(ctx, "server").Result()
-		primary = answer{parseServerInfo(text), err}
-	}()
+		primary = answer{parseServerInfo(text).runID, err}
+	})
 	for i, n := range b.nodes {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			text, err := n.client.Info(ctx).Result()
+		wg.Go(func() {
+			text, err := n.client.Info(ctx, "server").Result()
 			if err != nil && !errors.Is(err, ErrQuorumNotIndependent) {
 				err = infoError(i, n.url.redacted, err)
 			}
-			infos[i] = answer{parseServerInfo(text), err}
-		}()
+			infos[i] = answer{parseServerInfo(text).runID, err}
+		})
 	}
 	wg.Wait()
 
 	var errs []error
-	seen := map[string]int{}
 	for i, a := range infos {
 		n := b.nodes[i]
-		if a.err != nil {
-			if errors.Is(a.err, ErrQuorumNotIndependent) {
-				errs = append(errs, a.err)
-				continue
-			}
+		switch {
+		case errors.Is(a.err, ErrQuorumNotIndependent):
+			errs = append(errs, a.err)
+		case a.err != nil:
 			b.observe(n, a.err)
 			b.log.Warn("distributed: Redlock node unreachable at start; it is checked when it first answers",
 				"node", i, "redis", n.url.redacted, "error", b.s.redactor.wrap(a.err))
-			continue
-		}
-		b.observe(n, nil)
-		if p := a.si.problem(); p != "" {
-			errs = append(errs, fmt.Errorf("%w: %s %s", ErrQuorumNotIndependent, n.describe(), p))
-			continue
-		}
-		if a.si.runID == "" {
-			continue
-		}
-		if j, dup := seen[a.si.runID]; dup {
-			errs = append(errs, duplicateError(j, i, b.guard.shown, a.si.runID))
-			continue
-		}
-		seen[a.si.runID] = i
-		if primary.err == nil && a.si.runID == primary.si.runID {
-			n.isPrimary.Store(true)
-			b.log.Info("distributed: a Redlock node is the primary Redis; it counts as one quorum node",
-				"node", i, "redis", n.url.redacted)
+		default:
+			b.observe(n, nil)
+			if primary.err == nil && a.runID != "" && a.runID == primary.runID {
+				n.isPrimary.Store(true)
+				b.log.Info("distributed: a Redlock node is the primary Redis; it counts as one quorum node",
+					"node", i, "redis", n.url.redacted)
+			}
 		}
 	}
 	return errors.Join(errs...)
