@@ -133,10 +133,13 @@ func (r *runner) nextCron(t int64) int64 { return nsOf(r.sp.Schedule.Next(timeOf
 // ShutdownRequested channel (if a run or Start asked for one) is closed and
 // the pool's dispatcher, if any, drops a waiting runner.
 func (r *runner) stop() {
+	// The flag changes under mu, as stopChan reads it: otherwise stopChan
+	// could make and close the channel between the flag and the close here.
+	r.mu.Lock()
 	if r.stopped.Swap(true) {
+		r.mu.Unlock()
 		return
 	}
-	r.mu.Lock()
 	if r.stopCh != nil {
 		close(r.stopCh)
 	}
