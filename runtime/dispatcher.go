@@ -66,6 +66,7 @@ type dispatcher struct {
 	running    atomic.Int64 // attempts queued or in flight
 	draining   atomic.Bool  // set by waitIdle: the last attempt must say so
 	drainOnce  sync.Once
+	quitOnce   sync.Once
 	drained    chan struct{}
 	dispatched atomic.Int64 // attempts started, for tests
 	remaining  atomic.Int64 // runners not finished
@@ -526,11 +527,7 @@ func (d *dispatcher) sync() bool {
 // stop ends the loop and waits for it; executors exit once the queue is
 // drained.
 func (d *dispatcher) stop() {
-	select {
-	case <-d.quit:
-	default:
-		close(d.quit)
-	}
+	d.quitOnce.Do(func() { close(d.quit) })
 	<-d.loopDone
 }
 
