@@ -69,7 +69,7 @@ type dispatcher struct {
 	quitOnce   sync.Once
 	drained    chan struct{}
 	dispatched atomic.Int64 // attempts started, for tests
-	remaining  atomic.Int64 // runners not finished
+	remaining  atomic.Int64 // runners not finished, of the pipelines counted at newDispatcher
 	allDone    chan struct{}
 }
 
@@ -90,15 +90,26 @@ func newDispatcher(clock Clock, onFinish func(*runner, error), pipelines int) *d
 		drained:  make(chan struct{}),
 	}
 	d.wakeAt.Store(math.MaxInt64)
+	// Counted in full now, not as each is added: a runner stopped while
+	// the others are still being added must not bring the count to zero
+	// and close allDone early (or twice).
+	d.remaining.Store(int64(pipelines))
 	_, d.precise = clock.(SystemClock)
 	d.procs = goruntime.GOMAXPROCS(0)
 	return d
 }
 
-// add registers r before the loop starts and puts it in the heap.
+// add puts r, one of the runners counted at newDispatcher, in the heap
+// before the loop starts. A runner stopped before it was added (Stop can
+// reach a runner as soon as the pool publishes it) finishes instead: its
+// Stop hook found nothing to drop.
 func (d *dispatcher) add(r *runner) {
-	d.remaining.Add(1)
 	d.mu.Lock()
+	if r.isStopped() {
+		d.mu.Unlock()
+		d.finish(r, nil)
+		return
+	}
 	d.heap.push(dueOf(r.next), r)
 	r.inHeap = true
 	d.mu.Unlock()
