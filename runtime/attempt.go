@@ -30,6 +30,18 @@ func (r *runner) attempt(runNumber int64, now time.Time) (outcome, error, time.T
 		}
 		return o, err, now
 	}
+	if r.isStopped() {
+		// Stop came while the lease was being asked for; after Stop no run
+		// starts, so the lease goes straight back.
+		if relErr := env.finishLease(env.parent, r, false); relErr != nil {
+			r.logRun(slog.LevelWarn, "releasing the lease failed", lease, slog.Any("error", relErr))
+		}
+		r.logRun(slog.LevelDebug, "stopped while asking for the lease; not running", lease)
+		if remote {
+			now = r.now()
+		}
+		return outcomeStopped, nil, now
+	}
 
 	ctx := newRunContext(env.parent, lease, r)
 	start := now

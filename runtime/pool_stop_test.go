@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -110,5 +112,38 @@ func TestStopBeforeScheduledEndsThePipeline(t *testing.T) {
 	close(coord.startGate)
 	if err := waitErr(t, done); err != nil {
 		t.Fatalf("Run: %v", err)
+	}
+}
+
+// TestNoRunStartsAfterStopDuringLeaseRequest stops a pipeline while its
+// lease request is in flight. Once the lease arrives the run must not
+// start: the lease goes back instead.
+func TestNoRunStartsAfterStopDuringLeaseRequest(t *testing.T) {
+	coord := newFakeCoord()
+	asking, grant := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	coord.decide = func(string, int64) (bool, error) {
+		once.Do(func() { close(asking) })
+		<-grant
+		return true, nil
+	}
+	var built atomic.Int32
+	sp := &runtime.ScheduledPipeline{PipelineID: "p", Schedule: runtime.Continuous(), Factory: func(ctx context.Context) (runtime.Pipeline, error) {
+		built.Add(1)
+		return nopFactory(ctx)
+	}}
+	pool := quietPool(runtime.WithCoordinator(coord)).Register(sp)
+	done := runAsync(pool, context.Background())
+	waitClosed(t, asking, "the lease request")
+	sp.Stop()
+	close(grant)
+	if err := waitErr(t, done); err != nil { // its only pipeline is stopped
+		t.Fatalf("Run: %v", err)
+	}
+	if n := built.Load(); n != 0 {
+		t.Fatalf("the factory ran %d time(s) after Stop", n)
+	}
+	if calls := coord.callLog(); !slices.Contains(calls, "release p") {
+		t.Fatalf("the lease granted after Stop was not given back: %q", calls)
 	}
 }

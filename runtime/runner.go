@@ -46,6 +46,7 @@ const (
 	outcomeNotAcquired
 	outcomeSlotCompleted
 	outcomeLeaseError
+	outcomeStopped // the lease came after Stop; given back, not run
 )
 
 // runner holds the schedule state of one pipeline and makes its attempts.
@@ -400,6 +401,7 @@ func (r *runner) publish(o outcome, runErr error, end int64, state PipelineState
 		}
 	case outcomeLeaseError:
 		r.st.leaseErrors++
+	case outcomeStopped:
 	default:
 		r.st.skipped++
 	}
