@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -353,7 +354,7 @@ func (p *WorkerPool) Run(ctx context.Context) error {
 	pr.state.Store(poolStopped)
 
 	pr.errMu.Lock()
-	errs := append(pr.errs, runErr)
+	errs := append(slices.Clone(pr.errs), runErr)
 	pr.errMu.Unlock()
 	logger.Info("worker pool stopped")
 	return errors.Join(errs...)
