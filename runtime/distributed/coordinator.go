@@ -49,9 +49,6 @@ type RedisWorkerCoordinator struct {
 	keys    keys
 	log     *slog.Logger
 	clock   runtime.Clock
-	// singleRequests: every backend operation is one request (or pipeline)
-	// to one Redis, bounded without a timer (see opContext).
-	singleRequests bool
 
 	lostCB atomic.Pointer[func(string, runtime.Lease)]
 
@@ -102,11 +99,6 @@ func NewRedisWorkerCoordinator(opts Options) (*RedisWorkerCoordinator, error) {
 	// Without this, go-redis ignores context deadlines on socket reads, and a
 	// stalled server would hold a renewal past the lease's deadline.
 	ro.ContextTimeoutEnabled = true
-	// Nor may a wait for a free connection outlast opTimeout: a
-	// requestContext does not close Done at its deadline.
-	if ro.PoolTimeout <= 0 || ro.PoolTimeout > s.opTimeout {
-		ro.PoolTimeout = s.opTimeout
-	}
 	// go-redis dials 5 times, 100 ms apart, before failing a command; a lease
 	// request against a dead server should fail fast instead (fail-safe), and
 	// the pool's background re-dial still reconnects on its own.
@@ -122,18 +114,16 @@ func NewRedisWorkerCoordinator(opts Options) (*RedisWorkerCoordinator, error) {
 		_ = client.Close()
 		return nil, err
 	}
-	_, single := backend.(*singleBackend)
 	c := &RedisWorkerCoordinator{
-		singleRequests: single,
-		s:              s,
-		client:         client,
-		backend:        backend,
-		keys:           keys{prefix: s.KeyPrefix},
-		log:            s.Logger,
-		clock:          s.Clock,
-		leases:         map[string]*heldLease{},
-		busy:           map[string]bool{},
-		local:          newLocalState(),
+		s:       s,
+		client:  client,
+		backend: backend,
+		keys:    keys{prefix: s.KeyPrefix},
+		log:     s.Logger,
+		clock:   s.Clock,
+		leases:  map[string]*heldLease{},
+		busy:    map[string]bool{},
+		local:   newLocalState(),
 	}
 	c.health.reachable.Store(true)
 	return c, nil
@@ -326,12 +316,7 @@ func (c *RedisWorkerCoordinator) isClosed() bool {
 }
 
 // opContext bounds one Redis operation by opTimeout (or ctx's earlier
-// deadline). On a single Redis every operation given one is a single
-// request (or pipeline) whose deadline go-redis reads, so it needs no timer
-// (see requestContext); a quorum backend waits on Done across nodes.
+// deadline).
 func (c *RedisWorkerCoordinator) opContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	if c.singleRequests {
-		return newRequestContext(ctx, c.s.opTimeout), func() {}
-	}
 	return context.WithTimeout(ctx, c.s.opTimeout)
 }
