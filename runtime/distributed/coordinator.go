@@ -278,7 +278,8 @@ func (c *RedisWorkerCoordinator) Stop(ctx context.Context) error {
 // lease is lost: Redis says it expired or changed hands, or renewal kept
 // failing until LeaseRenewalDeadline. The lease is already removed locally
 // when cb runs. cb runs on the renewal goroutine and should return quickly
-// (the pool cancels the run's context).
+// (the pool cancels the run's context); it must not call Stop or Close,
+// which wait for that goroutine to end.
 func (c *RedisWorkerCoordinator) SetLeaseLostCallback(cb func(pipelineID string, lease runtime.Lease)) {
 	if cb == nil {
 		c.lostCB.Store(nil)
