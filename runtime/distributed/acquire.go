@@ -44,12 +44,14 @@ func (c *RedisWorkerCoordinator) TryAcquireLease(ctx context.Context, pipelineID
 		return false, nil
 	}
 	c.busy[pipelineID] = true
+	c.inFlight.Add(1)
 	owner, workerID := c.owner, c.workerID
 	c.mu.Unlock()
 	defer func() {
 		c.mu.Lock()
 		delete(c.busy, pipelineID)
 		c.mu.Unlock()
+		c.inFlight.Done()
 	}()
 
 	opCtx, cancel := c.opContext(ctx)

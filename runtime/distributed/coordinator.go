@@ -59,9 +59,13 @@ type RedisWorkerCoordinator struct {
 	owner    string // workerID plus a random suffix: unique per instance
 	// record holds the worker record's fields fixed at Start, so a
 	// heartbeat does not recompute them.
-	record   workerRecord
-	leases   map[string]*heldLease
-	busy     map[string]bool // pipelines with an acquire or release in flight
+	record workerRecord
+	leases map[string]*heldLease
+	busy   map[string]bool // pipelines with an acquire or release in flight
+	// inFlight counts those acquires and releases: Stop waits for them, so
+	// Close cannot shut the client under one and strand its lease until
+	// the TTL.
+	inFlight sync.WaitGroup
 	local    localState
 	loopStop chan struct{}
 	loops    sync.WaitGroup
@@ -265,6 +269,10 @@ func (c *RedisWorkerCoordinator) Stop(ctx context.Context) error {
 		}()
 	}
 	wg.Wait()
+	// An acquire in flight gives its lease back itself once it sees the
+	// worker stopped; a release in flight finishes. Both are bounded by
+	// their request timeouts.
+	c.inFlight.Wait()
 	dctx, cancel := context.WithTimeout(ctx, c.s.opTimeout)
 	if err := c.client.Del(dctx, c.keys.worker(workerID)).Err(); err != nil {
 		errs = append(errs, c.failure("unregister worker", err))

@@ -53,11 +53,13 @@ func (c *RedisWorkerCoordinator) finish(ctx context.Context, pipelineID string, 
 	// new acquire by this worker now would overwrite it and make the release
 	// report a lease it no longer owns.
 	c.busy[pipelineID] = true
+	c.inFlight.Add(1)
 	c.mu.Unlock()
 	defer func() {
 		c.mu.Lock()
 		delete(c.busy, pipelineID)
 		c.mu.Unlock()
+		c.inFlight.Done()
 	}()
 	return c.giveBack(context.WithoutCancel(ctx), h, owner, completed)
 }

@@ -1,9 +1,13 @@
 package distributed
 
 import (
+	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 func TestReleaseHandsOverAtOnce(t *testing.T) {
@@ -140,4 +144,69 @@ func TestStopReleasesEveryLeaseAndUnregisters(t *testing.T) {
 		t.Fatalf("Start after Stop: %v", err)
 	}
 	mustAcquire(t, a, "p4", 1)
+}
+
+// holdAcquire is a go-redis hook that holds the first acquire script call
+// until released, so a test can act while an acquire is in flight.
+type holdAcquire struct {
+	entered, release chan struct{}
+	once             sync.Once
+}
+
+func (h *holdAcquire) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *holdAcquire) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if cmd.Name() == "evalsha" && len(cmd.Args()) > 1 && cmd.Args()[1] == acquireScript.Hash() {
+			first := false
+			h.once.Do(func() { first = true })
+			if first {
+				close(h.entered)
+				<-h.release
+			}
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (h *holdAcquire) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// TestStopWaitsForAnAcquireInFlight stops and closes a coordinator while
+// one of its acquires is on the wire. The acquire lands after Stop began,
+// so it must hand the lease back itself, and Stop must wait for that:
+// otherwise Close shuts the client first and the lease blocks every other
+// worker until its TTL.
+func TestStopWaitsForAnAcquireInFlight(t *testing.T) {
+	u := newUnit(t)
+	a := u.started(u.options(), "a")
+	b := u.started(u.options(), "b")
+	hook := &holdAcquire{entered: make(chan struct{}), release: make(chan struct{})}
+	a.client.AddHook(hook)
+
+	acquired := make(chan error, 1)
+	go func() {
+		ok, err := a.TryAcquireLease(ctx, "p", 9)
+		if ok {
+			err = errors.New("acquired after Stop")
+		}
+		acquired <- err
+	}()
+	<-hook.entered
+	closed := make(chan error, 1)
+	go func() { closed <- a.Close() }()
+	select {
+	case err := <-closed:
+		t.Fatalf("Close returned (%v) with an acquire still in flight", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(hook.release)
+	if err := <-acquired; !errors.Is(err, ErrNotStarted) {
+		t.Fatalf("acquire that landed after Stop: %v; want ErrNotStarted", err)
+	}
+	if err := <-closed; err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	mustAcquire(t, b, "p", 9) // the lease went back at once
 }
