@@ -8,6 +8,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"strings"
 	"sync"
 
 	"golang.org/x/tools/go/packages"
@@ -68,22 +69,28 @@ func load(ctx context.Context, dir string, tags string, patterns []string) (*loa
 	return l, nil
 }
 
-// IsGenerated reports whether src carries the agoragen header on a line of
-// its own before the package clause.
+// IsGenerated reports whether src is a Go file that carries the agoragen
+// header as a line comment of its own before the package clause, the place
+// Go's convention for generated files gives it. The header anywhere else (in
+// a block comment, a string, after the package clause) does not count: a
+// file agoragen may overwrite must be unmistakably its own, and a file that
+// does not parse up to its package clause is never.
 func IsGenerated(src []byte) bool {
-	for len(src) > 0 {
-		line := src
-		if i := bytes.IndexByte(src, '\n'); i >= 0 {
-			line, src = src[:i], src[i+1:]
-		} else {
-			src = nil
-		}
-		line = bytes.TrimRight(line, "\r \t")
-		if string(line) == templates.Header {
-			return true
-		}
-		if bytes.HasPrefix(line, []byte("package ")) {
-			return false
+	if !bytes.Contains(src, []byte(templates.Header)) {
+		return false
+	}
+	f, err := parser.ParseFile(token.NewFileSet(), "", src, parser.PackageClauseOnly|parser.ParseComments)
+	if err != nil {
+		return false
+	}
+	for _, group := range f.Comments {
+		for _, c := range group.List {
+			if c.Pos() > f.Package {
+				return false
+			}
+			if strings.TrimRight(c.Text, "\r \t") == templates.Header {
+				return true
+			}
 		}
 	}
 	return false
