@@ -227,6 +227,11 @@ func TestRunUsageAndLoadFailures(t *testing.T) {
 		{[]string{"-check", "-diff"}, "-check and -diff cannot be combined"},
 		{[]string{"-o", "sub/worker.go"}, "-o sub/worker.go: want a file name"},
 		{[]string{"-o", "worker_test.go"}, "does not end in _test.go"},
+		{[]string{"-o", "-x.go"}, "rejects file names starting with '-'"},
+		{[]string{"-o", "_worker.go"}, "would not build this file everywhere"},
+		{[]string{"-o", ".go"}, "would not build this file everywhere"},
+		{[]string{"-o", "worker_windows.go"}, "would not build this file everywhere"},
+		{[]string{"-o", "worker_linux_arm64.go"}, "would not build this file everywhere"},
 		{[]string{"./missing"}, "agoragen: cannot load packages"},
 	} {
 		code, _, stderr := runCmd(t, tc.args...)

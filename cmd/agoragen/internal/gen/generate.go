@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"go/build"
 	"go/token"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -174,8 +176,27 @@ func checkOutput(name string) error {
 		return fmt.Errorf("%w: -o %s: want a file name, written in each package's directory", ErrUsage, name)
 	case !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go"):
 		return fmt.Errorf("%w: -o %s: want a .go file name that does not end in _test.go", ErrUsage, name)
+	case strings.HasPrefix(name, "-"):
+		return fmt.Errorf("%w: -o %s: the go command rejects file names starting with '-'", ErrUsage, name)
+	case !buildsEverywhere(name):
+		return fmt.Errorf("%w: -o %s: the go command would not build this file everywhere (names starting with '_' or '.' are ignored; a _GOOS or _GOARCH suffix limits it to one platform)", ErrUsage, name)
 	}
 	return nil
+}
+
+// buildsEverywhere reports whether the go command builds a file named name,
+// with no build constraints inside, whatever the target platform: asked
+// for a platform that does not exist, it says no exactly for ignored names
+// and names with a known GOOS or GOARCH suffix.
+func buildsEverywhere(name string) bool {
+	ctx := build.Context{
+		GOOS: "agoragen-none", GOARCH: "agoragen-none", Compiler: "gc",
+		OpenFile: func(string) (io.ReadCloser, error) {
+			return io.NopCloser(strings.NewReader("package p\n")), nil
+		},
+	}
+	ok, err := ctx.MatchFile(".", name)
+	return err == nil && ok
 }
 
 // listFailure reports a root that go list could not produce at all: a
