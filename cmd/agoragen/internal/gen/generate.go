@@ -141,6 +141,13 @@ func Generate(ctx context.Context, cfg Config) (*Result, error) {
 			continue
 		}
 		file := File{Path: target, Package: res.pkg.PkgPath}
+		if fi, err := os.Lstat(target); err == nil && !fi.Mode().IsRegular() {
+			// Writing replaces the file by renaming a new one over it: a
+			// link would silently become a copy, a directory cannot be
+			// replaced at all.
+			ds.Add(firstLine(target), "%s is not a regular file (%s); agoragen writes only regular files: replace it with the file it points to, or choose another file name with -o", cfg.Output, fileKind(fi.Mode()))
+			continue
+		}
 		old, err := os.ReadFile(target)
 		switch {
 		case err == nil:
@@ -167,6 +174,18 @@ func Generate(ctx context.Context, cfg Config) (*Result, error) {
 	sort.Strings(out.Empty)
 	sort.Strings(out.Stale)
 	return out, nil
+}
+
+// fileKind names what a non-regular file is, for messages.
+func fileKind(m os.FileMode) string {
+	switch {
+	case m&os.ModeSymlink != 0:
+		return "a symbolic link"
+	case m.IsDir():
+		return "a directory"
+	default:
+		return "not a plain file"
+	}
 }
 
 // checkOutput rejects output names that are not plain Go file names.
