@@ -269,3 +269,47 @@ func TestRedlockFiveNodesTolerateTwoStopped(t *testing.T) {
 	}
 	mustFailSafe(t, b, "q", runtime.RunNumberAuto, ErrQuorumNotReached)
 }
+
+// TestRedlockLateRenewalCannotReviveALostLease stalls two of three nodes
+// while a lease is held. The holder's renewals to them sit queued at the
+// stopped servers; at its renewal deadline the holder gives the lease up.
+// When the nodes resume after every copy has expired, those old renewals
+// run. They must not leave behind a lease that nobody owns: another worker
+// gets the lease at once, and the given-up token no longer validates.
+func TestRedlockLateRenewalCannotReviveALostLease(t *testing.T) {
+	r := newQuorumRig(t, 3)
+	const ttl = time.Second
+	a := r.started(r.options(ttl), "a")
+	b := r.started(r.options(ttl), "b")
+	lost := recordLost(a)
+	old := mustAcquire(t, a, "p", runtime.RunNumberAuto)
+	r.nodes[1].Pause()
+	r.nodes[2].Pause()
+	select {
+	case <-lost.ch:
+	case <-time.After(3 * ttl):
+		t.Fatal("the holder kept its lease with two of three nodes stopped")
+	}
+	// Real time on purpose: the copies must expire on the servers' clocks.
+	time.Sleep(ttl + 200*time.Millisecond)
+	r.nodes[1].Resume()
+	r.nodes[2].Resume()
+	// Once a resumed server answers, it has read what was queued for it.
+	for _, i := range []int{1, 2} {
+		if err := r.client(r.nodes[i]).Ping(ctx).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(50 * time.Millisecond)
+
+	// Well within a TTL of the resume: a revived lease would still be there.
+	if valid, err := b.ValidateLease(ctx, "p", old.FencingToken); err != nil || valid {
+		t.Fatalf("ValidateLease(lost token) = %v, %v; want false (nodes hold %q)", valid, err, r.leaseTokens("p", 0, 1, 2))
+	}
+	if ok, err := b.TryAcquireLease(ctx, "p", runtime.RunNumberAuto); !ok || err != nil {
+		t.Fatalf("b's acquire right after the resume: %v, %v; want the lease (nodes hold %q)", ok, err, r.leaseTokens("p", 0, 1, 2))
+	}
+	if got, _ := b.CurrentLease("p"); got.FencingToken <= old.FencingToken {
+		t.Fatalf("new token %d not above the lost one %d", got.FencingToken, old.FencingToken)
+	}
+}
