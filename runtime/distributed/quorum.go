@@ -177,7 +177,9 @@ type quorumNode struct {
 }
 
 // observe records the outcome of one request to n. An error reply from the
-// server still means the node answered.
+// server still means the node answered, except when the independence guard
+// refused the connection (a NOPERM on its INFO is a reply too): a refused
+// node counts as down.
 func (b *quorumBackend) observe(n *quorumNode, err error) {
 	first := !n.contacted.Swap(true)
 	if err != nil {
@@ -185,7 +187,7 @@ func (b *quorumBackend) observe(n *quorumNode, err error) {
 		msg := b.s.redactor.redact(err.Error())
 		n.lastError.Store(&msg)
 	}
-	up := err == nil || isReplyError(err)
+	up := err == nil || (isReplyError(err) && !errors.Is(err, ErrQuorumNotIndependent))
 	// Logged on changes only; a node found up at first contact is the
 	// normal case and says nothing.
 	if was := n.reachable.Swap(up); was != up && !(first && up) {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agora-etl/agora/internal/redistest"
+	"github.com/agora-etl/agora/runtime"
 )
 
 func TestRedlockStartRefusesTwoURLsForOneServer(t *testing.T) {
@@ -89,5 +90,33 @@ func TestRedlockGuardRefusesAServerReachedTwice(t *testing.T) {
 	}
 	if err := g.admit(1, serverInfo{runID: "x", role: "slave"}); !errors.Is(err, ErrQuorumNotIndependent) {
 		t.Fatalf("admit(replica) = %v; want ErrQuorumNotIndependent", err)
+	}
+}
+
+// TestRedlockNodeRefusingINFOCountsAsDown takes INFO away from a node's
+// user after Start. The guard then refuses every new connection to it (it
+// cannot check the server), so /status must show it down, not reachable
+// because the refusal came as a server reply.
+func TestRedlockNodeRefusingINFOCountsAsDown(t *testing.T) {
+	r := newQuorumRig(t, 3)
+	c := r.started(r.options(2*time.Second), "a")
+	mustAcquire(t, c, "warm", runtime.RunNumberAuto)
+	admin := r.client(r.nodes[2])
+	if err := admin.Do(ctx, "ACL", "SETUSER", "default", "-info").Err(); err != nil {
+		t.Fatal(err)
+	}
+	// Drop the coordinator's connections so that it has to reconnect.
+	_ = admin.Do(ctx, "CLIENT", "KILL", "TYPE", "normal").Err()
+	for range 3 {
+		if ok, _ := c.TryAcquireLease(ctx, "p", runtime.RunNumberAuto); ok {
+			_ = c.ReleaseLease(ctx, "p")
+		}
+	}
+	rs := redlockStatus(t, c)
+	if n := rs.Nodes[2]; n.Reachable || !strings.Contains(n.LastError, "INFO is not allowed") {
+		t.Fatalf("node 2: reachable %v, last error %q; want down with the INFO refusal", n.Reachable, n.LastError)
+	}
+	if rs.ReachableNodes != 2 {
+		t.Fatalf("reachable nodes %d, want 2", rs.ReachableNodes)
 	}
 }
