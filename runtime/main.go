@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -77,9 +78,16 @@ func RunMain(ctx context.Context, args []string, stderr io.Writer, getWorker fun
 		portOpt = WithHealthPort(port)
 	}
 
-	previous := slog.Default()
+	// slog.SetDefault also points the log package at the new handler; the
+	// default handler put back does not undo that, so the log package's
+	// own output and flags are restored too.
+	previous, logOut, logFlags := slog.Default(), log.Writer(), log.Flags()
 	slog.SetDefault(logger)
-	defer slog.SetDefault(previous)
+	defer func() {
+		slog.SetDefault(previous)
+		log.SetOutput(logOut)
+		log.SetFlags(logFlags)
+	}()
 
 	if getWorker == nil {
 		logger.Error("no worker: getWorker is nil")

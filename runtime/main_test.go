@@ -2,9 +2,12 @@ package runtime_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"log"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -306,5 +309,37 @@ func TestRunMainHealthPortFlagAndContextCancel(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("RunMain did not return")
+	}
+}
+
+// TestRunMainRestoresTheStandardLoggers runs RunMain with its own stderr
+// and checks that afterwards neither slog's default nor the log package
+// still writes there: a program or test that embeds RunMain keeps its
+// logging.
+func TestRunMainRestoresTheStandardLoggers(t *testing.T) {
+	var before bytes.Buffer
+	log.SetOutput(&before)
+	log.SetFlags(log.Lshortfile)
+	defer func() { log.SetOutput(os.Stderr); log.SetFlags(log.LstdFlags) }()
+	slogBefore := slog.Default()
+
+	var stderr syncBuffer
+	worker := func() (*runtime.WorkerPool, error) {
+		return runtime.NewWorkerPool(runtime.WithSignalHandling(false)).
+			Register(&runtime.ScheduledPipeline{PipelineID: "once", Schedule: runtime.Once(), Factory: nopFactory}), nil
+	}
+	if code := runtime.RunMain(context.Background(), []string{"-log-format", "json"}, &stderr, worker); code != 0 {
+		t.Fatalf("exit %d:\n%s", code, stderr.String())
+	}
+	during := stderr.String()
+	log.Print("after RunMain")
+	if slog.Default() != slogBefore {
+		t.Error("slog's default logger is still RunMain's")
+	}
+	if stderr.String() != during {
+		t.Errorf("the log package still writes to RunMain's stderr: %q", strings.TrimPrefix(stderr.String(), during))
+	}
+	if got := before.String(); !strings.Contains(got, "main_test.go") || !strings.Contains(got, "after RunMain") {
+		t.Errorf("the log package's own output and flags were not restored: %q", got)
 	}
 }
