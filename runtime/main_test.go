@@ -41,11 +41,15 @@ func TestMain(m *testing.M) {
 func runHelper(scenario string) int {
 	out := os.Getenv("AGORA_TEST_OUT")
 	graceful := 10 * time.Second
-	if scenario == "timeout" {
+	if scenario == "timeout" || scenario == "stuck" {
 		graceful = 300 * time.Millisecond
 	}
+	opts := []runtime.PoolOption{runtime.WithGracefulShutdownTimeout(graceful)}
+	if scenario == "slowstop" {
+		opts = append(opts, runtime.WithCoordinator(slowStopCoordinator{runtime.NewLocalCoordinator(runtime.SystemClock{})}))
+	}
 	getWorker := func() (*runtime.WorkerPool, error) {
-		pool := runtime.NewWorkerPool(runtime.WithGracefulShutdownTimeout(graceful))
+		pool := runtime.NewWorkerPool(opts...)
 		pool.Register(&runtime.ScheduledPipeline{PipelineID: "writer", Schedule: runtime.Continuous(), Factory: func(context.Context) (runtime.Pipeline, error) {
 			return runtime.PipelineFunc(func(ctx context.Context) error {
 				f, err := os.Create(out)
@@ -57,11 +61,15 @@ func runHelper(scenario string) int {
 				fmt.Fprintln(w, "begin")
 				fmt.Println("READY")
 				switch scenario {
-				case "finish":
+				case "finish", "slowstop":
 					<-runtime.ShutdownRequested(ctx)
 					time.Sleep(200 * time.Millisecond) // the rest of the batch
 					fmt.Fprintf(w, "ctx-alive=%v\n", ctx.Err() == nil)
 					fmt.Fprintln(w, "done")
+				case "stuck": // ignores even its cancellation
+					fmt.Fprintln(w, "stuck")
+					_ = w.Flush()
+					select {}
 				default: // ignores ShutdownRequested until cancelled
 					<-ctx.Done()
 					fmt.Fprintf(w, "cancelled: %v\n", context.Cause(ctx))
@@ -72,6 +80,15 @@ func runHelper(scenario string) int {
 		return pool, nil
 	}
 	return runtime.RunMain(context.Background(), []string{"-log-format", "json"}, os.Stderr, getWorker)
+}
+
+// slowStopCoordinator takes as long as it is allowed to stop, like a
+// coordinator releasing leases on a Redis that does not answer.
+type slowStopCoordinator struct{ runtime.Coordinator }
+
+func (c slowStopCoordinator) Stop(ctx context.Context) error {
+	<-ctx.Done()
+	return ctx.Err()
 }
 
 type helperProc struct {
@@ -341,5 +358,52 @@ func TestRunMainRestoresTheStandardLoggers(t *testing.T) {
 	}
 	if got := before.String(); !strings.Contains(got, "main_test.go") || !strings.Contains(got, "after RunMain") {
 		t.Errorf("the log package's own output and flags were not restored: %q", got)
+	}
+}
+
+// TestSignalDuringCoordinatorStopExitsAtOnce sends a second SIGTERM while
+// the coordinator stops (after the run finished): the stop is cut short
+// and the exit is a forced one, instead of waiting out the stop's timeout.
+func TestSignalDuringCoordinatorStopExitsAtOnce(t *testing.T) {
+	t.Parallel()
+	hp := startHelper(t, "slowstop")
+	hp.signal(t, syscall.SIGTERM)
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(hp.stderr.String(), `"msg":"run finished"`) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the run did not finish:\n%s", hp.stderr)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	start := time.Now()
+	hp.signal(t, syscall.SIGTERM)
+	if code := hp.wait(t, 5*time.Second); code != runtime.ExitInterrupted {
+		t.Fatalf("exit %d, want 130\n%s", code, hp.stderr)
+	}
+	if el := time.Since(start); el > 2*time.Second {
+		t.Fatalf("exit took %v after the signal; the coordinator's stop was not cut short", el)
+	}
+	if !strings.Contains(hp.stderr.String(), "cutting the coordinator's stop short") {
+		t.Errorf("logs do not say the stop was cut short:\n%s", hp.stderr)
+	}
+}
+
+// TestSignalAfterGracefulTimeoutAbandonsAndExits130 has a run that ignores
+// even its cancellation: after the graceful timeout a further SIGTERM
+// abandons it, and that forced exit reports 130.
+func TestSignalAfterGracefulTimeoutAbandonsAndExits130(t *testing.T) {
+	t.Parallel()
+	hp := startHelper(t, "stuck")
+	hp.signal(t, syscall.SIGTERM)
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(hp.stderr.String(), "cancelling runs still in flight") {
+		if time.Now().After(deadline) {
+			t.Fatalf("runs were not cancelled at the graceful timeout:\n%s", hp.stderr)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	hp.signal(t, syscall.SIGTERM)
+	if code := hp.wait(t, 5*time.Second); code != runtime.ExitInterrupted {
+		t.Fatalf("exit %d, want 130\n%s", code, hp.stderr)
 	}
 }

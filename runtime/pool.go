@@ -226,7 +226,8 @@ func poolStateName(s int32) string {
 //     ErrGracefulTimeout). A second SIGINT or SIGTERM cancels them at once
 //     (cause ErrForcedShutdown).
 //
-// Finally the coordinator is stopped and the health server last. Run returns
+// Finally the coordinator is stopped (a signal meanwhile cuts that short,
+// and counts as a forced shutdown) and the health server last. Run returns
 // nil after a clean shutdown, the terminal errors of pipelines that reached
 // MaxConsecutiveErrors, and an error wrapping ErrGracefulTimeout or
 // ErrForcedShutdown when runs had to be cancelled. When every pipeline has
@@ -347,10 +348,27 @@ func (p *WorkerPool) Run(ctx context.Context) error {
 		stopTimeout = forcedStopTimeout // the user asked to exit now
 	}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stopTimeout)
+	// A signal now means the user wants out at once: the coordinator's stop
+	// (releasing leases, at most stopTimeout) is cut short.
+	var cutShort atomic.Bool
+	stopping := make(chan struct{})
+	go func() {
+		select {
+		case sig := <-signals:
+			cutShort.Store(true)
+			logger.Warn("another signal: cutting the coordinator's stop short", slog.String("signal", sig.String()))
+			cancel()
+		case <-stopping:
+		}
+	}()
 	if err := coord.Stop(sctx); err != nil {
 		logger.Warn("stopping the coordinator failed", slog.Any("error", err))
 	}
+	close(stopping)
 	cancel()
+	if cutShort.Load() && !errors.Is(runErr, ErrForcedShutdown) {
+		runErr = errors.Join(runErr, fmt.Errorf("%w: a signal cut the coordinator's stop short", ErrForcedShutdown))
+	}
 	pr.state.Store(poolStopped)
 
 	pr.errMu.Lock()
@@ -408,6 +426,10 @@ func (pr *poolRun) shutdown(reason string, graceful time.Duration, signals <-cha
 		logger.Error("runs did not return after cancellation; abandoning them", slog.Any("pipelines", pr.runningIDs()))
 	case <-signals:
 		logger.Error("another signal: abandoning runs that ignore cancellation", slog.Any("pipelines", pr.runningIDs()))
+		if cause != ErrForcedShutdown {
+			// The user forced the exit after the graceful timeout.
+			return fmt.Errorf("%w: cancelled runs of %v; %w: a signal abandoned them", cause, names, ErrForcedShutdown)
+		}
 	}
 	return fmt.Errorf("%w: cancelled runs of %v", cause, names)
 }
