@@ -119,13 +119,8 @@ func (h *HealthServer) notReady(ctx context.Context) string {
 	if pr == nil {
 		return "starting"
 	}
-	switch pr.state.Load() {
-	case poolStarting:
-		return "starting"
-	case poolShuttingDown:
-		return "shutting down"
-	case poolStopped:
-		return "stopped"
+	if reason := stateNotReady(pr.state.Load()); reason != "" {
+		return reason
 	}
 	if hr, ok := pr.env.coord.(HealthReporter); ok {
 		cctx, cancel := context.WithTimeout(ctx, healthCheckTimeout)
@@ -133,6 +128,22 @@ func (h *HealthServer) notReady(ctx context.Context) string {
 		if err := hr.Healthy(cctx); err != nil {
 			return "coordinator unhealthy: " + err.Error()
 		}
+		// The check can take a while; a shutdown that began meanwhile
+		// must not be answered with a 200.
+		return stateNotReady(pr.state.Load())
+	}
+	return ""
+}
+
+// stateNotReady says why a pool in state st is not ready, or "".
+func stateNotReady(st int32) string {
+	switch st {
+	case poolStarting:
+		return "starting"
+	case poolShuttingDown:
+		return "shutting down"
+	case poolStopped:
+		return "stopped"
 	}
 	return ""
 }

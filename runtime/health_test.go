@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -184,5 +185,58 @@ func TestHealthServerAsHandler(t *testing.T) {
 	}
 	if code, _ := get(t, h.Addr(), "/nope"); code != 404 {
 		t.Fatalf("unknown path = %d", code)
+	}
+}
+
+// slowHealthCoord holds its Healthy check until released, like a
+// coordinator pinging a slow Redis.
+type slowHealthCoord struct {
+	*fakeCoord
+	asked, answer chan struct{}
+	once          sync.Once
+}
+
+func (c *slowHealthCoord) Healthy(context.Context) error {
+	c.once.Do(func() { close(c.asked) })
+	<-c.answer
+	return nil
+}
+
+// TestReadyzDuringASlowCheckSeesTheShutdown begins a shutdown while /readyz
+// waits for the coordinator's health check: the answer must be 503, not a
+// 200 based on the state read before the check.
+func TestReadyzDuringASlowCheckSeesTheShutdown(t *testing.T) {
+	coord := &slowHealthCoord{fakeCoord: newFakeCoord(), asked: make(chan struct{}), answer: make(chan struct{})}
+	pool := quietPool(runtime.WithCoordinator(coord), runtime.WithHealthPort(0)).
+		Register(&runtime.ScheduledPipeline{PipelineID: "nightly", Schedule: runtime.MustCron("0 3 * * *"), Factory: nopFactory})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := runAsync(pool, ctx)
+	addr := waitAddr(t, pool)
+	waitClosed(t, pool.Started(), "the pool to start")
+
+	type reply struct {
+		code int
+		body string
+	}
+	got := make(chan reply, 1)
+	go func() {
+		code, body := get(t, addr, "/readyz")
+		got <- reply{code, body}
+	}()
+	waitClosed(t, coord.asked, "the health check")
+	cancel() // shutdown begins while the check is out
+	deadline := time.Now().Add(5 * time.Second)
+	for pool.Status().State != "shutting_down" && pool.Status().State != "stopped" {
+		if time.Now().After(deadline) {
+			t.Fatal("the pool did not start shutting down")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	close(coord.answer)
+	if r := <-got; r.code != 503 || !strings.Contains(r.body, "not ready") {
+		t.Fatalf("/readyz = %d %q; want 503 once shutdown began", r.code, r.body)
+	}
+	if err := waitErr(t, done); err != nil {
+		t.Fatal(err)
 	}
 }
