@@ -4,16 +4,20 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strings"
 )
 
-// NewLogger returns a slog logger writing to w in format "text" or "json" at
-// level ("debug", "info", "warn", "error", or slog's forms such as
-// "info+2"). It is what Main builds from its -log-format and -log-level
-// flags.
+// NewLogger returns a slog logger writing to w in format "text" (also
+// "") or "json" at level ("debug", "info" (also ""), "warn", "error", or
+// slog's forms such as "info+2"). It is what Main builds from its -log-format and -log-level
+// flags. A nil w means os.Stderr.
 func NewLogger(w io.Writer, format, level string) (*slog.Logger, error) {
-	var lvl slog.Level
-	if err := lvl.UnmarshalText([]byte(strings.TrimSpace(level))); err != nil {
+	if w == nil {
+		w = os.Stderr
+	}
+	var lvl slog.Level // info when level is empty
+	if text := strings.TrimSpace(level); text != "" && lvl.UnmarshalText([]byte(text)) != nil {
 		return nil, fmt.Errorf("runtime: log level %q: want debug, info, warn or error", level)
 	}
 	opts := &slog.HandlerOptions{Level: lvl}

@@ -44,8 +44,12 @@ func Main(getWorker func() (*WorkerPool, error)) {
 //
 // The logger built from the flags becomes slog.Default before getWorker is
 // called and is the pool's logger unless getWorker set one with WithLogger.
-// Cancelling ctx shuts the pool down gracefully, like SIGINT.
+// Cancelling ctx shuts the pool down gracefully, like SIGINT. A nil stderr
+// means os.Stderr.
 func RunMain(ctx context.Context, args []string, stderr io.Writer, getWorker func() (*WorkerPool, error)) int {
+	if stderr == nil {
+		stderr = os.Stderr
+	}
 	name := filepath.Base(os.Args[0])
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
