@@ -45,7 +45,12 @@ func parseRedisURL(raw string) (redisURL, error) {
 		}
 		return redisURL{}, fmt.Errorf("%q is not a valid URL: %v", shown, err)
 	}
-	shown = u.Redacted()
+	if passwordMisread(raw, u) {
+		// The password holds an unencoded / ? # or @, so the URL parser took
+		// part of it for a path, query, fragment or host: nothing it
+		// reports can be shown, and nothing it parsed can be trusted.
+		return redisURL{}, fmt.Errorf("%q is not a valid URL (percent-encode special characters such as @ : / # ? in the password)", shown)
+	}
 	if u.Fragment != "" {
 		return redisURL{}, fmt.Errorf("%q has a #fragment; percent-encode # in a password as %%23", shown)
 	}
@@ -97,6 +102,23 @@ func checkTCPURL(u *url.URL) error {
 		}
 	}
 	return nil
+}
+
+// passwordMisread reports whether raw, read as text, has a password (the
+// text between the first ':' of the user part and the last '@') that u,
+// the URL parser's reading, does not have in the same place: then pieces
+// of the password sit in u's other fields, where messages would show them.
+func passwordMisread(raw string, u *url.URL) bool {
+	_, written, _, ok := rawUserInfo(raw)
+	if !ok {
+		return false
+	}
+	parsed, has := "", false
+	if u.User != nil {
+		parsed, has = u.User.Password()
+	}
+	decoded, err := url.PathUnescape(written)
+	return !has || err != nil || decoded != parsed
 }
 
 // rawUserInfo splits raw around the user:password part of its authority

@@ -147,3 +147,48 @@ func TestRawUserInfo(t *testing.T) {
 		}
 	}
 }
+
+// TestParseRedisURLPasswordTheParserMisreads covers passwords with an
+// unencoded / ? # or @: Go's URL parser then reads part of the password as
+// a path, query, fragment or host. Whether or not the rest would parse,
+// the URL is refused, and neither the error nor anything else shows any
+// piece of the password.
+func TestParseRedisURLPasswordTheParserMisreads(t *testing.T) {
+	for _, tc := range []struct{ raw, password string }{
+		{"redis://default:/Qk3x+9s@redis.example.com:6379", "/Qk3x+9s"},
+		{"redis://:1234#abc@host:6379", "1234#abc"},
+		{"redis://default:4821/kfjAb@host", "4821/kfjAb"},
+		{"unix://u:/hunter2secret@/tmp/r.sock", "/hunter2secret"},
+		{"redis://u:?client_name=hunter2secret@127.0.0.1", "?client_name=hunter2secret"},
+		{"redis://:p@ssw0rd#2024@redis.example.com:6379/0", "p@ssw0rd#2024"},
+		{"rediss://0:@00#@00", "@00#"},
+		{"unix://0:#000@/00", "#000"},
+	} {
+		_, err := parseRedisURL(tc.raw)
+		if err == nil {
+			t.Errorf("parseRedisURL(%q) succeeded; want it refused", tc.raw)
+			continue
+		}
+		msg := err.Error()
+		if !strings.Contains(msg, "percent-encode") {
+			t.Errorf("parseRedisURL(%q) = %q; want the advice to percent-encode", tc.raw, msg)
+		}
+		for _, piece := range passwordPieces(tc.password) {
+			if strings.Contains(msg, piece) {
+				t.Errorf("parseRedisURL(%q) error %q shows %q of the password", tc.raw, msg, piece)
+			}
+		}
+	}
+}
+
+// passwordPieces splits a password at the characters URL parsing splits at,
+// keeping pieces long enough to be telling.
+func passwordPieces(pw string) []string {
+	var out []string
+	for _, p := range strings.FieldsFunc(pw, func(r rune) bool { return strings.ContainsRune("/?#@:", r) }) {
+		if len(p) >= 3 {
+			out = append(out, p)
+		}
+	}
+	return out
+}
