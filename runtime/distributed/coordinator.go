@@ -99,6 +99,7 @@ func NewRedisWorkerCoordinator(opts Options) (*RedisWorkerCoordinator, error) {
 		return nil, err
 	}
 	routeRedisClientLogs()
+	clientLogSecrets.add(s.redactor)
 	ro := *s.primary.opts
 	// Without this, go-redis ignores context deadlines on socket reads, and a
 	// stalled server would hold a renewal past the lease's deadline.

@@ -23,11 +23,43 @@ var routeRedisClientLogs = sync.OnceFunc(func() {
 // redisClientLogger adapts slog.Default() to go-redis's logging interface.
 type redisClientLogger struct{}
 
-// Printf logs one go-redis message at DEBUG.
+// Printf logs one go-redis message at DEBUG, with the passwords of every
+// coordinator's URLs removed: go-redis quotes addresses and server replies
+// in its lines, and its logger serves every client in the process.
 func (redisClientLogger) Printf(ctx context.Context, format string, v ...any) {
 	logger := slog.Default()
 	if !logger.Enabled(ctx, slog.LevelDebug) {
 		return
 	}
-	logger.DebugContext(ctx, "redis client", "message", fmt.Sprintf(format, v...))
+	logger.DebugContext(ctx, "redis client", "message", clientLogSecrets.redact(fmt.Sprintf(format, v...)))
+}
+
+// clientLogSecrets holds the redactors of every coordinator built in the
+// process, for the go-redis log lines.
+var clientLogSecrets redactorSet
+
+// redactorSet is a growing set of redactors, safe for concurrent use.
+type redactorSet struct {
+	mu   sync.RWMutex
+	list []*redactor
+}
+
+// add registers r (nil or empty ones are skipped).
+func (s *redactorSet) add(r *redactor) {
+	if r == nil || r.rep == nil {
+		return
+	}
+	s.mu.Lock()
+	s.list = append(s.list, r)
+	s.mu.Unlock()
+}
+
+// redact removes every registered secret from text.
+func (s *redactorSet) redact(text string) string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for _, r := range s.list {
+		text = r.redact(text)
+	}
+	return text
 }

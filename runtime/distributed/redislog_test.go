@@ -26,3 +26,24 @@ func TestRedisClientLoggerLogsAtDebugOnly(t *testing.T) {
 		t.Fatalf("debug line = %q, want the formatted go-redis message at DEBUG", got)
 	}
 }
+
+// TestRedisClientLogLinesAreRedacted builds a coordinator on a URL with a
+// password and logs a go-redis line quoting it: the line reaches slog
+// without it, whatever coordinator the go-redis client belonged to.
+func TestRedisClientLogLinesAreRedacted(t *testing.T) {
+	const secret = "cl13ntL0gSecret"
+	c, err := NewRedisWorkerCoordinator(Options{RedisURL: "unix://u:" + secret + "@/tmp/agora-test-none.sock"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+
+	var buf bytes.Buffer
+	prev := slog.Default()
+	t.Cleanup(func() { slog.SetDefault(prev) })
+	slog.SetDefault(slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	redisClientLogger{}.Printf(context.Background(), "redis: dial unix u:%s@/tmp/agora-test-none.sock: %s", secret, "no such file")
+	if got := buf.String(); strings.Contains(got, secret) || !strings.Contains(got, "xxxxx") {
+		t.Fatalf("go-redis line = %q; want the password replaced", got)
+	}
+}
