@@ -66,6 +66,7 @@ var envNames = settingNames{
 func LoadConfig() (Config, error) {
 	var cfg Config
 	var errs []error
+	var unreadable []string // variables whose values did not parse
 	errs = append(errs, unknownVariables()...)
 
 	// envconfig stops at the first bad value; running it once per field
@@ -79,17 +80,46 @@ func LoadConfig() (Config, error) {
 		}}))
 		if err := envconfig.Process(EnvPrefix, one.Interface()); err != nil {
 			errs = append(errs, describeParseError(err))
+			var pe *envconfig.ParseError
+			if errors.As(err, &pe) {
+				unreadable = append(unreadable, pe.KeyName)
+			}
 			continue
 		}
 		v.Field(i).Set(one.Elem().Field(0))
 	}
+	// The settings that were read are checked too, so one run reports
+	// every problem; what is said about a variable that could not be read
+	// (checked at its default) would only mislead.
+	if err := cfg.Validate(); err != nil {
+		for _, e := range joinedErrors(err) {
+			if !mentionsAny(e.Error(), unreadable) {
+				errs = append(errs, e)
+			}
+		}
+	}
 	if len(errs) > 0 {
 		return Config{}, errors.Join(errs...)
 	}
-	if err := cfg.Validate(); err != nil {
-		return Config{}, err
-	}
 	return cfg, nil
+}
+
+// joinedErrors returns the errors err joins, or err alone.
+func joinedErrors(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
+}
+
+// mentionsAny reports whether text names any of the variables.
+func mentionsAny(text string, variables []string) bool {
+	for _, name := range variables {
+		if strings.Contains(text, name) {
+			return true
+		}
+	}
+	return false
 }
 
 // Validate checks the settings, naming each problem by its environment
@@ -209,8 +239,13 @@ func (s *Seconds) Decode(v string) error {
 		return nil
 	}
 	if f, err := strconv.ParseFloat(v, 64); err == nil {
-		if math.IsNaN(f) || math.IsInf(f, 0) || math.Abs(f) > math.MaxInt64/float64(time.Second) {
+		switch {
+		case math.IsNaN(f) || math.IsInf(f, 0) || math.Abs(f) >= math.MaxInt64/float64(time.Second):
 			return errors.New("is not a usable number of seconds")
+		case f < 0 && time.Duration(f*float64(time.Second)) == 0:
+			// Too small to survive as a duration: it would become 0, the
+			// default, and its sign would go unnoticed.
+			return errors.New("must not be negative")
 		}
 		*s = Seconds(time.Duration(f * float64(time.Second)))
 		return nil

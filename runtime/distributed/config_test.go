@@ -183,6 +183,46 @@ func TestLoadConfigReportsAllBadValuesAtOnce(t *testing.T) {
 	}
 }
 
+// TestLoadConfigReportsUnreadableAndInvalidValuesTogether mixes values that
+// do not parse with values that parse but are invalid: one run reports
+// both kinds, and says nothing misleading about the unreadable ones.
+func TestLoadConfigReportsUnreadableAndInvalidValuesTogether(t *testing.T) {
+	setEnv(t, map[string]string{
+		"AGORA_DISTRIBUTED_REDIS_URL":                  "redis://localhost",
+		"AGORA_DISTRIBUTED_HEARTBEAT_INTERVAL":         "x",
+		"AGORA_DISTRIBUTED_FALLBACK_TO_LOCAL":          "yes",
+		"AGORA_DISTRIBUTED_KEY_PREFIX":                 "{x}",
+		"AGORA_DISTRIBUTED_REDLOCK_CLOCK_DRIFT_FACTOR": "NaN",
+	})
+	_, err := LoadConfig()
+	if err == nil {
+		t.Fatal("LoadConfig succeeded")
+	}
+	for _, want := range []string{
+		`AGORA_DISTRIBUTED_HEARTBEAT_INTERVAL="x"`,
+		`AGORA_DISTRIBUTED_FALLBACK_TO_LOCAL="yes"`,
+		`AGORA_DISTRIBUTED_KEY_PREFIX "{x}" must not contain { or }`,
+		"AGORA_DISTRIBUTED_REDLOCK_CLOCK_DRIFT_FACTOR (NaN) must be at least 0",
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error does not say %s:\n%v", want, err)
+		}
+	}
+	if n := len(joinedErrors(err)); n != 4 {
+		t.Errorf("%d errors, want 4:\n%v", n, err)
+	}
+}
+
+func TestLoadConfigRejectsAHugeLeaseTTL(t *testing.T) {
+	setEnv(t, map[string]string{
+		"AGORA_DISTRIBUTED_REDIS_URL":         "redis://localhost",
+		"AGORA_DISTRIBUTED_LEASE_TTL_SECONDS": "5000000000",
+	})
+	if _, err := LoadConfig(); err == nil || !strings.Contains(err.Error(), "AGORA_DISTRIBUTED_LEASE_TTL_SECONDS (1388888h53m20s) must be at most 168h0m0s") {
+		t.Fatalf("LoadConfig = %v; want the TTL refused as too long", err)
+	}
+}
+
 func TestLoadConfigFeedsTheCoordinator(t *testing.T) {
 	setEnv(t, map[string]string{
 		"AGORA_DISTRIBUTED_REDIS_URL":         "redis://localhost:6379/0",
@@ -212,7 +252,9 @@ func TestSecondsDecode(t *testing.T) {
 			t.Errorf("Decode(%q) = %s, %v; want %s", in, s, err, want)
 		}
 	}
-	for _, in := range []string{"abc", "NaN", "Inf", "1e300", "5 minutes"} {
+	// The largest float of seconds below the int64 limit rounds up to it;
+	// a negative number too small to be a duration would read as 0.
+	for _, in := range []string{"abc", "NaN", "Inf", "1e300", "5 minutes", "9223372036.854775807", "-1e-12"} {
 		var s Seconds
 		if err := s.Decode(in); err == nil {
 			t.Errorf("Decode(%q) accepted: %s", in, s)

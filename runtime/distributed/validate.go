@@ -29,6 +29,12 @@ var optionNames = settingNames{
 	RedlockClockDriftFactor: "RedlockClockDriftFactor",
 }
 
+// MaxLeaseTTL is the longest LeaseTTL accepted. A lease is renewed while
+// its run goes on, so the TTL only says how long a dead worker keeps its
+// pipelines from the others; beyond a week that is a mistake (and far
+// beyond, the durations derived from it overflow).
+const MaxLeaseTTL = 7 * 24 * time.Hour
+
 // minRedlockNodes is the smallest quorum that tolerates a failed node.
 const minRedlockNodes = 3
 
@@ -86,8 +92,10 @@ func check(o Options, names settingNames, requireURL bool) (settings, error) {
 		s.LeaseTTL = DefaultLeaseTTL
 	case o.LeaseTTL < time.Millisecond:
 		bad("%s (%s) must be at least 1ms", names.LeaseTTL, o.LeaseTTL)
+	case o.LeaseTTL > MaxLeaseTTL:
+		bad("%s (%s) must be at most %s: a worker that dies holds its pipelines that long", names.LeaseTTL, o.LeaseTTL, MaxLeaseTTL)
 	}
-	ttlOK := o.LeaseTTL >= 0 && (o.LeaseTTL == 0 || o.LeaseTTL >= time.Millisecond)
+	ttlOK := o.LeaseTTL >= 0 && (o.LeaseTTL == 0 || o.LeaseTTL >= time.Millisecond) && o.LeaseTTL <= MaxLeaseTTL
 
 	switch {
 	case o.HeartbeatInterval < 0:
