@@ -296,8 +296,26 @@ func (l *URLList) Decode(v string) error {
 		}
 		out = append(out, item)
 	}
+	if !strings.HasPrefix(v, "[") && commaInPassword(out) {
+		// Echoing the pieces, even redacted, would show the password's
+		// halves: neither looks like a URL with a password.
+		return errors.New("an entry of the comma-separated list is not a whole URL, so a password probably contains ','; write the list as a JSON array")
+	}
 	*l = out
 	return nil
+}
+
+// commaInPassword reports whether splitting at commas cut a URL inside its
+// password: the piece after the cut then has no scheme but the '@' that
+// ends the password. (A piece with neither is only a URL without a scheme,
+// which the settings check reports as such.)
+func commaInPassword(pieces []string) bool {
+	for _, p := range pieces {
+		if scheme, _, ok := strings.Cut(p, "://"); (!ok || scheme == "") && strings.Contains(p, "@") {
+			return true
+		}
+	}
+	return false
 }
 
 // String lists the URLs with passwords redacted.
