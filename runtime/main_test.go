@@ -166,6 +166,18 @@ func (hp *helperProc) wait(t *testing.T, within time.Duration) int {
 	return 0
 }
 
+// waitLog waits until the helper has logged text.
+func (hp *helperProc) waitLog(t *testing.T, text string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(hp.stderr.String(), text) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the helper did not log %s:\n%s", text, hp.stderr)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 func (hp *helperProc) output(t *testing.T) string {
 	t.Helper()
 	b, err := os.ReadFile(hp.out)
@@ -368,13 +380,7 @@ func TestSignalDuringCoordinatorStopExitsAtOnce(t *testing.T) {
 	t.Parallel()
 	hp := startHelper(t, "slowstop")
 	hp.signal(t, syscall.SIGTERM)
-	deadline := time.Now().Add(5 * time.Second)
-	for !strings.Contains(hp.stderr.String(), `"msg":"run finished"`) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the run did not finish:\n%s", hp.stderr)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	hp.waitLog(t, `"msg":"run finished"`)
 	start := time.Now()
 	hp.signal(t, syscall.SIGTERM)
 	if code := hp.wait(t, 5*time.Second); code != runtime.ExitInterrupted {
@@ -395,13 +401,7 @@ func TestSignalAfterGracefulTimeoutAbandonsAndExits130(t *testing.T) {
 	t.Parallel()
 	hp := startHelper(t, "stuck")
 	hp.signal(t, syscall.SIGTERM)
-	deadline := time.Now().Add(5 * time.Second)
-	for !strings.Contains(hp.stderr.String(), "cancelling runs still in flight") {
-		if time.Now().After(deadline) {
-			t.Fatalf("runs were not cancelled at the graceful timeout:\n%s", hp.stderr)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	hp.waitLog(t, "cancelling runs still in flight")
 	hp.signal(t, syscall.SIGTERM)
 	if code := hp.wait(t, 5*time.Second); code != runtime.ExitInterrupted {
 		t.Fatalf("exit %d, want 130\n%s", code, hp.stderr)
