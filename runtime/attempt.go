@@ -49,10 +49,20 @@ func (r *runner) attempt(runNumber int64, now time.Time) (outcome, error, time.T
 		start = r.now() // asking took time
 	}
 	r.mu.Lock()
+	before := r.st
 	r.ctx = ctx
 	r.st.state, r.st.next = StateRunning, 0
 	r.st.lastStart, r.st.runNumber, r.st.token = start.UnixNano(), lease.RunNumber, lease.FencingToken
 	r.mu.Unlock()
+	if !env.stillHeld(r, lease) {
+		// Lost between the grant and now, while there was no run context
+		// for the loss to cancel: nothing has run yet, so nothing runs.
+		r.mu.Lock()
+		r.ctx, r.st = nil, before
+		r.mu.Unlock()
+		r.logRun(slog.LevelWarn, "lease lost before the run started; not running", lease)
+		return outcomeNotAcquired, nil, r.now()
+	}
 	if cause := env.cause(); cause != nil {
 		ctx.cancel(cause)
 	}

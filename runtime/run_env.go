@@ -82,11 +82,24 @@ func (env *runEnv) acquire(r *runner, runNumber int64, now time.Time) (Lease, bo
 	}
 	lease, held := env.coord.CurrentLease(id)
 	if !held {
-		// The coordinator granted the lease but cannot show it; run with
-		// what is known rather than not at all.
-		lease = Lease{PipelineID: id, RunNumber: runNumber}
+		// Granted, then lost before the run could start (a renewal
+		// deadline, another worker taking over): running now would run
+		// without a lease, and with no run yet the loss cancelled nothing.
+		r.logRun(slog.LevelWarn, "lease lost right after it was granted; not running", Lease{RunNumber: runNumber})
+		return Lease{}, false, nil
 	}
 	return lease, true, nil
+}
+
+// stillHeld reports whether the coordinator still holds lease for r. The
+// run checks it once its context is in place: a loss reported before that
+// found no run to cancel.
+func (env *runEnv) stillHeld(r *runner, lease Lease) bool {
+	if env.local != nil {
+		return true // local leases are never lost
+	}
+	now, held := env.coord.CurrentLease(r.sp.PipelineID)
+	return held && now.FencingToken == lease.FencingToken
 }
 
 // finishLease releases the lease, or completes it after a success, with a
