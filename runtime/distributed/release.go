@@ -104,9 +104,61 @@ func (c *RedisWorkerCoordinator) giveBack(ctx context.Context, h *heldLease, own
 		}
 		lastErr = c.failure(fmt.Sprintf("%s lease of %q", what, ref.PipelineID), err)
 	}
+	if completed && c.retryCompletionLater(h, ref) {
+		c.log.Warn("distributed: could not record a completed run yet; retrying in the background until the lease's renewal deadline",
+			"pipeline", ref.PipelineID, "token", ref.Token, "error", lastErr)
+		return lastErr
+	}
 	c.log.Warn("distributed: could not give a lease back; it expires on its own after the lease TTL",
 		"pipeline", ref.PipelineID, "token", ref.Token, "error", lastErr)
 	return lastErr
+}
+
+// completionRetryPause is the pause between background attempts to record
+// a completed run.
+const completionRetryPause = time.Second
+
+// retryCompletionLater keeps trying, in the background, to record that
+// ref's run completed, until the lease's renewal deadline passes or the
+// worker stops. Until it is recorded, the slot (or the Once run, or the
+// Every window) can be leased again once the lease expires, and run twice;
+// a Redis back within the deadline, before anyone could take the lease,
+// closes that door. It reports whether it started.
+func (c *RedisWorkerCoordinator) retryCompletionLater(h *heldLease, ref leaseRef) bool {
+	c.mu.Lock()
+	if !c.running {
+		c.mu.Unlock()
+		return false
+	}
+	stop := c.loopStop
+	c.inFlight.Add(1) // Stop closes stop first, then waits for this
+	c.mu.Unlock()
+	// Real time from here on: the deadline is a span of the worker's own
+	// clock, and the pauses are not something a test moves.
+	giveUp := time.Now().Add(h.deadline.Sub(c.clock.Now()))
+	go func() {
+		defer c.inFlight.Done()
+		for tries := 1; time.Now().Before(giveUp); tries++ {
+			select {
+			case <-stop:
+				return
+			case <-time.After(min(completionRetryPause, time.Until(giveUp))):
+			}
+			ctx, cancel := c.opContext(context.Background())
+			_, err := c.backend.complete(ctx, ref) // records the slot even if the lease is gone
+			cancel()
+			if err == nil {
+				c.noteOK()
+				c.countFinish(true)
+				c.log.Info("distributed: completed run recorded after retrying",
+					"pipeline", ref.PipelineID, "token", ref.Token, "retries", tries)
+				return
+			}
+		}
+		c.log.Warn("distributed: could not record a completed run before the lease's renewal deadline; its slot may run again elsewhere",
+			"pipeline", ref.PipelineID, "token", ref.Token)
+	}()
+	return true
 }
 
 func (c *RedisWorkerCoordinator) countFinish(completed bool) {

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/agora-etl/agora/runtime"
 )
 
 func TestReleaseHandsOverAtOnce(t *testing.T) {
@@ -209,4 +211,48 @@ func TestStopWaitsForAnAcquireInFlight(t *testing.T) {
 		t.Fatalf("Close: %v", err)
 	}
 	mustAcquire(t, b, "p", 9) // the lease went back at once
+}
+
+// TestCompletionIsRecordedOnceRedisAnswersAgain completes a run while
+// Redis refuses every command, then lets it answer again within the
+// lease's renewal deadline: the completion gets recorded in the background,
+// so the slot can never be leased again.
+func TestCompletionIsRecordedOnceRedisAnswersAgain(t *testing.T) {
+	u := newUnit(t)
+	a := u.started(u.options(), "a")
+	b := u.started(u.options(), "b")
+	mustAcquire(t, a, "p", 9)
+	u.mr.SetError("ERR down")
+	if err := a.CompleteLease(ctx, "p"); err == nil {
+		t.Fatal("CompleteLease with Redis down succeeded")
+	}
+	u.mr.SetError("")
+	waitUntil(t, 3*completionRetryPause, "the completion to be recorded", func() bool {
+		done, _ := u.mr.Get("agora:distributed:done:{p}")
+		return done == "9"
+	})
+	u.advance(time.Minute) // the lease has long expired
+	if ok, err := b.TryAcquireLease(ctx, "p", 9); ok || !errors.Is(err, runtime.ErrSlotCompleted) {
+		t.Fatalf("slot 9 after its completion was recorded: %v, %v; want ErrSlotCompleted", ok, err)
+	}
+	if st := a.Status().(CoordinatorStatus); st.Completed != 1 {
+		t.Errorf("Completed = %d, want 1", st.Completed)
+	}
+}
+
+// TestStopEndsTheCompletionRetries stops the worker while a completion is
+// still being retried: Stop does not wait out the renewal deadline.
+func TestStopEndsTheCompletionRetries(t *testing.T) {
+	u := newUnit(t)
+	a := u.started(u.options(), "a")
+	mustAcquire(t, a, "p", 9)
+	u.mr.SetError("ERR down")
+	if err := a.CompleteLease(ctx, "p"); err == nil {
+		t.Fatal("CompleteLease with Redis down succeeded")
+	}
+	start := time.Now()
+	_ = a.Stop(ctx)
+	if took := time.Since(start); took > 2*completionRetryPause {
+		t.Fatalf("Stop took %s with a completion being retried", took)
+	}
 }
