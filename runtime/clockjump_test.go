@@ -2,10 +2,12 @@ package runtime_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -210,6 +212,79 @@ func TestBackwardJumpKeepsEveryIntervalAndNeverRerunsWindow(t *testing.T) {
 		}
 		if err := d.stop(t); err != nil {
 			t.Fatal(err)
+		}
+	})
+}
+
+// TestForwardJumpDropsAPendingRetry fails the 11:00 slot, so a retry is
+// planned for 11:02, and then jumps the clock forward three hours (a
+// suspended machine, an NTP step). Later slots came before the retry, so
+// the failed slot is dropped like any stale slot: only 14:00 runs.
+func TestForwardJumpDropsAPendingRetry(t *testing.T) {
+	forEachModeJump(t, func(t *testing.T, fake *clocktest.Fake, jc *jumpClock, d driver, logs *syncBuffer) {
+		rec := &wallRecorder{}
+		var calls atomic.Int32
+		record := rec.factory(jc)
+		d.start(t, &runtime.ScheduledPipeline{PipelineID: "hourly", Schedule: runtime.MustCron("0 * * * *"), ErrorBackoff: 2 * time.Minute,
+			Factory: func(ctx context.Context) (runtime.Pipeline, error) {
+				if calls.Add(1) == 1 {
+					return nil, errors.New("first run fails")
+				}
+				return record(ctx)
+			}})
+		d.settle(t)
+		advanceTo(t, fake, d, t0.Add(53*time.Minute)) // 11:00:30: slot 11:00 failed
+		if calls.Load() != 1 {
+			t.Fatalf("%d attempts by 11:00:30, want the one that failed", calls.Load())
+		}
+		jc.jump(3 * time.Hour) // the wall clock reads 14:00:30
+		advanceTo(t, fake, d, t0.Add(56*time.Minute))
+		_, nums := rec.get()
+		want := time.Date(2025, 3, 10, 14, 0, 0, 0, time.UTC).Unix()
+		if len(nums) != 1 || nums[0] != want {
+			t.Fatalf("runs after the jump: slots %v, want only %d (14:00)", nums, want)
+		}
+	})
+}
+
+// TestBackwardJumpShiftsARunEndingAfterItOnce steps the clock back 15
+// minutes while an Every(1h) run is in flight, and lets the run end after
+// the step. Its next run was planned on the new clock, an hour after it
+// ended: the jump must not shift it a second time.
+func TestBackwardJumpShiftsARunEndingAfterItOnce(t *testing.T) {
+	forEachModeJump(t, func(t *testing.T, fake *clocktest.Fake, jc *jumpClock, d driver, logs *syncBuffer) {
+		release := make(chan struct{})
+		started := make(chan struct{})
+		var mu sync.Mutex
+		var walls []time.Time
+		var n atomic.Int32
+		d.start(t, &runtime.ScheduledPipeline{PipelineID: "e", Schedule: runtime.Every(time.Hour),
+			Factory: func(context.Context) (runtime.Pipeline, error) {
+				return runtime.PipelineFunc(func(ctx context.Context) error {
+					mu.Lock()
+					walls = append(walls, jc.Now())
+					mu.Unlock()
+					if n.Add(1) == 1 {
+						close(started)
+						<-release
+					}
+					return nil
+				}), nil
+			}})
+		<-started
+		// The run is in flight, so the scheduler cannot settle: give it a
+		// moment to see 10:50 before the step back.
+		time.Sleep(20 * time.Millisecond)
+		fake.Set(time.Date(2025, 3, 10, 10, 50, 0, 0, time.UTC))
+		time.Sleep(20 * time.Millisecond)
+		jc.jump(-15 * time.Minute) // the wall clock reads 10:35
+		close(release)             // the run ends at 10:35; the next is due at 11:35
+		advanceTo(t, fake, d, fake.Now().Add(70*time.Minute))
+		mu.Lock()
+		defer mu.Unlock()
+		want := time.Date(2025, 3, 10, 11, 35, 0, 0, time.UTC)
+		if len(walls) < 2 || walls[1].Before(want) || walls[1].Sub(want) > time.Second {
+			t.Fatalf("runs at %v; want the second at %s, an hour after the first ended", walls, want.Format(time.TimeOnly))
 		}
 	})
 }

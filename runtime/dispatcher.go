@@ -144,7 +144,13 @@ func (d *dispatcher) handBack(r *runner) {
 
 // takeCompleted moves handed-back runners into the heap, finishing those
 // stopped meanwhile. Called by the loop only, or after it ended.
-func (d *dispatcher) takeCompleted() {
+func (d *dispatcher) takeCompleted() { d.takeCompletedAt(0, 0) }
+
+// takeCompletedAt is takeCompleted in a loop pass that read the clock at
+// now and found it had gone back by back: a runner whose plan was made
+// before the jump (from a reading well after now) is shifted like the
+// waiting ones; one planned after it is not.
+func (d *dispatcher) takeCompletedAt(now int64, back time.Duration) {
 	r := d.completed.Swap(nil)
 	if r == nil {
 		return
@@ -157,6 +163,9 @@ func (d *dispatcher) takeCompleted() {
 		if r.isStopped() {
 			stopped = append(stopped, r)
 		} else {
+			if back > 0 && r.plannedAt > now+int64(back)/2 {
+				r.shift(back)
+			}
 			d.heap.push(dueOf(r.next), r)
 			r.inHeap = true
 		}
@@ -254,6 +263,7 @@ func (d *dispatcher) drive(r *runner) {
 			return
 		}
 		if r.next == 0 || r.next > end.UnixNano() {
+			r.plannedAt = end.UnixNano()
 			d.handBack(r)
 			return
 		}
@@ -295,15 +305,22 @@ func (d *dispatcher) loop() {
 	for {
 		d.wakeAt.Store(math.MaxInt64)
 		d.wakeSet.Store(false)
-		d.takeCompleted()
 
+		// The clock first: a backward jump shifts what waits in the heap,
+		// then runners handed back since the last pass join it, shifted
+		// only if their plan predates the jump.
 		now := d.clock.Now().Round(0)
 		nowN := now.UnixNano()
+		var back time.Duration
 		d.mu.Lock()
-		if back := d.lastSeen.Sub(now); back > 0 && !d.lastSeen.IsZero() {
+		if b := d.lastSeen.Sub(now); b > 0 && !d.lastSeen.IsZero() {
+			back = b
 			d.shiftLocked(back)
 		}
 		d.lastSeen = now
+		d.mu.Unlock()
+		d.takeCompletedAt(nowN, back)
+		d.mu.Lock()
 		// Queue due runners in small batches, so executors start on the
 		// first while later ones are still taken off the heap.
 		for len(d.heap) > 0 && d.heap[0].due <= nowN {

@@ -78,6 +78,10 @@ type runner struct {
 	inHeap   bool    // waiting in the heap; guarded by the dispatcher's lock
 	done     bool    // finished for good; guarded by the dispatcher's lock
 	nextDone *runner // link in the dispatcher's completion stack
+	// plannedAt is the clock reading next was planned from (Unix ns), so
+	// the dispatcher can tell a plan made before a backward clock jump
+	// (to be shifted) from one made after it.
+	plannedAt int64
 
 	stopped atomic.Bool
 	mu      sync.Mutex    // guards stopCh, st and ctx
@@ -230,10 +234,17 @@ func (r *runner) decide(now time.Time) (int64, bool) {
 	case ScheduleOnce:
 		return RunNumberOnce, true
 	}
-	if r.retry {
-		return r.slot / int64(time.Second), true
-	}
 	nowN := now.UnixNano()
+	if r.retry {
+		following := r.nextCron(r.slot)
+		if following == 0 || following > nowN {
+			return r.slot / int64(time.Second), true
+		}
+		// A later slot has come meanwhile (the clock jumped forward, the
+		// machine slept): the failed slot is dropped like any slot older
+		// than the latest, and the latest is judged from here.
+		r.retry, r.next, r.following = false, following, 0
+	}
 	latest, following, missed, exact := r.latestSlot(r.next, nowN)
 	if nowN-latest > int64(LateSlotGrace) {
 		missed++
