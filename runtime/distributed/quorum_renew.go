@@ -3,7 +3,6 @@ package distributed
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 )
 
@@ -38,7 +37,7 @@ func (b *quorumBackend) renew(ctx context.Context, refs []leaseRef) []renewResul
 
 	calls := b.renewCalls(refs, false)
 	n := len(b.nodes)
-	got, rest := fanOutRest(ctx, b, func(ctx context.Context, node *quorumNode) (renewCodes, error) {
+	got := fanOut(ctx, b, func(ctx context.Context, node *quorumNode) (renewCodes, error) {
 		cmds := runPipelined(ctx, node.client, calls)
 		out := renewCodes{codes: make([]int64, len(cmds)), errs: make([]error, len(cmds))}
 		var first error
@@ -79,7 +78,7 @@ func (b *quorumBackend) renew(ctx context.Context, refs []leaseRef) []renewResul
 				ErrQuorumNotReached, ext, n, ref.PipelineID, b.quorum, renewErrors(b, got, i))}
 		}
 	}
-	b.putBack(refs, held, got, rest)
+	b.putBack(refs, held, got)
 	return out
 }
 
@@ -102,39 +101,31 @@ func (b *quorumBackend) renewCalls(refs []leaseRef, putBack bool) []scriptCall {
 }
 
 // putBack re-seats, in the background, each lease a majority has just
-// extended (held) on the nodes that answered it was missing: those in got,
-// and those whose replies came after the round was decided (rest waits for
-// them). The script checks again that nobody took, released or completed
-// it there.
-func (b *quorumBackend) putBack(refs []leaseRef, held []bool, got []nodeReply[renewCodes], rest func() []nodeReply[renewCodes]) {
-	if !slices.Contains(held, true) {
-		return
-	}
-	b.background(func() {
-		for _, r := range append(slices.Clip(got), rest()...) {
-			var missing []leaseRef
-			for i, ref := range refs {
-				if held[i] && i < len(r.val.codes) && r.val.errs[i] == nil && r.val.codes[i] == renewMissing {
-					missing = append(missing, ref)
+// extended (held) on the nodes of got that answered it was missing. The
+// script checks again that nobody took, released or completed it there.
+func (b *quorumBackend) putBack(refs []leaseRef, held []bool, got []nodeReply[renewCodes]) {
+	for _, r := range got {
+		var missing []leaseRef
+		for i, ref := range refs {
+			if held[i] && i < len(r.val.codes) && r.val.errs[i] == nil && r.val.codes[i] == renewMissing {
+				missing = append(missing, ref)
+			}
+		}
+		if len(missing) == 0 {
+			continue
+		}
+		node := r.node
+		b.background(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), b.nodeTimeout)
+			defer cancel()
+			for i, cmd := range runPipelined(ctx, node.client, b.renewCalls(missing, true)) {
+				if code, err := cmd.Int64(); err == nil && code == renewPutBack {
+					b.reseated.Add(1)
+					b.log.Info("distributed: lease put back on a Redlock node that had lost it",
+						"pipeline", missing[i].PipelineID, "token", missing[i].Token, "node", node.index, "redis", node.url.redacted)
 				}
 			}
-			if len(missing) > 0 {
-				b.putBackOn(r.node, missing)
-			}
-		}
-	})
-}
-
-// putBackOn asks node to put the missing leases back, in one round trip.
-func (b *quorumBackend) putBackOn(node *quorumNode, missing []leaseRef) {
-	ctx, cancel := context.WithTimeout(context.Background(), b.nodeTimeout)
-	defer cancel()
-	for i, cmd := range runPipelined(ctx, node.client, b.renewCalls(missing, true)) {
-		if code, err := cmd.Int64(); err == nil && code == renewPutBack {
-			b.reseated.Add(1)
-			b.log.Info("distributed: lease put back on a Redlock node that had lost it",
-				"pipeline", missing[i].PipelineID, "token", missing[i].Token, "node", node.index, "redis", node.url.redacted)
-		}
+		})
 	}
 }
 
