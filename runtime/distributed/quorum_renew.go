@@ -6,17 +6,9 @@ import (
 	"time"
 )
 
-// The quorum renew script's answers.
-const (
-	renewGone     = 0 // gone for good or held by another
-	renewExtended = 1
-	renewPutBack  = 2 // put back on a node that had lost it
-	renewMissing  = 3 // missing here, free to be put back
-)
-
 // renewCodes are one node's answers to a renewal round, one per lease.
 type renewCodes struct {
-	codes []int64
+	codes []int64 // 1 extended, 2 put back, 0 gone or held by another
 	errs  []error
 }
 
@@ -27,15 +19,20 @@ type renewCodes struct {
 // failed and the coordinator retries until the renewal deadline.
 //
 // A node that lost its data since the lease was set (a restart without
-// persistence) and on which nobody else came by meanwhile gets the lease
-// back, so a long lease outlives quorum nodes restarted one after another.
-// That is a second step (putBack), sent only once a majority has extended
-// the lease in this round: a renewal that waited at a stalled server and
-// runs after the holder gave the lease up finds it missing and leaves it so.
+// persistence) gets the lease back when nobody else came by meanwhile, so a
+// long lease outlives quorum nodes restarted one after another.
 func (b *quorumBackend) renew(ctx context.Context, refs []leaseRef) []renewResult {
 	start := time.Now()
 
-	calls := b.renewCalls(refs, false)
+	ttl := b.s.LeaseTTL.Milliseconds()
+	calls := make([]scriptCall, len(refs))
+	for i, ref := range refs {
+		calls[i] = scriptCall{
+			script: quorumRenewScript,
+			keys:   b.nodeKeys.get(ref.PipelineID),
+			args:   []any{nodeValue(ref), ttl, ref.Mode},
+		}
+	}
 	n := len(b.nodes)
 	got := fanOut(ctx, b, func(ctx context.Context, node *quorumNode) (renewCodes, error) {
 		cmds := runPipelined(ctx, node.client, calls)
@@ -45,6 +42,12 @@ func (b *quorumBackend) renew(ctx context.Context, refs []leaseRef) []renewResul
 			out.codes[i], out.errs[i] = cmd.Int64()
 			if out.errs[i] != nil && first == nil {
 				first = out.errs[i]
+			}
+			if out.errs[i] == nil && out.codes[i] == 2 {
+				// Counted here: a decided round does not wait for this node.
+				b.reseated.Add(1)
+				b.log.Info("distributed: lease put back on a Redlock node that had lost it",
+					"pipeline", refs[i].PipelineID, "token", refs[i].Token, "node", node.index, "redis", node.url.redacted)
 			}
 		}
 		return out, first
@@ -60,13 +63,11 @@ func (b *quorumBackend) renew(ctx context.Context, refs []leaseRef) []renewResul
 	elapsed := time.Since(start)
 
 	out := make([]renewResult, len(refs))
-	held := make([]bool, len(refs))
 	for i, ref := range refs {
 		ext, gone := tallyRenew(got, i)
 		switch {
 		case ext >= b.quorum && elapsed < b.validity:
 			out[i] = renewResult{Held: true, ValidFor: b.validity}
-			held[i] = true
 		case gone > n-b.quorum:
 			b.lostRenewals.Add(1)
 			out[i] = renewResult{Held: false}
@@ -78,69 +79,20 @@ func (b *quorumBackend) renew(ctx context.Context, refs []leaseRef) []renewResul
 				ErrQuorumNotReached, ext, n, ref.PipelineID, b.quorum, renewErrors(b, got, i))}
 		}
 	}
-	b.putBack(refs, held, got)
 	return out
 }
 
-// renewCalls returns the renew script call for each lease; putBack asks
-// the nodes to put a missing lease back instead of only saying so.
-func (b *quorumBackend) renewCalls(refs []leaseRef, putBack bool) []scriptCall {
-	ttl, flag := b.s.LeaseTTL.Milliseconds(), 0
-	if putBack {
-		flag = 1
-	}
-	calls := make([]scriptCall, len(refs))
-	for i, ref := range refs {
-		calls[i] = scriptCall{
-			script: quorumRenewScript,
-			keys:   b.nodeKeys.get(ref.PipelineID),
-			args:   []any{nodeValue(ref), ttl, ref.Mode, flag},
-		}
-	}
-	return calls
-}
-
-// putBack re-seats, in the background, each lease a majority has just
-// extended (held) on the nodes of got that answered it was missing. The
-// script checks again that nobody took, released or completed it there.
-func (b *quorumBackend) putBack(refs []leaseRef, held []bool, got []nodeReply[renewCodes]) {
-	for _, r := range got {
-		var missing []leaseRef
-		for i, ref := range refs {
-			if held[i] && i < len(r.val.codes) && r.val.errs[i] == nil && r.val.codes[i] == renewMissing {
-				missing = append(missing, ref)
-			}
-		}
-		if len(missing) == 0 {
-			continue
-		}
-		node := r.node
-		b.background(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), b.nodeTimeout)
-			defer cancel()
-			for i, cmd := range runPipelined(ctx, node.client, b.renewCalls(missing, true)) {
-				if code, err := cmd.Int64(); err == nil && code == renewPutBack {
-					b.reseated.Add(1)
-					b.log.Info("distributed: lease put back on a Redlock node that had lost it",
-						"pipeline", missing[i].PipelineID, "token", missing[i].Token, "node", node.index, "redis", node.url.redacted)
-				}
-			}
-		})
-	}
-}
-
-// tallyRenew counts, for lease i, the nodes that extended it and the nodes
-// on which it is not: gone, held by another, or missing (a missing lease
-// is only put back after the round, so it does not count towards one).
+// tallyRenew counts, for lease i, the nodes that extended (or put back) it
+// and the nodes that said it is gone.
 func tallyRenew(got []nodeReply[renewCodes], i int) (ext, gone int) {
 	for _, r := range got {
 		if i >= len(r.val.codes) || r.val.errs[i] != nil {
 			continue
 		}
 		switch r.val.codes[i] {
-		case renewExtended, renewPutBack:
+		case 1, 2:
 			ext++
-		case renewGone, renewMissing:
+		case 0:
 			gone++
 		}
 	}
@@ -158,10 +110,8 @@ func renewErrors(b *quorumBackend, got []nodeReply[renewCodes], i int) string {
 			err = r.err
 		case r.val.errs[i] != nil:
 			err = r.val.errs[i]
-		case r.val.codes[i] == renewGone:
+		case r.val.codes[i] == 0:
 			err = fmt.Errorf("lease gone or held by another worker")
-		case r.val.codes[i] == renewMissing:
-			err = fmt.Errorf("lease missing (the node lost it)")
 		}
 		per = append(per, nodeReply[struct{}]{node: r.node, err: err})
 	}

@@ -59,18 +59,7 @@ func (n *scriptNode) release(r leaseRef, completed bool) int64 {
 
 func (n *scriptNode) renew(r leaseRef) int64 {
 	n.t.Helper()
-	return n.renewFlag(r, 0)
-}
-
-// putBack is the renewal's second step: put the lease back if missing.
-func (n *scriptNode) putBack(r leaseRef) int64 {
-	n.t.Helper()
-	return n.renewFlag(r, 1)
-}
-
-func (n *scriptNode) renewFlag(r leaseRef, putBack int) int64 {
-	n.t.Helper()
-	res, err := quorumRenewScript.Run(context.Background(), n.c, n.k, nodeValue(r), 60000, r.Mode, putBack).Int64()
+	res, err := quorumRenewScript.Run(context.Background(), n.c, n.k, nodeValue(r), 60000, r.Mode).Int64()
 	if err != nil {
 		n.t.Fatalf("renew %+v: %v", r, err)
 	}
@@ -168,35 +157,20 @@ func TestQuorumRenewScriptRules(t *testing.T) {
 		t.Fatalf("renew of an older token = %d, lease %q", got, n.get(0))
 	}
 
-	// The node loses its data: a renewal only says the lease is missing (it
-	// may be one that waited at a stalled server past its holder's
-	// deadline); the second step puts it back.
+	// The node loses its data: the lease is put back.
 	n.c.FlushDB(ctx)
-	if got := n.renew(a); got != 3 || n.get(0) != "" {
-		t.Fatalf("renew on an emptied node = %d, lease %q; want 3 and nothing written", got, n.get(0))
+	if got := n.renew(a); got != 2 || n.get(0) != nodeValue(a) {
+		t.Fatalf("renew on an emptied node = %d, lease %q; want it put back", got, n.get(0))
 	}
-	if got := n.putBack(a); got != 2 || n.get(0) != nodeValue(a) {
-		t.Fatalf("put back on an emptied node = %d, lease %q; want it put back", got, n.get(0))
-	}
-	// Released: neither a late renewal nor a put-back brings it back.
+	// Released: a late renewal does not bring it back.
 	n.release(a, false)
 	if got := n.renew(a); got != 0 || n.get(0) != "" {
 		t.Fatalf("renew after the release = %d, lease %q", got, n.get(0))
 	}
-	if got := n.putBack(a); got != 0 || n.get(0) != "" {
-		t.Fatalf("put back after the release = %d, lease %q", got, n.get(0))
-	}
 	// Completed slot: not put back either.
 	n.c.FlushDB(ctx)
 	n.c.Set(ctx, n.k[2], "1800000000", time.Minute)
-	if got := n.putBack(a); got != 0 || n.get(0) != "" {
-		t.Fatalf("put back of a completed slot = %d, lease %q", got, n.get(0))
-	}
-	// Held by another owner: neither extended nor replaced.
-	n.c.FlushDB(ctx)
-	b := qref("b#1", 501, 1_800_000_000)
-	n.acquire(b)
-	if got := n.putBack(a); got != 0 || n.get(0) != nodeValue(b) {
-		t.Fatalf("put back over another owner's lease = %d, lease %q", got, n.get(0))
+	if got := n.renew(a); got != 0 || n.get(0) != "" {
+		t.Fatalf("renew of a completed slot = %d, lease %q", got, n.get(0))
 	}
 }
