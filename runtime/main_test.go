@@ -87,6 +87,7 @@ func runHelper(scenario string) int {
 type slowStopCoordinator struct{ runtime.Coordinator }
 
 func (c slowStopCoordinator) Stop(ctx context.Context) error {
+	fmt.Println("STOPPING")
 	<-ctx.Done()
 	return ctx.Err()
 }
@@ -94,6 +95,7 @@ func (c slowStopCoordinator) Stop(ctx context.Context) error {
 type helperProc struct {
 	cmd    *exec.Cmd
 	out    string
+	stdout *syncBuffer // lines the helper printed
 	stderr *syncBuffer
 	exited chan struct{}
 	err    error
@@ -108,7 +110,7 @@ func startHelper(t *testing.T, scenario string) *helperProc {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hp := &helperProc{cmd: cmd, out: out, stderr: &syncBuffer{}, exited: make(chan struct{})}
+	hp := &helperProc{cmd: cmd, out: out, stdout: &syncBuffer{}, stderr: &syncBuffer{}, exited: make(chan struct{})}
 	cmd.Stderr = hp.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -125,6 +127,7 @@ func startHelper(t *testing.T, scenario string) *helperProc {
 	go func() {
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
+			fmt.Fprintln(hp.stdout, sc.Text())
 			if sc.Text() == "READY" {
 				close(ready)
 			}
@@ -380,7 +383,14 @@ func TestSignalDuringCoordinatorStopExitsAtOnce(t *testing.T) {
 	t.Parallel()
 	hp := startHelper(t, "slowstop")
 	hp.signal(t, syscall.SIGTERM)
-	hp.waitLog(t, `"msg":"run finished"`)
+	// Past the graceful phase: the coordinator has begun to stop.
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(hp.stdout.String(), "STOPPING") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the coordinator did not begin to stop:\n%s", hp.stderr)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 	start := time.Now()
 	hp.signal(t, syscall.SIGTERM)
 	if code := hp.wait(t, 5*time.Second); code != runtime.ExitInterrupted {
