@@ -135,10 +135,20 @@ func (d *dispatcher) handBack(r *runner) {
 		}
 	}
 	if due < d.wakeAt.Load() && !d.wakeSet.Load() && d.wakeSet.CompareAndSwap(false, true) {
-		select {
-		case d.wake <- struct{}{}:
-		default:
-		}
+		d.wakeLoop()
+	} else if r.isStopped() {
+		// Stopped after its executor last looked: the loop must take it in
+		// now to finish it, not at its next timer, which a fake clock may
+		// never fire.
+		d.wakeLoop()
+	}
+}
+
+// wakeLoop makes the loop run a pass soon.
+func (d *dispatcher) wakeLoop() {
+	select {
+	case d.wake <- struct{}{}:
+	default:
 	}
 }
 
@@ -187,7 +197,11 @@ func (d *dispatcher) stopped(r *runner) {
 	d.mu.Unlock()
 	if waiting {
 		d.finish(r, nil)
+		return
 	}
+	// Handed back but not yet taken in: the loop finishes it on its next
+	// pass, which must not wait for a timer.
+	d.wakeLoop()
 }
 
 // finish marks r as done for good, once.
