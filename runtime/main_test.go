@@ -172,12 +172,31 @@ func (hp *helperProc) wait(t *testing.T, within time.Duration) int {
 // waitLog waits until the helper has logged text.
 func (hp *helperProc) waitLog(t *testing.T, text string) {
 	t.Helper()
+	hp.waitFor(t, hp.stderr, text)
+}
+
+// waitFor waits until out, one of the helper's outputs, holds text.
+func (hp *helperProc) waitFor(t *testing.T, out *syncBuffer, text string) {
+	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
-	for !strings.Contains(hp.stderr.String(), text) {
+	for !strings.Contains(out.String(), text) {
 		if time.Now().After(deadline) {
-			t.Fatalf("the helper did not log %s:\n%s", text, hp.stderr)
+			t.Fatalf("the helper did not write %s:\n%s", text, hp.stderr)
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// forceExit sends sig and checks that the helper exits at once with 130.
+func (hp *helperProc) forceExit(t *testing.T, sig os.Signal) {
+	t.Helper()
+	start := time.Now()
+	hp.signal(t, sig)
+	if code := hp.wait(t, 5*time.Second); code != runtime.ExitInterrupted {
+		t.Fatalf("exit %d, want 130\n%s", code, hp.stderr)
+	}
+	if el := time.Since(start); el > 2*time.Second {
+		t.Fatalf("forced exit took %v after the signal", el)
 	}
 }
 
@@ -221,14 +240,7 @@ func TestSignalSecondInterruptCancelsAtOnce(t *testing.T) {
 		t.Fatalf("exited after the first interrupt\n%s", hp.stderr)
 	case <-time.After(300 * time.Millisecond):
 	}
-	start := time.Now()
-	hp.signal(t, os.Interrupt)
-	if code := hp.wait(t, 5*time.Second); code != runtime.ExitInterrupted {
-		t.Fatalf("exit %d, want 130\n%s", code, hp.stderr)
-	}
-	if el := time.Since(start); el > 2*time.Second {
-		t.Fatalf("forced exit took %v", el)
-	}
+	hp.forceExit(t, os.Interrupt)
 	if got := hp.output(t); got != "begin\ncancelled: "+runtime.ErrForcedShutdown.Error()+"\n" {
 		t.Fatalf("output %q", got)
 	}
@@ -383,22 +395,8 @@ func TestSignalDuringCoordinatorStopExitsAtOnce(t *testing.T) {
 	t.Parallel()
 	hp := startHelper(t, "slowstop")
 	hp.signal(t, syscall.SIGTERM)
-	// Past the graceful phase: the coordinator has begun to stop.
-	deadline := time.Now().Add(5 * time.Second)
-	for !strings.Contains(hp.stdout.String(), "STOPPING") {
-		if time.Now().After(deadline) {
-			t.Fatalf("the coordinator did not begin to stop:\n%s", hp.stderr)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	start := time.Now()
-	hp.signal(t, syscall.SIGTERM)
-	if code := hp.wait(t, 5*time.Second); code != runtime.ExitInterrupted {
-		t.Fatalf("exit %d, want 130\n%s", code, hp.stderr)
-	}
-	if el := time.Since(start); el > 2*time.Second {
-		t.Fatalf("exit took %v after the signal; the coordinator's stop was not cut short", el)
-	}
+	hp.waitFor(t, hp.stdout, "STOPPING") // past the graceful phase
+	hp.forceExit(t, syscall.SIGTERM)
 	if !strings.Contains(hp.stderr.String(), "cutting the coordinator's stop short") {
 		t.Errorf("logs do not say the stop was cut short:\n%s", hp.stderr)
 	}
@@ -412,8 +410,5 @@ func TestSignalAfterGracefulTimeoutAbandonsAndExits130(t *testing.T) {
 	hp := startHelper(t, "stuck")
 	hp.signal(t, syscall.SIGTERM)
 	hp.waitLog(t, "cancelling runs still in flight")
-	hp.signal(t, syscall.SIGTERM)
-	if code := hp.wait(t, 5*time.Second); code != runtime.ExitInterrupted {
-		t.Fatalf("exit %d, want 130\n%s", code, hp.stderr)
-	}
+	hp.forceExit(t, syscall.SIGTERM)
 }
