@@ -90,34 +90,9 @@ func BenchmarkRedlockAcquireRelease(b *testing.B) {
 	nodes := []*redistest.Server{redistest.Start(b), redistest.Start(b), redistest.Start(b)}
 	cyclers := redlockBenchCyclers(b, primary, nodes)
 	names := []string{"agora", "redsync", "redsync-failfast"}
-	for _, name := range names {
-		b.Run(name, func(b *testing.B) {
-			runCycles(b, cyclers[name], 200) // warm up connections and scripts
-			b.ResetTimer()
-			start := time.Now()
-			lat := runCycles(b, cyclers[name], b.N)
-			total := time.Since(start)
-			b.StopTimer()
-			reportLatencies(b, lat, total)
-		})
-	}
+	benchEach(b, cyclers, names...)
 	b.Run("ratio", func(b *testing.B) {
-		const round = 250
-		spent := map[string]time.Duration{}
-		for _, n := range names {
-			runCycles(b, cyclers[n], round)
-		}
-		b.ResetTimer()
-		for r, done := 0, 0; done < b.N; r++ {
-			for i := range names {
-				n := names[(i+r)%len(names)]
-				start := time.Now()
-				runCycles(b, cyclers[n], round)
-				spent[n] += time.Since(start)
-			}
-			done += round
-		}
-		b.StopTimer()
+		spent, _ := interleave(b, cyclers, names, 250)
 		b.ReportMetric(spent["redsync"].Seconds()/spent["agora"].Seconds(), "agora/redsync")
 		b.ReportMetric(spent["redsync-failfast"].Seconds()/spent["agora"].Seconds(), "agora/redsync-failfast")
 	})
