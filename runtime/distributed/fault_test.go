@@ -28,6 +28,19 @@ func runUnderLease(c *RedisWorkerCoordinator) (context.Context, chan time.Time) 
 	return runCtx, lostAt
 }
 
+// waitLost returns when the lost-lease callback ran, failing the test with
+// what if it does not within timeout.
+func waitLost(t *testing.T, lostAt <-chan time.Time, timeout time.Duration, what string) time.Time {
+	t.Helper()
+	select {
+	case at := <-lostAt:
+		return at
+	case <-time.After(timeout):
+		t.Fatal(what)
+		return time.Time{}
+	}
+}
+
 func TestFaultRedisKilledMidLease(t *testing.T) {
 	r := newReal(t)
 	// TTL 1.5 s: renewal deadline 1 s, renewal every 0.5 s.
@@ -44,16 +57,11 @@ func TestFaultRedisKilledMidLease(t *testing.T) {
 	})
 
 	r.srv.Kill()
-	select {
-	case at := <-lostAt:
-		// Never before the deadline (1 s after the last renewal that went
-		// through; a later one only moves it on), and soon after it.
-		after := at.Sub(lastSent)
-		if after < time.Second || after > 2200*time.Millisecond {
-			t.Errorf("lease lost %s after the last renewal was sent; want just after the 1 s renewal deadline", after)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("no lost callback after the kill")
+	// Never before the deadline (1 s after the last renewal that went
+	// through; a later one only moves it on), and soon after it.
+	at := waitLost(t, lostAt, 5*time.Second, "no lost callback after the kill")
+	if after := at.Sub(lastSent); after < time.Second || after > 2200*time.Millisecond {
+		t.Errorf("lease lost %s after the last renewal was sent; want just after the 1 s renewal deadline", after)
 	}
 	select {
 	case <-runCtx.Done():
@@ -75,13 +83,9 @@ func TestFaultRedisRestartedEmptyMidLeaseLosesAtOnce(t *testing.T) {
 	mustAcquire(t, c, "p", 1)
 	restarted := time.Now()
 	r.srv.Restart()
-	select {
-	case at := <-lostAt:
-		if after := at.Sub(restarted); after > 2500*time.Millisecond {
-			t.Errorf("lost %s after the restart; the next renewal (≤ 1 s) should see the key gone", after)
-		}
-	case <-time.After(3 * time.Second):
-		t.Fatal("no lost callback")
+	at := waitLost(t, lostAt, 3*time.Second, "no lost callback")
+	if after := at.Sub(restarted); after > 2500*time.Millisecond {
+		t.Errorf("lost %s after the restart; the next renewal (≤ 1 s) should see the key gone", after)
 	}
 	if !strings.Contains(r.logs.String(), `reason="gone or held by another worker"`) {
 		t.Errorf("lost for the wrong reason:\n%s", r.logs)
@@ -107,13 +111,9 @@ func TestFaultRedisPausedFailsSafeAndNobodyHoldsTwice(t *testing.T) {
 	if took := time.Since(asked); took > 900*time.Millisecond {
 		t.Errorf("acquire against a paused server took %s; want one 500 ms request timeout", took)
 	}
-	select {
-	case lost := <-lostAt:
-		if after := lost.Sub(paused); after > 2*time.Second {
-			t.Errorf("holder gave the lease up %s into the pause; want within the 1 s deadline", after)
-		}
-	case <-time.After(4 * time.Second):
-		t.Fatal("holder kept its lease through the pause")
+	lost := waitLost(t, lostAt, 4*time.Second, "holder kept its lease through the pause")
+	if after := lost.Sub(paused); after > 2*time.Second {
+		t.Errorf("holder gave the lease up %s into the pause; want within the 1 s deadline", after)
 	}
 	r.srv.Resume()
 

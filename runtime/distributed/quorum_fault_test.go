@@ -68,16 +68,12 @@ func TestRedlockTwoOfThreeDownFailsSafe(t *testing.T) {
 	r.nodes[1].Kill()
 	killed := time.Now()
 	held, _ := a.CurrentLease("p")
-	select {
-	case at := <-lostAt:
-		if !at.Before(held.ExpiresAt) {
-			t.Errorf("lease lost at %s, not before its validity ended (%s)", at.Format(time.StampMilli), held.ExpiresAt.Format(time.StampMilli))
-		}
-		if after := at.Sub(killed); after > time.Second+200*time.Millisecond {
-			t.Errorf("lease lost %s after the kill; want within the 1 s renewal deadline", after)
-		}
-	case <-time.After(3 * time.Second):
-		t.Fatal("no lost callback with two of three nodes down")
+	at := waitLost(t, lostAt, 3*time.Second, "no lost callback with two of three nodes down")
+	if !at.Before(held.ExpiresAt) {
+		t.Errorf("lease lost at %s, not before its validity ended (%s)", at.Format(time.StampMilli), held.ExpiresAt.Format(time.StampMilli))
+	}
+	if after := at.Sub(killed); after > time.Second+200*time.Millisecond {
+		t.Errorf("lease lost %s after the kill; want within the 1 s renewal deadline", after)
 	}
 	if runCtx.Err() == nil {
 		t.Fatal("run context not cancelled")
@@ -259,13 +255,9 @@ func TestRedlockFiveNodesTolerateTwoStopped(t *testing.T) {
 	r.nodes[2].Pause()
 	t.Cleanup(r.nodes[2].Resume)
 	stopped := time.Now()
-	select {
-	case at := <-lostAt:
-		if after := at.Sub(stopped); after > 1500*time.Millisecond {
-			t.Errorf("lease lost %s after the third stop; want within the renewal deadline", after)
-		}
-	case <-time.After(3 * time.Second):
-		t.Fatal("no lost callback with three of five nodes stopped")
+	at := waitLost(t, lostAt, 3*time.Second, "no lost callback with three of five nodes stopped")
+	if after := at.Sub(stopped); after > 1500*time.Millisecond {
+		t.Errorf("lease lost %s after the third stop; want within the renewal deadline", after)
 	}
 	mustFailSafe(t, b, "q", runtime.RunNumberAuto, ErrQuorumNotReached)
 }
