@@ -164,7 +164,9 @@ func (c *RedisWorkerCoordinator) Close() error {
 	}
 	c.closed = true
 	c.mu.Unlock()
-	return errors.Join(stopErr, c.backend.close(), c.client.Close())
+	err := errors.Join(stopErr, c.backend.close(), c.client.Close())
+	clientLogSecrets.remove(c.s.redactor) // its clients log nothing more
+	return err
 }
 
 // Start registers the worker with its pipelines and starts the heartbeat and

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 
 	"github.com/redis/go-redis/v9"
@@ -34,8 +35,8 @@ func (redisClientLogger) Printf(ctx context.Context, format string, v ...any) {
 	logger.DebugContext(ctx, "redis client", "message", clientLogSecrets.redact(fmt.Sprintf(format, v...)))
 }
 
-// clientLogSecrets holds the redactors of every coordinator built in the
-// process, for the go-redis log lines.
+// clientLogSecrets holds the redactors of the coordinators built in the
+// process and not yet closed, for the go-redis log lines.
 var clientLogSecrets redactorSet
 
 // redactorSet is a growing set of redactors, safe for concurrent use.
@@ -51,6 +52,13 @@ func (s *redactorSet) add(r *redactor) {
 	}
 	s.mu.Lock()
 	s.list = append(s.list, r)
+	s.mu.Unlock()
+}
+
+// remove forgets r.
+func (s *redactorSet) remove(r *redactor) {
+	s.mu.Lock()
+	s.list = slices.DeleteFunc(s.list, func(x *redactor) bool { return x == r })
 	s.mu.Unlock()
 }
 

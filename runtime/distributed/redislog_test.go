@@ -47,3 +47,25 @@ func TestRedisClientLogLinesAreRedacted(t *testing.T) {
 		t.Fatalf("go-redis line = %q; want the password replaced", got)
 	}
 }
+
+// TestClosedCoordinatorsLeaveTheClientLogSecrets keeps the set of secrets
+// go-redis lines are scrubbed of to the coordinators still open.
+func TestClosedCoordinatorsLeaveTheClientLogSecrets(t *testing.T) {
+	count := func() int {
+		clientLogSecrets.mu.RLock()
+		defer clientLogSecrets.mu.RUnlock()
+		return len(clientLogSecrets.list)
+	}
+	before := count()
+	c, err := NewRedisWorkerCoordinator(Options{RedisURL: "redis://u:closingSecret@127.0.0.1:1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if count() != before+1 {
+		t.Fatalf("secrets registered: %d, want %d", count(), before+1)
+	}
+	_ = c.Close()
+	if count() != before {
+		t.Fatalf("secrets after Close: %d, want %d", count(), before)
+	}
+}
