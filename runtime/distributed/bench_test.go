@@ -76,16 +76,7 @@ func benchCyclers(b *testing.B, srv *redistest.Server) map[string]cycler {
 	token := hex.EncodeToString(value)[:size]
 
 	return map[string]cycler{
-		"coordinator": func(ctx context.Context) error {
-			ok, err := coord.TryAcquireLease(ctx, "bench", runtime.RunNumberAuto)
-			if err != nil {
-				return err
-			}
-			if !ok {
-				return errors.New("not acquired")
-			}
-			return coord.ReleaseLease(ctx, "bench")
-		},
+		"coordinator": coordinatorCycler(coord),
 		"floor": func(ctx context.Context) error {
 			ok, err := client.SetNX(ctx, "floor:bench", token, time.Minute).Result()
 			if err != nil {
@@ -123,6 +114,20 @@ func benchCyclers(b *testing.B, srv *redistest.Server) map[string]cycler {
 			}
 			return lock.Release(ctx)
 		},
+	}
+}
+
+// coordinatorCycler is one TryAcquireLease + ReleaseLease of a pipeline.
+func coordinatorCycler(coord *RedisWorkerCoordinator) cycler {
+	return func(ctx context.Context) error {
+		ok, err := coord.TryAcquireLease(ctx, "bench", runtime.RunNumberAuto)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return errors.New("not acquired")
+		}
+		return coord.ReleaseLease(ctx, "bench")
 	}
 }
 

@@ -14,7 +14,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/agora-etl/agora/internal/redistest"
-	"github.com/agora-etl/agora/runtime"
 )
 
 // redlockBenchCyclers sets up, on the same three quorum servers, this
@@ -62,16 +61,7 @@ func redlockBenchCyclers(b *testing.B, primary *redistest.Server, nodes []*redis
 		}
 	}
 	return map[string]cycler{
-		"agora": func(ctx context.Context) error {
-			ok, err := coord.TryAcquireLease(ctx, "bench", runtime.RunNumberAuto)
-			if err != nil {
-				return err
-			}
-			if !ok {
-				return errors.New("not acquired")
-			}
-			return coord.ReleaseLease(ctx, "bench")
-		},
+		"agora":   coordinatorCycler(coord),
 		"redsync": mutexCycler(rs.NewMutex("redsync:bench", redsync.WithExpiry(time.Minute), redsync.WithTries(1))),
 		"redsync-failfast": mutexCycler(rs.NewMutex("redsync-ff:bench",
 			redsync.WithExpiry(time.Minute), redsync.WithTries(1), redsync.WithFailFast(true))),
