@@ -25,6 +25,8 @@ type File struct {
 	// Pipelines are the [pipelines.<id>] tables in the order they first
 	// appear in the file.
 	Pipelines []*Pipeline
+
+	lookupEnv func(string) (string, bool)
 }
 
 // Worker is the [worker] table. Zero values mean "not set": the pool's

@@ -69,6 +69,7 @@ func Parse(name string, data []byte, opts ...Option) (*File, error) {
 		return nil, d.diags.sorted()
 	}
 	f.Path = name
+	f.lookupEnv = o.lookupEnv
 	return f, nil
 }
 

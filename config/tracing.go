@@ -1,6 +1,9 @@
 package config
 
-import "slices"
+import (
+	"os"
+	"slices"
+)
 
 // The tracing exporters of tracing.exporter.
 const (
@@ -69,6 +72,9 @@ func (d *decoder) tracing(m map[string]any, at path) Tracing {
 func (t Tracing) service(lookupEnv func(string) (string, bool)) string {
 	if t.ServiceName != "" {
 		return t.ServiceName
+	}
+	if lookupEnv == nil {
+		lookupEnv = os.LookupEnv
 	}
 	if v, ok := lookupEnv("OTEL_SERVICE_NAME"); ok && v != "" {
 		return v
