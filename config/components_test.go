@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"sync"
 
@@ -127,7 +128,7 @@ func testRegistry(out *testOutputs) *etl.Registry {
 		return &iterableSource{records: c.Records}, nil
 	})
 	etl.RegisterSource(r, "file", "files", func(_ context.Context, c fileConfig) (etl.Source, error) {
-		return nil, errors.New("not readable in tests")
+		return nil, fmt.Errorf("cannot open %s", c.Path)
 	})
 	etl.RegisterSink(r, "stdout", "stdout", func(_ context.Context, _ stdoutConfig) (etl.Sink, error) {
 		return &bufferSink{buf: &out.stdout}, nil
