@@ -20,6 +20,7 @@ type decoder struct {
 	lookupEnv func(string) (string, bool)
 	registry  *etl.Registry
 	diags     Diagnostics
+	broken    map[string]bool // values already reported, by path id
 }
 
 // addAt records a problem at pos. Messages go through Redact, since they
@@ -30,12 +31,16 @@ func (d *decoder) addAt(pos position, format string, args ...any) {
 
 // atKey records a problem about the key at p.
 func (d *decoder) atKey(p path, format string, args ...any) {
-	d.addAt(d.ix.keyPos(p), format, args...)
+	if !d.broken[p.id()] {
+		d.addAt(d.ix.keyPos(p), format, args...)
+	}
 }
 
 // atValue records a problem about the value at p.
 func (d *decoder) atValue(p path, format string, args ...any) {
-	d.addAt(d.ix.valuePos(p), format, args...)
+	if !d.broken[p.id()] {
+		d.addAt(d.ix.valuePos(p), format, args...)
+	}
 }
 
 // knownKeys reports every key of table m (at p) that is not in allowed,
@@ -99,7 +104,11 @@ func tomlType(v any) string {
 
 // wrongType records that the value at p is not of the type wanted.
 func (d *decoder) wrongType(p path, want string, v any) {
-	d.atValue(p, "%s: want %s, got %s", p, want, tomlType(v))
+	note := ""
+	if _, isStr := v.(string); isStr && want != "a string" && d.ix.raw(p, "${") {
+		note = " (${VAR} is expanded inside strings only, and the value stays a string)"
+	}
+	d.atValue(p, "%s: want %s, got %s%s", p, want, tomlType(v), note)
 }
 
 // str returns m[key] as a string; ok is false when it is absent or of

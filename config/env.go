@@ -89,6 +89,11 @@ func (d *decoder) interpolate(v any, at path) any {
 		for _, p := range problems {
 			d.addAt(d.ix.within(at, p.needle), "%s: %s", at, p.msg)
 		}
+		if len(problems) > 0 {
+			// Whatever later checks say about a value that could not be
+			// expanded would only repeat this problem.
+			d.broken[at.id()] = true
+		}
 		return out
 	case map[string]any:
 		for k, el := range v {

@@ -204,3 +204,9 @@ func (ix *index) within(p path, needle string) position {
 	}
 	return s.value
 }
+
+// raw reports whether the bytes of p's value contain needle.
+func (ix *index) raw(p path, needle string) bool {
+	s, ok := ix.spans[p.id()]
+	return ok && s.end > s.off && bytes.Contains(ix.data[s.off:s.end], []byte(needle))
+}

@@ -62,7 +62,7 @@ func Parse(name string, data []byte, opts ...Option) (*File, error) {
 		// defined twice, so this is the only diagnostic.
 		return nil, Diagnostics{syntaxDiagnostic(name, err)}
 	}
-	d := &decoder{file: name, ix: newIndex(data), lookupEnv: o.lookupEnv, registry: o.registry}
+	d := &decoder{file: name, ix: newIndex(data), lookupEnv: o.lookupEnv, registry: o.registry, broken: map[string]bool{}}
 	d.interpolate(doc, nil)
 	f := d.document(doc)
 	if len(d.diags) > 0 {
@@ -83,7 +83,9 @@ func syntaxDiagnostic(name string, err error) Diagnostic {
 		if len(msg) > 6 && msg[:6] == "toml: " {
 			msg = msg[6:]
 		}
-		if k := de.Key(); len(k) > 0 {
+		// go-toml names the last part of the key only ("table orders
+		// already exists"); the whole key says which.
+		if k := de.Key(); len(k) > 1 {
 			msg = path(k).String() + ": " + msg
 		}
 		return Diagnostic{File: name, Line: line, Col: col, Message: msg}

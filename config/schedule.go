@@ -71,10 +71,12 @@ func (d *decoder) schedule(m map[string]any, at path) Schedule {
 		d.atValue(at.child("mode"), "%s: unknown mode %q%s", at.child("mode"), mode, hint(mode, modeNames, "modes"))
 		hasMode = false
 	}
+	unknown := false
 	for k := range m {
 		switch {
 		case !slices.Contains(all, k):
 			d.unknownKey(at, k, all)
+			unknown = true
 		case k == "mode" || !hasMode || slices.Contains(scheduleModes[mode], k):
 		default:
 			takes := "no other keys"
@@ -90,7 +92,7 @@ func (d *decoder) schedule(m map[string]any, at path) Schedule {
 	s.Mode = mode
 	switch mode {
 	case "every":
-		s.Every = d.every(m, at)
+		s.Every = d.every(m, at, unknown)
 		if s.Every > 0 {
 			s.schedule = runtime.Every(s.Every)
 		}
@@ -116,7 +118,9 @@ func (d *decoder) schedule(m map[string]any, at path) Schedule {
 
 // every sums the amounts of an every schedule; it returns 0 after
 // reporting a problem.
-func (d *decoder) every(m map[string]any, at path) time.Duration {
+// An unknown key (minute for minutes) already explains a missing
+// interval, so then it is not reported again.
+func (d *decoder) every(m map[string]any, at path, unknownKeys bool) time.Duration {
 	total, given, ok := 0.0, false, true
 	for _, u := range everyUnits {
 		v, has := m[u.key]
@@ -144,6 +148,8 @@ func (d *decoder) every(m map[string]any, at path) time.Duration {
 	}
 	switch {
 	case !ok:
+		return 0
+	case !given && unknownKeys:
 		return 0
 	case !given:
 		d.atKey(at.child("mode"), "%s: mode = \"every\" needs an interval: add seconds, minutes, hours or days (they are summed)", at)
