@@ -75,10 +75,9 @@ func (d *decoder) component(m map[string]any, at path, kind etl.Kind) Component 
 	if !d.decodeInto(body, at, cfg) {
 		return c
 	}
-	if fields {
-		d.validate(spec, cfg, at)
+	if fields && d.validate(spec, cfg, at) {
+		c.Config = cfg
 	}
-	c.Config = cfg
 	return c
 }
 
@@ -115,11 +114,11 @@ func (d *decoder) decodeInto(body map[string]any, at path, cfg any) bool {
 }
 
 // validate runs the component's own checks; a *etl.FieldError is placed at
-// its key, anything else at the table.
-func (d *decoder) validate(spec *etl.ComponentSpec, cfg any, at path) {
+// its key, anything else at the table. It reports whether cfg is valid.
+func (d *decoder) validate(spec *etl.ComponentSpec, cfg any, at path) bool {
 	err := spec.Validate(cfg)
 	if err == nil {
-		return
+		return true
 	}
 	for _, e := range flatten(err) {
 		var fe *etl.FieldError
@@ -130,6 +129,7 @@ func (d *decoder) validate(spec *etl.ComponentSpec, cfg any, at path) {
 		}
 		d.atKey(at, "%s: %v", at, e)
 	}
+	return false
 }
 
 // flatten splits errors joined with errors.Join.

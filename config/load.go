@@ -57,7 +57,7 @@ func Parse(name string, data []byte, opts ...Option) (*File, error) {
 		o.registry = DefaultRegistry()
 	}
 	var doc map[string]any
-	if err := toml.Unmarshal(data, &doc); err != nil {
+	if err := tomlUnmarshal(data, &doc); err != nil {
 		// The document's meaning is unknown past a syntax error or a key
 		// defined twice, so this is the only diagnostic.
 		return nil, Diagnostics{syntaxDiagnostic(name, err)}
@@ -92,3 +92,6 @@ func syntaxDiagnostic(name string, err error) Diagnostic {
 	}
 	return Diagnostic{File: name, Line: 1, Col: 1, Message: err.Error()}
 }
+
+// tomlUnmarshal is go-toml's decoder into a generic document.
+func tomlUnmarshal(data []byte, doc *map[string]any) error { return toml.Unmarshal(data, doc) }
