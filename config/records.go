@@ -18,8 +18,9 @@ import (
 //	etl.New(src, sinks, opts...)
 //
 // with etl.WithBatchSize(p.BatchSize), etl.WithDLQ(dlq) when dlq != nil and
-// etl.WithMaxDeadLetters(p.MaxDeadLetters) when it is ≥ 0, and delete
-// recordPipeline, which only stands in for it meanwhile.
+// etl.WithMaxDeadLetters(p.MaxDeadLetters), and delete recordPipeline,
+// which only stands in for it meanwhile (same negative-means-unlimited
+// convention; records_test.go asserts only what both guarantee).
 func newRecordPipeline(p *Pipeline, src etl.Source, sinks []etl.Sink, dlq etl.Sink) runtime.Pipeline {
 	return &recordPipeline{id: p.ID, src: src, sinks: sinks, dlq: dlq, batch: p.BatchSize, maxDead: p.MaxDeadLetters}
 }
@@ -37,8 +38,10 @@ type recordPipeline struct {
 }
 
 // Run reads until the source is exhausted, has nothing new, or a graceful
-// shutdown is requested.
-func (rp *recordPipeline) Run(ctx context.Context) error {
+// shutdown is requested, and then closes the source and sinks that are
+// io.Closers, as etl.New's pipelines do.
+func (rp *recordPipeline) Run(ctx context.Context) (err error) {
+	defer func() { err = errors.Join(err, rp.close()) }()
 	shutdown := runtime.ShutdownRequested(ctx)
 	dead := 0
 	for {
@@ -128,8 +131,8 @@ func flush(ctx context.Context, s etl.Sink) error {
 	return nil
 }
 
-// Close closes the source and sinks that are io.Closers.
-func (rp *recordPipeline) Close() error {
+// close closes the source and sinks that are io.Closers.
+func (rp *recordPipeline) close() error {
 	comps := []any{rp.src}
 	for _, s := range rp.sinks {
 		comps = append(comps, s)
