@@ -2,6 +2,8 @@ package config
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"log/slog"
 	"strings"
 	"testing"
@@ -39,8 +41,8 @@ func TestTracingServiceName(t *testing.T) {
 	if got := (Tracing{}).service(env("otel")); got != "otel" {
 		t.Errorf("service = %q, want OTEL_SERVICE_NAME's otel", got)
 	}
-	if got := (Tracing{}).service(env("")); got != DefaultServiceName {
-		t.Errorf("service = %q, want %q", got, DefaultServiceName)
+	if got, want := (Tracing{}).service(env("")), filepath.Base(os.Args[0]); got != want {
+		t.Errorf("service = %q, want the program's name %q", got, want)
 	}
 }
 
