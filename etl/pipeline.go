@@ -312,4 +312,3 @@ func (p *pipeline) closeAll() error {
 	}
 	return errors.Join(errs...)
 }
-
