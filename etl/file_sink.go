@@ -193,7 +193,7 @@ func (s *FileSink) Flush(ctx context.Context) error {
 			return fmt.Errorf("etl: %s: %w", s.path, err)
 		}
 	}
-	if err := s.f.Sync(); err != nil {
+	if err := fsync(s.f); err != nil {
 		return fmt.Errorf("etl: %s: fsync: %w", s.path, err)
 	}
 	return nil
@@ -229,6 +229,9 @@ func readCSVHeader(path string) ([]string, error) {
 	}
 	return slices.Clone(head), nil
 }
+
+// fsync is (*os.File).Sync; tests replace it to see when it happens.
+var fsync = (*os.File).Sync
 
 func syncDir(dir string) error {
 	d, err := os.Open(dir)

@@ -204,10 +204,10 @@ func (r *fileReader) read(buf []Record, max int) ([]Record, error) {
 				if errors.Is(err, io.EOF) {
 					return buf, io.EOF
 				}
-				return buf, r.jsonError(err)
+				return buf, r.jsonError(err, false)
 			}
 			if rec == nil {
-				return buf, r.jsonError(errors.New("null is not a JSON object"))
+				return buf, r.jsonError(errors.New("null is not a JSON object"), true)
 			}
 			buf = append(buf, rec)
 		}
@@ -235,12 +235,12 @@ func (r *fileReader) read(buf []Record, max int) ([]Record, error) {
 
 // jsonError places a decoding error at its line. After a syntax error the
 // decoder stands before the bad value (and the blanks ahead of it); after a
-// type error, just past the value.
-func (r *fileReader) jsonError(err error) error {
-	var syn *json.SyntaxError
-	line := lineAt(r.path, r.dec.InputOffset(), errors.As(err, &syn))
+// type error, or a value that decoded (decoded), just past the value.
+func (r *fileReader) jsonError(err error, decoded bool) error {
 	var typeErr *json.UnmarshalTypeError
-	if errors.As(err, &typeErr) && typeErr.Field == "" {
+	isType := errors.As(err, &typeErr)
+	line := lineAt(r.path, r.dec.InputOffset(), !decoded && !isType)
+	if isType && typeErr.Field == "" {
 		err = fmt.Errorf("a JSON %s is not an object", typeErr.Value)
 	}
 	return fmt.Errorf("etl: %s:%d: %w", r.path, line, err)
