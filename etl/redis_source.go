@@ -209,53 +209,36 @@ func (s *RedisStreamSource) next(ctx context.Context, max int) ([]redis.XMessage
 			return s.next(ctx, max)
 		}
 	}
-	rctx, stop := s.untilShutdown(ctx)
-	res, err := s.client.XReadGroup(rctx, &redis.XReadGroupArgs{
-		Group: s.cfg.Group, Consumer: s.cfg.Consumer, Streams: []string{s.cfg.Stream, ">"},
-		Count: int64(max), Block: s.block,
-	}).Result()
-	interrupted := stop()
-	if errors.Is(err, redis.Nil) || (err != nil && interrupted && ctx.Err() == nil) {
-		// Nothing within the block time, or a shutdown cut the wait short:
-		// an entry the server handed out meanwhile stays pending for us and
-		// is re-read first next run.
-		return nil, nil
+	// The wait is cut into slices so a graceful shutdown is seen within one
+	// slice: go-redis cannot interrupt a blocking read in flight.
+	shutdown := runtime.ShutdownRequested(ctx)
+	for waited := time.Duration(0); ; {
+		slice := min(s.block-waited, shutdownSlice)
+		res, err := s.client.XReadGroup(ctx, &redis.XReadGroupArgs{
+			Group: s.cfg.Group, Consumer: s.cfg.Consumer, Streams: []string{s.cfg.Stream, ">"},
+			Count: int64(max), Block: slice,
+		}).Result()
+		if err != nil && !errors.Is(err, redis.Nil) {
+			return nil, s.fail("reading new entries", err)
+		}
+		if msgs := firstStream(res); len(msgs) > 0 {
+			return msgs, nil
+		}
+		waited += slice
+		if waited >= s.block {
+			return nil, nil
+		}
+		select {
+		case <-shutdown:
+			return nil, nil
+		default:
+		}
 	}
-	if err != nil {
-		return nil, s.fail("reading new entries", err)
-	}
-	if msgs := firstStream(res); len(msgs) > 0 {
-		return msgs, nil
-	}
-	return nil, nil
 }
 
-// untilShutdown returns a context cancelled when a graceful shutdown is
-// requested, and a stop function reporting whether that happened.
-func (s *RedisStreamSource) untilShutdown(ctx context.Context) (context.Context, func() bool) {
-	ch := runtime.ShutdownRequested(ctx)
-	if ch == nil {
-		return ctx, func() bool { return false }
-	}
-	rctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	fired := make(chan bool, 1)
-	go func() {
-		select {
-		case <-ch:
-			cancel()
-			fired <- true
-		case <-done:
-			fired <- false
-		}
-	}()
-	return rctx, func() bool {
-		close(done)
-		f := <-fired
-		cancel()
-		return f
-	}
-}
+// shutdownSlice is the longest a read waits without looking at the
+// shutdown channel.
+const shutdownSlice = 250 * time.Millisecond
 
 // batch turns entries into records, with an Ack for their ids.
 func (s *RedisStreamSource) batch(msgs []redis.XMessage) Batch {
