@@ -8,6 +8,7 @@ require (
 	github.com/dave/jennifer v1.7.1
 	github.com/go-redsync/redsync/v4 v4.16.0
 	github.com/kelseyhightower/envconfig v1.4.0
+	github.com/pelletier/go-toml/v2 v2.4.3
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/robfig/cron/v3 v3.0.1
 	go.opentelemetry.io/otel v1.47.0
