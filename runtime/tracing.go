@@ -62,9 +62,9 @@ func WithTracerProvider(tp trace.TracerProvider) PoolOption {
 // have been flushed: the way to hand the pool what it should close, such as
 // a tracer provider built for it (pass its Shutdown). Hooks run in the order
 // given, with a context bounded by ShutdownHookTimeout; their errors are
-// logged. They run once, when the first Run returns, whatever it returns:
-// also after a failed validation, so what was handed over is closed either
-// way (build a new pool rather than calling Run again).
+// logged. They run once, when the first Run or RunNow returns, whatever it
+// returns: also after a failed validation, so what was handed over is closed
+// either way (build a new pool rather than running this one again).
 func WithShutdownHook(hook func(context.Context) error) PoolOption {
 	return func(c *poolConfig) {
 		if hook != nil {
@@ -189,6 +189,8 @@ func (p *WorkerPool) tracerProviders() []trace.TracerProvider {
 		tps = append(tps, tp)
 	}
 	add(p.cfg.tracerProvider)
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	for _, sp := range p.pipelines {
 		if sp != nil {
 			add(sp.TracerProvider)

@@ -441,3 +441,30 @@ func TestRunMainWithoutAnEndpointDoesNotTrace(t *testing.T) {
 		t.Errorf("a worker that never asked for tracing logs about it:\n%s", stderr.String())
 	}
 }
+
+func TestRunNowTracesFlushesAndRunsTheHooks(t *testing.T) {
+	tp, exp := buffered()
+	var atHook []sdktrace.ReadOnlySpan // written by the hook, before RunNow returns
+	pool := quietPool(runtime.WithTracerProvider(tp), runtime.WithWorkerID("cli"),
+		runtime.WithShutdownHook(func(ctx context.Context) error {
+			atHook = snapshots(exp)
+			return tp.Shutdown(ctx)
+		})).
+		Register(&runtime.ScheduledPipeline{PipelineID: "a", Schedule: runtime.Every(time.Hour), Factory: nopFactory}).
+		Register(&runtime.ScheduledPipeline{PipelineID: "b", Schedule: runtime.Every(time.Hour), Factory: onceFactory(func(context.Context) error {
+			return errors.New("refused")
+		})})
+	if err := pool.RunNow(context.Background()); err == nil || !strings.Contains(err.Error(), "refused") {
+		t.Fatalf("RunNow = %v", err)
+	}
+	if len(atHook) != 2 {
+		t.Fatalf("%d spans exported when the hook ran, want both runs'", len(atHook))
+	}
+	for _, s := range atHook {
+		a := spanAttrs(s)
+		want := map[string]string{"a": runtime.RunStatusSuccess, "b": runtime.RunStatusError}[a[runtime.AttrPipelineID].AsString()]
+		if got := a[runtime.AttrRunStatus].AsString(); got != want || a[runtime.AttrWorkerID].AsString() != "cli" {
+			t.Errorf("span of %s: status %q (want %q), worker %q", a[runtime.AttrPipelineID].AsString(), got, want, a[runtime.AttrWorkerID].AsString())
+		}
+	}
+}
