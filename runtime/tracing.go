@@ -50,7 +50,7 @@ const tracerName = "github.com/agora-etl/agora/runtime"
 // pipeline starts from it (trace.SpanFromContext(ctx).TracerProvider())
 // nest under it. A ScheduledPipeline's own TracerProvider overrides it.
 // Without a provider (the default) runs are not traced and tracing costs
-// nothing. At the end of Run the pool calls ForceFlush on every provider
+// nothing; so does a nil tp, even a typed one. At the end of Run the pool calls ForceFlush on every provider
 // it traced with that has one; it does not shut them down: the caller owns
 // them, or hands them over with WithShutdownHook.
 func WithTracerProvider(tp trace.TracerProvider) PoolOption {
@@ -83,14 +83,11 @@ type runTracing struct {
 // neither the pipeline nor the pool has a tracer provider: the only cost of
 // tracing when it is off.
 func (r *runner) startRunSpan(lease Lease) trace.Span {
-	tp := r.sp.TracerProvider
-	if tp == nil {
-		if tp = r.env.tracing.provider; tp == nil {
-			return nil
-		}
-	}
 	if r.tracer == nil {
-		r.tracer = tp.Tracer(tracerName)
+		r.tracer = r.resolveTracer()
+	}
+	if r.tracer == untraced {
+		return nil
 	}
 	// The pool's context is the parent: a span there (a one-shot run under
 	// the caller's trace) becomes the run's parent, as OpenTelemetry does.
@@ -101,6 +98,41 @@ func (r *runner) startRunSpan(lease Lease) trace.Span {
 		AttrWorkerID.String(r.env.tracing.workerID),
 	))
 	return span
+}
+
+// untraced is the tracer of a runner with no tracer provider: resolved once,
+// then compared, so an untraced run asks nothing more.
+var untraced trace.Tracer = noTracer{}
+
+type noTracer struct{ trace.Tracer }
+
+// resolveTracer returns the tracer of r's runs: from the pipeline's provider,
+// else the pool's, else untraced. A typed nil provider (a nil
+// *sdktrace.TracerProvider, as tracing.NewTracerProvider returns when spans
+// go nowhere) counts as none.
+func (r *runner) resolveTracer() trace.Tracer {
+	tp := r.sp.TracerProvider
+	if isNilProvider(tp) {
+		tp = r.env.tracing.provider
+	}
+	if isNilProvider(tp) {
+		return untraced
+	}
+	return tp.Tracer(tracerName)
+}
+
+// isNilProvider reports whether tp is nil or a typed nil hiding in a non-nil
+// interface.
+func isNilProvider(tp trace.TracerProvider) bool {
+	if tp == nil {
+		return true
+	}
+	v := reflect.ValueOf(tp)
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Func, reflect.Chan, reflect.Slice, reflect.Interface:
+		return v.IsNil()
+	}
+	return false
 }
 
 // runBase returns the parent of a run's context: the pool's, with span as
@@ -174,7 +206,7 @@ type flusher interface {
 func (p *WorkerPool) tracerProviders() []trace.TracerProvider {
 	var tps []trace.TracerProvider
 	add := func(tp trace.TracerProvider) {
-		if tp == nil {
+		if isNilProvider(tp) {
 			return
 		}
 		// Comparing interfaces panics on uncomparable dynamic types; those
@@ -226,7 +258,7 @@ func (p *WorkerPool) flushAndRunHooks(ctx context.Context) {
 
 // flushProvider flushes the provider of a pipeline started alone.
 func flushProvider(ctx context.Context, tp trace.TracerProvider) {
-	if tp == nil {
+	if isNilProvider(tp) {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ShutdownHookTimeout)

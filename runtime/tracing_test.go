@@ -468,3 +468,21 @@ func TestRunNowTracesFlushesAndRunsTheHooks(t *testing.T) {
 		}
 	}
 }
+
+func TestTypedNilProvidersMeanUntraced(t *testing.T) {
+	// What tracing.NewTracerProvider returns when spans go nowhere, passed
+	// on as it comes.
+	var none *sdktrace.TracerProvider
+	var traced atomic.Bool
+	pool := quietPool(runtime.WithTracerProvider(none)).
+		Register(&runtime.ScheduledPipeline{PipelineID: "p", Schedule: runtime.Once(), TracerProvider: none, Factory: onceFactory(func(ctx context.Context) error {
+			traced.Store(trace.SpanFromContext(ctx).IsRecording())
+			return nil
+		})})
+	if err := pool.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if traced.Load() {
+		t.Fatal("a nil provider traced the run")
+	}
+}
