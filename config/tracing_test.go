@@ -1,10 +1,8 @@
 package config
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
-	"log/slog"
 	"strings"
 	"testing"
 )
@@ -43,18 +41,5 @@ func TestTracingServiceName(t *testing.T) {
 	}
 	if got, want := (Tracing{}).service(env("")), filepath.Base(os.Args[0]); got != want {
 		t.Errorf("service = %q, want the program's name %q", got, want)
-	}
-}
-
-func TestWireTracingSaysTracingIsNotAvailable(t *testing.T) {
-	var out testOutputs
-	f := loadExample(t, &out)
-	var logs bytes.Buffer
-	prev := slog.Default()
-	slog.SetDefault(slog.New(slog.NewTextHandler(&logs, nil)))
-	defer slog.SetDefault(prev)
-	f.wireTracing(f.ScheduledPipelines())
-	if got := logs.String(); !strings.Contains(got, "not available in this build") || !strings.Contains(got, "pipeline=orders") || !strings.Contains(got, "service_name=orders-worker") {
-		t.Errorf("log = %q", got)
 	}
 }
