@@ -20,21 +20,36 @@ const RunSpanName = "agora.run"
 
 // Attribute keys of the run span.
 const (
-	AttrPipelineID          = attribute.Key("agora.pipeline.id")
-	AttrRunNumber           = attribute.Key("agora.run.number")
-	AttrFencingToken        = attribute.Key("agora.fencing_token")
-	AttrWorkerID            = attribute.Key("agora.worker.id")
-	AttrRecordsIn           = attribute.Key("agora.records.in")
-	AttrRecordsOut          = attribute.Key("agora.records.out")
+	// AttrPipelineID is the pipeline's id.
+	AttrPipelineID = attribute.Key("agora.pipeline.id")
+	// AttrRunNumber is the lease's run number.
+	AttrRunNumber = attribute.Key("agora.run.number")
+	// AttrFencingToken is the lease's fencing token (0: unfenced).
+	AttrFencingToken = attribute.Key("agora.fencing_token")
+	// AttrWorkerID is the id of the worker that ran the run.
+	AttrWorkerID = attribute.Key("agora.worker.id")
+	// AttrRecordsIn counts the records the run read (CountRecords).
+	AttrRecordsIn = attribute.Key("agora.records.in")
+	// AttrRecordsOut counts the records every sink accepted.
+	AttrRecordsOut = attribute.Key("agora.records.out")
+	// AttrRecordsDeadLettered counts the records sent to the dead-letter
+	// queue.
 	AttrRecordsDeadLettered = attribute.Key("agora.records.dead_lettered")
-	AttrRunStatus           = attribute.Key("agora.run.status")
+	// AttrRunStatus is one of the RunStatus values.
+	AttrRunStatus = attribute.Key("agora.run.status")
 )
 
 // Values of AttrRunStatus.
 const (
-	RunStatusSuccess   = "success"
-	RunStatusError     = "error"
-	RunStatusPanic     = "panic"
+	// RunStatusSuccess marks a run that returned nil.
+	RunStatusSuccess = "success"
+	// RunStatusError marks a run whose factory, Run or Close failed.
+	RunStatusError = "error"
+	// RunStatusPanic marks a run whose factory, Run or Close panicked.
+	RunStatusPanic = "panic"
+	// RunStatusCancelled marks a run the pool cancelled (lost lease,
+	// graceful timeout, forced shutdown) or whose lease was lost before it
+	// started.
 	RunStatusCancelled = "cancelled"
 )
 
@@ -280,7 +295,7 @@ func forceFlush(ctx context.Context, tp trace.TracerProvider) error {
 // OTLP when the environment names an OTLP endpoint: how a generated worker
 // is traced without code. The pool owns the provider.
 func traceFromEnv(ctx context.Context, pool *WorkerPool, logger *slog.Logger) error {
-	if pool.cfg.tracerProvider != nil || !tracing.EndpointConfigured() {
+	if !isNilProvider(pool.cfg.tracerProvider) || !tracing.EndpointConfigured() || tracing.Disabled() {
 		return nil
 	}
 	tp, err := tracing.NewTracerProvider(ctx, tracing.Config{Exporter: tracing.ExporterOTLP}, logger)

@@ -486,3 +486,20 @@ func TestTypedNilProvidersMeanUntraced(t *testing.T) {
 		t.Fatal("a nil provider traced the run")
 	}
 }
+
+func TestRunMainHonoursOTELSDKDisabled(t *testing.T) {
+	rcv := otlptest.NewReceiver(t)
+	t.Setenv(tracing.EnvEndpoint, rcv.URL())
+	t.Setenv(tracing.EnvSDKDisabled, "true")
+	var stderr syncBuffer
+	code := runtime.RunMain(context.Background(), nil, &stderr, func() (*runtime.WorkerPool, error) {
+		return runtime.NewWorkerPool(runtime.WithSignalHandling(false)).
+			Register(&runtime.ScheduledPipeline{PipelineID: "p", Schedule: runtime.Once(), Factory: nopFactory}), nil
+	})
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr.String())
+	}
+	if n := rcv.Requests(); n != 0 {
+		t.Errorf("%d export requests although %s=true", n, tracing.EnvSDKDisabled)
+	}
+}
