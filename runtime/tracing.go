@@ -123,7 +123,7 @@ type noTracer struct{ trace.Tracer }
 
 // resolveTracer returns the tracer of r's runs: from the pipeline's provider,
 // else the pool's, else untraced. A typed nil provider (a nil
-// *sdktrace.TracerProvider, as tracing.NewTracerProvider returns when spans
+// *sdktrace.TracerProvider, as tracing.NewProvider returns when spans
 // go nowhere) counts as none.
 func (r *runner) resolveTracer() trace.Tracer {
 	tp := r.sp.TracerProvider
@@ -298,7 +298,7 @@ func traceFromEnv(ctx context.Context, pool *WorkerPool, logger *slog.Logger) er
 	if !isNilProvider(pool.cfg.tracerProvider) || !tracing.EndpointConfigured() || tracing.Disabled() {
 		return nil
 	}
-	tp, err := tracing.NewTracerProvider(ctx, tracing.Config{Exporter: tracing.ExporterOTLP}, logger)
+	tp, err := tracing.NewProvider(ctx, tracing.Config{Exporter: tracing.ExporterOTLP}, logger)
 	if err != nil {
 		return err
 	}

@@ -470,7 +470,7 @@ func TestRunNowTracesFlushesAndRunsTheHooks(t *testing.T) {
 }
 
 func TestTypedNilProvidersMeanUntraced(t *testing.T) {
-	// What tracing.NewTracerProvider returns when spans go nowhere, passed
+	// What tracing.NewProvider returns when spans go nowhere, passed
 	// on as it comes.
 	var none *sdktrace.TracerProvider
 	var traced atomic.Bool
