@@ -503,3 +503,47 @@ func TestRunMainHonoursOTELSDKDisabled(t *testing.T) {
 		t.Errorf("%d export requests although %s=true", n, tracing.EnvSDKDisabled)
 	}
 }
+
+// loseAfterGrant is a fakeCoord whose leases are lost right after the grant
+// is confirmed: the second CurrentLease of each attempt finds none.
+type loseAfterGrant struct {
+	*fakeCoord
+	calls atomic.Int32
+}
+
+func (c *loseAfterGrant) CurrentLease(id string) (runtime.Lease, bool) {
+	if c.calls.Add(1)%2 == 0 {
+		return runtime.Lease{}, false
+	}
+	return c.fakeCoord.CurrentLease(id)
+}
+
+func TestRunSpanOfALeaseLostBeforeTheRunStarted(t *testing.T) {
+	tp, rec := recording()
+	var built atomic.Bool
+	pool := quietPool(runtime.WithTracerProvider(tp), runtime.WithCoordinator(&loseAfterGrant{fakeCoord: newFakeCoord()})).
+		Register(&runtime.ScheduledPipeline{PipelineID: "p", Schedule: runtime.Once(), Factory: func(ctx context.Context) (runtime.Pipeline, error) {
+			built.Store(true)
+			return nopFactory(ctx)
+		}})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := runAsync(pool, ctx)
+	deadline := time.Now().Add(5 * time.Second)
+	for len(rec.Ended()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	if err := waitErr(t, done); err != nil {
+		t.Fatal(err)
+	}
+	if built.Load() {
+		t.Fatal("the pipeline ran without its lease")
+	}
+	run := onlySpan(t, rec.Ended(), runtime.RunSpanName)
+	if got := spanAttrs(run)[runtime.AttrRunStatus].AsString(); got != runtime.RunStatusCancelled {
+		t.Errorf("status attribute %q, want cancelled", got)
+	}
+	if run.Status().Code != codes.Error || len(run.Events()) != 1 {
+		t.Errorf("status %+v, events %+v; want Error and the lost lease recorded", run.Status(), run.Events())
+	}
+}
