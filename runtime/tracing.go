@@ -53,8 +53,8 @@ const (
 	RunStatusCancelled = "cancelled"
 )
 
-// ShutdownHookTimeout bounds, at the end of WorkerPool.Run, flushing the
-// spans and running the shutdown hooks, all together.
+// ShutdownHookTimeout bounds, at the end of WorkerPool.Run and RunNow,
+// flushing the spans and running the shutdown hooks, all together.
 const ShutdownHookTimeout = 5 * time.Second
 
 // tracerName is the instrumentation scope of the run spans.
@@ -64,10 +64,11 @@ const tracerName = "github.com/agora-etl/agora/runtime"
 // RunSpanName span per run, carried by the run's context so spans the
 // pipeline starts from it (trace.SpanFromContext(ctx).TracerProvider())
 // nest under it. A ScheduledPipeline's own TracerProvider overrides it.
-// Without a provider (the default) runs are not traced and tracing costs
-// nothing; so does a nil tp, even a typed one. At the end of Run the pool calls ForceFlush on every provider
-// it traced with that has one; it does not shut them down: the caller owns
-// them, or hands them over with WithShutdownHook.
+// Without a provider (the default), or with a nil one (even a typed nil),
+// runs are not traced and tracing costs nothing. At the end of Run and
+// RunNow the pool calls ForceFlush on every provider it traced with that
+// has one; it does not shut them down: the caller owns them, or hands them
+// over with WithShutdownHook.
 func WithTracerProvider(tp trace.TracerProvider) PoolOption {
 	return func(c *poolConfig) { c.tracerProvider = tp }
 }
