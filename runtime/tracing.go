@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/agora-etl/agora/tracing"
 )
@@ -64,8 +65,10 @@ const tracerName = "github.com/agora-etl/agora/runtime"
 // RunSpanName span per run, carried by the run's context so spans the
 // pipeline starts from it (trace.SpanFromContext(ctx).TracerProvider())
 // nest under it. A ScheduledPipeline's own TracerProvider overrides it.
-// Without a provider (the default), or with a nil one (even a typed nil),
-// runs are not traced and tracing costs nothing. At the end of Run and
+// Without a provider (the default), with a nil one (even a typed nil) or
+// with noop.NewTracerProvider(), runs are not traced and tracing costs
+// nothing. The no-op provider also keeps RunMain from tracing the pool from
+// the environment. At the end of Run and
 // RunNow the pool calls ForceFlush on every provider it traced with that
 // has one; it does not shut them down: the caller owns them, or hands them
 // over with WithShutdownHook.
@@ -124,14 +127,20 @@ type noTracer struct{ trace.Tracer }
 
 // resolveTracer returns the tracer of r's runs: from the pipeline's provider,
 // else the pool's, else untraced. A typed nil provider (a nil
-// *sdktrace.TracerProvider, as tracing.NewProvider returns when spans
-// go nowhere) counts as none.
+// *sdktrace.TracerProvider, as tracing.NewTracerProvider returns when spans
+// go nowhere) counts as none. The no-op provider (noop.NewTracerProvider)
+// means untraced, and costs what no provider costs: its spans would record
+// nothing, and a context without a span answers SpanFromContext with the
+// same no-op span.
 func (r *runner) resolveTracer() trace.Tracer {
 	tp := r.sp.TracerProvider
 	if isNilProvider(tp) {
 		tp = r.env.tracing.provider
 	}
 	if isNilProvider(tp) {
+		return untraced
+	}
+	if _, ok := tp.(noop.TracerProvider); ok {
 		return untraced
 	}
 	return tp.Tracer(tracerName)
@@ -299,7 +308,7 @@ func traceFromEnv(ctx context.Context, pool *WorkerPool, logger *slog.Logger) er
 	if !isNilProvider(pool.cfg.tracerProvider) || !tracing.EndpointConfigured() || tracing.Disabled() {
 		return nil
 	}
-	tp, err := tracing.NewProvider(ctx, tracing.Config{Exporter: tracing.ExporterOTLP}, logger)
+	tp, err := tracing.NewTracerProvider(ctx, tracing.Config{Exporter: tracing.ExporterOTLP}, logger)
 	if err != nil {
 		return err
 	}

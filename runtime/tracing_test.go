@@ -13,6 +13,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/agora-etl/agora/internal/otlptest"
 	"github.com/agora-etl/agora/runtime"
@@ -470,7 +471,7 @@ func TestRunNowTracesFlushesAndRunsTheHooks(t *testing.T) {
 }
 
 func TestTypedNilProvidersMeanUntraced(t *testing.T) {
-	// What tracing.NewProvider returns when spans go nowhere, passed
+	// What tracing.NewTracerProvider returns when spans go nowhere, passed
 	// on as it comes.
 	var none *sdktrace.TracerProvider
 	var traced atomic.Bool
@@ -545,5 +546,40 @@ func TestRunSpanOfALeaseLostBeforeTheRunStarted(t *testing.T) {
 	}
 	if run.Status().Code != codes.Error || len(run.Events()) != 1 {
 		t.Errorf("status %+v, events %+v; want Error and the lost lease recorded", run.Status(), run.Events())
+	}
+}
+
+// TestNoopProviderOptsOut: a pipeline with the no-op provider stays
+// untraced under a traced pool, and a pool with it is not traced from the
+// environment by RunMain.
+func TestNoopProviderOptsOut(t *testing.T) {
+	rcv := otlptest.NewReceiver(t)
+	t.Setenv(tracing.EnvEndpoint, rcv.URL())
+	tp, rec := recording()
+	var stderr syncBuffer
+	code := runtime.RunMain(context.Background(), nil, &stderr, func() (*runtime.WorkerPool, error) {
+		return runtime.NewWorkerPool(runtime.WithSignalHandling(false), runtime.WithTracerProvider(noop.NewTracerProvider())).
+			Register(&runtime.ScheduledPipeline{PipelineID: "traced", Schedule: runtime.Once(), Factory: nopFactory, TracerProvider: tp}).
+			Register(&runtime.ScheduledPipeline{PipelineID: "untraced", Schedule: runtime.Once(), Factory: nopFactory}), nil
+	})
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr.String())
+	}
+	run := onlySpan(t, rec.Ended(), runtime.RunSpanName)
+	if id := spanAttrs(run)[runtime.AttrPipelineID].AsString(); id != "traced" {
+		t.Errorf("traced %q", id)
+	}
+	if n := rcv.Requests(); n != 0 {
+		t.Errorf("%d export requests: the no-op pool provider did not keep the environment's out", n)
+	}
+
+	inner, innerRec := recording()
+	pool := quietPool(runtime.WithTracerProvider(inner)).
+		Register(&runtime.ScheduledPipeline{PipelineID: "out", Schedule: runtime.Once(), Factory: nopFactory, TracerProvider: noop.NewTracerProvider()})
+	if err := pool.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(innerRec.Ended()); n != 0 {
+		t.Errorf("the pool's provider traced a pipeline that opted out with the no-op one (%d spans)", n)
 	}
 }

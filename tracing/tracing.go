@@ -87,13 +87,13 @@ func (cfg Config) Validate() error {
 		ErrUnknownExporter, cfg.Exporter, ExporterOTLP, ExporterStdout, EnvEndpoint, EnvTracesEndpoint)
 }
 
-// NewProvider returns a provider that batches spans to the exporter
+// NewTracerProvider returns a provider that batches spans to the exporter
 // cfg names, with service.name set. With no exporter named and no OTLP
 // endpoint in the environment it returns a nil provider and a nil error,
 // after one INFO line on logger (nil: slog.Default()) saying spans go
 // nowhere; likewise, whatever cfg says, when OTEL_SDK_DISABLED is "true".
 // The caller owns the provider: Shutdown flushes and stops it.
-func NewProvider(ctx context.Context, cfg Config, logger *slog.Logger) (*sdktrace.TracerProvider, error) {
+func NewTracerProvider(ctx context.Context, cfg Config, logger *slog.Logger) (*sdktrace.TracerProvider, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -138,7 +138,7 @@ func NewProvider(ctx context.Context, cfg Config, logger *slog.Logger) (*sdktrac
 }
 
 // ServiceName returns name, or when it is empty OTEL_SERVICE_NAME, or else
-// the program's file name: the service.name NewProvider uses.
+// the program's file name: the service.name NewTracerProvider uses.
 func ServiceName(name string) string {
 	if name != "" {
 		return name

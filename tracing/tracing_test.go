@@ -25,7 +25,7 @@ func debugLogger(buf *bytes.Buffer) *slog.Logger {
 }
 
 func TestUnknownExporterNamesTheAllowedOnes(t *testing.T) {
-	tp, err := tracing.NewProvider(context.Background(), tracing.Config{Exporter: "jaeger"}, nil)
+	tp, err := tracing.NewTracerProvider(context.Background(), tracing.Config{Exporter: "jaeger"}, nil)
 	if tp != nil || !errors.Is(err, tracing.ErrUnknownExporter) {
 		t.Fatalf("provider %v, error %v", tp, err)
 	}
@@ -42,7 +42,7 @@ func TestUnknownExporterNamesTheAllowedOnes(t *testing.T) {
 func TestNoExporterAndNoEndpointMeansNoTracingAndOneInfoLine(t *testing.T) {
 	noEndpoint(t)
 	var logs bytes.Buffer
-	tp, err := tracing.NewProvider(context.Background(), tracing.Config{ServiceName: "orders-worker"}, debugLogger(&logs))
+	tp, err := tracing.NewTracerProvider(context.Background(), tracing.Config{ServiceName: "orders-worker"}, debugLogger(&logs))
 	if err != nil || tp != nil {
 		t.Fatalf("provider %v, error %v; want neither", tp, err)
 	}
@@ -64,7 +64,7 @@ func TestNoExporterWithAnEndpointExportsOverOTLP(t *testing.T) {
 			}
 			t.Setenv(env, url)
 			var logs bytes.Buffer
-			tp, err := tracing.NewProvider(context.Background(), tracing.Config{ServiceName: "svc"}, debugLogger(&logs))
+			tp, err := tracing.NewTracerProvider(context.Background(), tracing.Config{ServiceName: "svc"}, debugLogger(&logs))
 			if err != nil || tp == nil {
 				t.Fatalf("provider %v, error %v", tp, err)
 			}
@@ -89,12 +89,12 @@ func TestStdoutExporterOnlyWhenAskedFor(t *testing.T) {
 	var out bytes.Buffer
 	defer tracing.SetStdout(&out)()
 
-	tp, err := tracing.NewProvider(context.Background(), tracing.Config{ServiceName: "svc"}, slog.New(slog.DiscardHandler))
+	tp, err := tracing.NewTracerProvider(context.Background(), tracing.Config{ServiceName: "svc"}, slog.New(slog.DiscardHandler))
 	if err != nil || tp != nil {
 		t.Fatalf("no exporter named: provider %v, error %v", tp, err)
 	}
 
-	tp, err = tracing.NewProvider(context.Background(), tracing.Config{ServiceName: "svc", Exporter: "stdout"}, nil)
+	tp, err = tracing.NewTracerProvider(context.Background(), tracing.Config{ServiceName: "svc", Exporter: "stdout"}, nil)
 	if err != nil || tp == nil {
 		t.Fatalf("provider %v, error %v", tp, err)
 	}
@@ -142,7 +142,7 @@ func TestSDKDisabledWins(t *testing.T) {
 	t.Setenv(tracing.EnvSDKDisabled, "true")
 	for _, exporter := range []string{"", "otlp", "stdout"} {
 		var logs bytes.Buffer
-		tp, err := tracing.NewProvider(context.Background(), tracing.Config{Exporter: exporter}, debugLogger(&logs))
+		tp, err := tracing.NewTracerProvider(context.Background(), tracing.Config{Exporter: exporter}, debugLogger(&logs))
 		if err != nil || tp != nil {
 			t.Fatalf("exporter %q: provider %v, error %v", exporter, tp, err)
 		}
