@@ -13,7 +13,7 @@ import (
 // and package tracing are on main, build one provider per distinct
 // (service name, exporter) with
 //
-//	tracing.NewTracerProvider(ctx, tracing.Config{ServiceName: p.Tracing.service(f.lookupEnv), Exporter: p.Tracing.Exporter}, logger)
+//	tracing.NewProvider(ctx, tracing.Config{ServiceName: p.Tracing.service(f.lookupEnv), Exporter: p.Tracing.Exporter}, logger)
 //
 // set sps[i].TracerProvider, and have the pool shut the providers down (so
 // spans are flushed) when it stops. Until then an enabled tracing table is
