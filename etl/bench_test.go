@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	goruntime "runtime"
 	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -28,29 +30,41 @@ const benchName = "xxxxxxxxxxxxxxxxxxxxxxxx"
 // benchmark, in the order pipeline, hand, hand, pipeline per op so that a
 // change in the machine's load weighs on both alike. Each body moves
 // records records; what it does inside untimed (preparing input, checking
-// output) is not counted. It reports each side's records/s and heap
-// allocations per record, and the pipeline's speed as a fraction of the
-// baseline's.
-func sideBySide(b *testing.B, records int, pipeline, hand func(untimed func(func()))) {
+// output) is not counted. It reports each side's records/s by the wall
+// clock and per CPU second (this process's user and system time, plus
+// otherCPU's, such as a redis-server's: on a loaded machine the wall clock
+// mostly measures the other tenants), heap allocations per record, and the
+// pipeline's speed as a fraction of the baseline's by both clocks.
+func sideBySide(b *testing.B, records int, otherCPU func() time.Duration, pipeline, hand func(untimed func(func()))) {
 	b.Helper()
-	var took [2]time.Duration
-	var allocs [2]int64
-	mallocs := func() int64 {
+	type meter struct {
+		wall, cpu time.Duration
+		mallocs   int64
+	}
+	read := func() meter {
 		var m goruntime.MemStats
 		goruntime.ReadMemStats(&m)
-		return int64(m.Mallocs)
+		cpu := processCPU()
+		if otherCPU != nil {
+			cpu += otherCPU()
+		}
+		return meter{wall: time.Duration(time.Now().UnixNano()), cpu: cpu, mallocs: int64(m.Mallocs)}
+	}
+	var sides [2]meter
+	add := func(side int, start, end meter, sign int64) {
+		sides[side].wall += time.Duration(sign) * (end.wall - start.wall)
+		sides[side].cpu += time.Duration(sign) * (end.cpu - start.cpu)
+		sides[side].mallocs += sign * (end.mallocs - start.mallocs)
 	}
 	run := func(side int, body func(func(func()))) {
 		untimed := func(fn func()) {
-			start, before := time.Now(), mallocs()
+			start := read()
 			fn()
-			took[side] -= time.Since(start)
-			allocs[side] -= mallocs() - before
+			add(side, start, read(), -1)
 		}
-		start, before := time.Now(), mallocs()
+		start := read()
 		body(untimed)
-		took[side] += time.Since(start)
-		allocs[side] += mallocs() - before
+		add(side, start, read(), 1)
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -61,12 +75,44 @@ func sideBySide(b *testing.B, records int, pipeline, hand func(untimed func(func
 	}
 	b.StopTimer()
 	total := 2 * float64(records) * float64(b.N)
-	p, h := total/took[0].Seconds(), total/took[1].Seconds()
+	p, h := total/sides[0].wall.Seconds(), total/sides[1].wall.Seconds()
+	pc, hc := total/sides[0].cpu.Seconds(), total/sides[1].cpu.Seconds()
 	b.ReportMetric(p, "pipeline-records/s")
 	b.ReportMetric(h, "hand-records/s")
 	b.ReportMetric(p/h, "pipeline/hand")
-	b.ReportMetric(float64(allocs[0])/total, "pipeline-allocs/record")
-	b.ReportMetric(float64(allocs[1])/total, "hand-allocs/record")
+	b.ReportMetric(pc, "pipeline-records/cpu-s")
+	b.ReportMetric(hc, "hand-records/cpu-s")
+	b.ReportMetric(pc/hc, "cpu-pipeline/hand")
+	b.ReportMetric(float64(sides[0].mallocs)/total, "pipeline-allocs/record")
+	b.ReportMetric(float64(sides[1].mallocs)/total, "hand-allocs/record")
+}
+
+// processCPU is this process's user and system time so far.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// pidCPU is the user and system time of process pid so far, from
+// /proc/pid/stat (Linux, 100 ticks a second).
+func pidCPU(pid int) time.Duration {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	// Fields after the parenthesised command name; utime and stime are the
+	// 14th and 15th fields of the line.
+	rest := string(b[strings.LastIndexByte(string(b), ')')+2:])
+	f := strings.Fields(rest)
+	if len(f) < 13 {
+		return 0
+	}
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(ut+st) * 10 * time.Millisecond
 }
 
 func benchInput(b *testing.B) string {
@@ -128,7 +174,7 @@ func BenchmarkFileJSONLToFile(b *testing.B) {
 	in := benchInput(b)
 	out := filepath.Join(b.TempDir(), "out.jsonl")
 	reset := func() { os.Remove(out) }
-	sideBySide(b, benchRecords, func(func(func())) {
+	sideBySide(b, benchRecords, nil, func(func(func())) {
 		reset()
 		src, err := etl.NewFileSource(etl.FileSourceConfig{Path: in})
 		if err != nil {
@@ -153,7 +199,7 @@ func BenchmarkIterableToFile(b *testing.B) {
 		records[i] = etl.Record{"id": int64(i), "name": benchName}
 	}
 	out := filepath.Join(b.TempDir(), "out.jsonl")
-	sideBySide(b, benchRecords, func(func(func())) {
+	sideBySide(b, benchRecords, nil, func(func(func())) {
 		os.Remove(out)
 		sink, err := etl.NewFileSink(etl.FileSinkConfig{Path: out})
 		if err != nil {
@@ -223,7 +269,7 @@ func BenchmarkRedisStreamToStream(b *testing.B) {
 		}
 		c.Del(ctx, out)
 	}
-	sideBySide(b, streamRecords, func(untimed func(func())) {
+	sideBySide(b, streamRecords, func() time.Duration { return pidCPU(srv.PID()) }, func(untimed func(func())) {
 		var in, out string
 		untimed(func() { in, out = fill() })
 		src, err := etl.NewRedisStreamSource(etl.RedisStreamSourceConfig{URL: srv.URL(), Stream: in, Group: "g", Consumer: "c", Block: etl.Duration(streamBlock)})
