@@ -16,11 +16,12 @@ import (
 // instead of blocking the stream.
 const StreamDataField = "data"
 
-// entryDecoder turns stream entries into records. One json.Decoder is fed
-// entry after entry, so decoding allocates only the record itself.
+// entryDecoder turns stream entries into records: with recordDecoder, or
+// else one json.Decoder fed entry after entry.
 type entryDecoder struct {
+	fast recordDecoder
 	feed stringFeed
-	dec  *json.Decoder
+	dec  *json.Decoder // for what fast declines
 }
 
 // record turns an entry's fields into a record.
@@ -38,6 +39,9 @@ func (d *entryDecoder) record(values map[string]any) Record {
 func (d *entryDecoder) object(s string) (Record, bool) {
 	if len(s) == 0 || s[0] != '{' {
 		return nil, false
+	}
+	if rec, ok := d.fast.decode(s); ok {
+		return rec, true
 	}
 	if d.dec == nil {
 		d.dec = json.NewDecoder(&d.feed)
@@ -72,7 +76,8 @@ func (f *stringFeed) Read(p []byte) (int, error) {
 // batch, so a batch costs one growing allocation, not one a record.
 type entryEncoder struct {
 	arena arenaWriter
-	enc   *json.Encoder
+	fast  recordEncoder
+	enc   *json.Encoder // for what fast declines
 }
 
 // reset starts a new batch; values of the previous batch must be unused.
@@ -87,6 +92,11 @@ func (e *entryEncoder) reset() {
 // value encodes rec; the slice stays valid until the next reset.
 func (e *entryEncoder) value(rec Record) ([]byte, error) {
 	start := len(e.arena.b)
+	if b, ok := e.fast.appendRecord(e.arena.b, rec); ok {
+		e.arena.b = b
+		end := len(b) - 1
+		return b[start:end:end], nil
+	}
 	if err := e.enc.Encode(rec); err != nil {
 		e.arena.b = e.arena.b[:start]
 		return nil, fmt.Errorf("cannot encode as JSON: %w", err)
