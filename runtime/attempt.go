@@ -52,7 +52,7 @@ func (r *runner) attempt(runNumber int64, now time.Time) (outcome, error, time.T
 	before := r.st
 	r.ctx = ctx
 	r.st.state, r.st.next = StateRunning, 0
-	r.st.lastStart, r.st.runNumber, r.st.token = start.UnixNano(), lease.RunNumber, lease.FencingToken
+	r.st.since, r.st.runNumber, r.st.token = start.UnixNano(), lease.RunNumber, lease.FencingToken
 	r.mu.Unlock()
 	if !env.stillHeld(r, lease) {
 		// Lost between the grant and now, while there was no run context
