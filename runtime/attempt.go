@@ -101,7 +101,7 @@ func (r *runner) skipped(runNumber int64, err error) outcome {
 		r.logRun(slog.LevelWarn, "cannot ask the coordinator for a lease; not running", Lease{RunNumber: runNumber}, slog.Any("error", err))
 		return outcomeLeaseError
 	default:
-		r.logRun(slog.LevelDebug, "lease held elsewhere, skipping", Lease{RunNumber: runNumber})
+		r.heldElsewhere(runNumber)
 		return outcomeNotAcquired
 	}
 }

@@ -84,10 +84,12 @@ type runner struct {
 	plannedAt int64
 
 	stopped atomic.Bool
-	mu      sync.Mutex    // guards stopCh, st and ctx
+	mu      sync.Mutex    // guards stopCh, st, ctx and heldLogged
 	stopCh  chan struct{} // made on first use
 	ctx     *runContext   // the run in flight, if any
 	st      runStats
+	// heldLogged is when heldElsewhere last logged at info level (Unix ns).
+	heldLogged int64
 }
 
 // runStats is the runner's part of PipelineStatus, kept flat so a run
