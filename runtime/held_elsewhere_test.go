@@ -87,8 +87,10 @@ func TestHeldLeaseIsLoggedWithHolderOncePerMinute(t *testing.T) {
 // coordinators that cannot name the holder, and says when asking failed.
 func TestHeldLeaseWithoutAReporterStillSaysWhy(t *testing.T) {
 	for name, wrap := range map[string]func(*fakeCoord) runtime.Coordinator{
-		"no reporter":     func(c *fakeCoord) runtime.Coordinator { return c },
-		"reporter failed": func(c *fakeCoord) runtime.Coordinator { return &holderCoord{fakeCoord: c, err: errors.New("redis down")} },
+		"no reporter": func(c *fakeCoord) runtime.Coordinator { return c },
+		"reporter failed": func(c *fakeCoord) runtime.Coordinator {
+			return &holderCoord{fakeCoord: c, err: errors.New("redis down")}
+		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			clock := clocktest.NewFake(t0)
