@@ -100,6 +100,9 @@ func Run(ctx context.Context, opts Options) int {
 			if opts.Verbose {
 				fmt.Fprintf(stderr, "agoragen: wrote %s\n", rel(f.Path))
 			}
+			if newImports(f) && missingSums(ctx, filepath.Dir(f.Path)) {
+				fmt.Fprintf(stderr, "agoragen: %s imports packages whose checksums go.sum lacks; run go mod tidy before go build\n", rel(f.Path))
+			}
 		case Check, Diff:
 			if !f.Changed() {
 				continue
