@@ -123,6 +123,20 @@ func TestReadmeTour(t *testing.T) {
 		t.Fatalf("go generate wrote no orders/worker.go: %v", err)
 	}
 
+	// A bad setting stops it with one message, one prefix, and an example
+	// fit for that setting.
+	bad := exec.Command(filepath.Join(dir, "worker"))
+	bad.Env = append(os.Environ(), "AGORA_DISTRIBUTED_REDIS_URL=redis://127.0.0.1:1/0", "AGORA_DISTRIBUTED_HEARTBEAT_INTERVAL=often")
+	out, err := bad.CombinedOutput()
+	if code := bad.ProcessState.ExitCode(); err == nil || code != 1 {
+		t.Fatalf("worker with a bad setting: exit %d, %v\n%s", code, err, out)
+	}
+	msg := string(out)
+	if !strings.Contains(msg, "AGORA_DISTRIBUTED_HEARTBEAT_INTERVAL") || !strings.Contains(msg, "is not a number of seconds (30) or a duration (30s)") ||
+		strings.Count(msg, "invalid configuration") != 1 || strings.Contains(msg, "agora worker:") {
+		t.Errorf("the bad setting's message is not one clear line:\n%s", msg)
+	}
+
 	// The binary runs, wires the Redis coordinator (its worker record is in
 	// Redis) and stops cleanly on SIGINT.
 	mr := miniredis.RunT(t)
