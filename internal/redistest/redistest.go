@@ -36,6 +36,10 @@ type config struct {
 	password string
 	tls      bool
 	args     []string
+	// sentinelConf, when set, makes the server a Sentinel: the text is
+	// written to sentinel.conf (which Sentinel rewrites as it learns) and
+	// the file passed first, as Sentinel requires.
+	sentinelConf string
 }
 
 // WithPassword makes the server require password (requirepass), for tests of
@@ -232,6 +236,13 @@ func (s *Server) start() error {
 	args := []string{
 		"--bind", "127.0.0.1",
 		"--port", strconv.Itoa(s.port),
+	}
+	if s.cfg.sentinelConf != "" {
+		conf := filepath.Join(s.dir, "sentinel.conf")
+		if err := os.WriteFile(conf, []byte(s.cfg.sentinelConf), 0o600); err != nil {
+			return err
+		}
+		args = append([]string{conf, "--sentinel"}, args...)
 	}
 	if s.cfg.tls {
 		args = []string{
