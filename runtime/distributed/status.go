@@ -72,8 +72,18 @@ func (c *RedisWorkerCoordinator) Healthy(ctx context.Context) error {
 type CoordinatorStatus struct {
 	// Mode is "redis" (single primary) or "redlock" (quorum).
 	Mode string `json:"mode"`
-	// Redis is the primary's URL, password redacted.
+	// Redis is the primary's URL, passwords redacted.
 	Redis string `json:"redis"`
+	// Topology is how the primary is deployed: "single" (one server),
+	// "cluster" (Redis Cluster) or "sentinel" (a primary found through
+	// Sentinels).
+	Topology string `json:"topology"`
+	// Nodes are the addresses the URL names, without credentials: the
+	// server, the cluster's seed nodes or the Sentinels.
+	Nodes []string `json:"nodes"`
+	// MasterName is the name the Sentinels know the primary by (sentinel
+	// topology only).
+	MasterName string `json:"master_name,omitempty"`
 	// WorkerID is the registered worker, empty before Start.
 	WorkerID string `json:"worker_id,omitempty"`
 	// Running is true between Start and Stop.
@@ -126,6 +136,8 @@ func (c *RedisWorkerCoordinator) Status() any {
 	st := CoordinatorStatus{
 		Mode:            "redis",
 		Redis:           c.s.primary.redacted,
+		Topology:        string(c.s.primary.topology),
+		Nodes:           append([]string{}, c.s.primary.nodes...),
 		Reachable:       c.health.reachable.Load(),
 		FallbackToLocal: c.s.FallbackToLocal,
 		LeaseTTL:        c.s.LeaseTTL.String(),
@@ -143,6 +155,9 @@ func (c *RedisWorkerCoordinator) Status() any {
 	}
 	if len(c.s.quorum) > 0 {
 		st.Mode = "redlock"
+	}
+	if f := c.s.primary.failover; f != nil {
+		st.MasterName = f.MasterName
 	}
 	if msg := c.health.lastError.Load(); msg != nil {
 		st.LastError = *msg
