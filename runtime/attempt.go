@@ -84,7 +84,13 @@ func (r *runner) attempt(runNumber int64, now time.Time) (outcome, error, time.T
 	if relErr := env.finishLease(ctx, r, runErr == nil); relErr != nil {
 		r.logRun(slog.LevelWarn, "releasing the lease failed", lease, slog.Any("error", relErr))
 	}
-	r.ended(lease, runErr, end.Sub(start))
+	records := ctx.records.snapshot()
+	if !records.IsZero() {
+		r.mu.Lock()
+		r.st.records = r.st.records.Add(records)
+		r.mu.Unlock()
+	}
+	r.ended(lease, runErr, end.Sub(start), records)
 	if runErr != nil {
 		return outcomeFailure, runErr, end
 	}
@@ -120,13 +126,17 @@ func isPoolCause(cause error) bool {
 	return errors.Is(cause, ErrLeaseLost) || errors.Is(cause, ErrGracefulTimeout) || errors.Is(cause, ErrForcedShutdown)
 }
 
-// ended logs the end of a run.
-func (r *runner) ended(lease Lease, runErr error, took time.Duration) {
+// ended logs the end of a run, with its record counts when it moved any.
+func (r *runner) ended(lease Lease, runErr error, took time.Duration, records RecordCounts) {
+	attrs := []slog.Attr{slog.Duration("duration", took)}
+	if !records.IsZero() {
+		attrs = append(attrs, records.attrs()...)
+	}
 	if runErr != nil {
-		r.logRun(slog.LevelError, "run failed", lease, slog.Duration("duration", took), slog.Any("error", runErr))
+		r.logRun(slog.LevelError, "run failed", lease, append(attrs, slog.Any("error", runErr))...)
 		return
 	}
-	r.logRun(slog.LevelInfo, "run finished", lease, slog.Duration("duration", took))
+	r.logRun(slog.LevelInfo, "run finished", lease, attrs...)
 }
 
 // invoke calls the factory, runs the pipeline and closes it, turning panics

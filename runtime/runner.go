@@ -106,6 +106,7 @@ type runStats struct {
 	runNumber   int64
 	token       int64
 	lastErr     string
+	records     RecordCounts // totals over every run
 }
 
 func newRunner(sp *ScheduledPipeline, env *runEnv) *runner {
@@ -487,6 +488,7 @@ func (r *runner) status() PipelineStatus {
 		NextRun:           timePtr(timeOf(st.next)),
 		RunNumber:         st.runNumber,
 		LeaseToken:        st.token,
+		Records:           st.records,
 	}
 }
 

@@ -74,6 +74,9 @@ type PipelineStatus struct {
 	// LeaseToken is the fencing token of the run in flight, 0 when none is
 	// or the lease is unfenced.
 	LeaseToken int64 `json:"lease_token"`
+	// Records totals the records every run so far moved, as the runs
+	// reported them with CountRecords (zero for pipelines that do not).
+	Records RecordCounts `json:"records"`
 }
 
 // PoolStatus is the document served by /status.
