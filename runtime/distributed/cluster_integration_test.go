@@ -1,6 +1,7 @@
 package distributed
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -88,30 +89,33 @@ func TestClusterLeaseLifecycleOnEveryShard(t *testing.T) {
 	if err := a.Healthy(ctx); err != nil {
 		t.Fatalf("Healthy: %v", err)
 	}
+	first := map[string]runtime.Lease{}
 	for _, id := range ids {
-		first := mustAcquire(t, a, id, 100)
+		first[id] = mustAcquire(t, a, id, 100)
 		if ok, err := b.TryAcquireLease(ctx, id, 100); ok || err != nil {
 			t.Fatalf("%s: b acquired a held lease: %v, %v", id, ok, err)
 		}
-		if ok, err := b.ValidateLease(ctx, id, first.FencingToken); !ok || err != nil {
+		if ok, err := b.ValidateLease(ctx, id, first[id].FencingToken); !ok || err != nil {
 			t.Fatalf("%s: ValidateLease(held token) = %v, %v", id, ok, err)
 		}
-		// Renewals go through (three at least) and the lease stays.
-		time.Sleep(time.Second)
-		if cur, held := a.CurrentLease(id); !held || !cur.ExpiresAt.After(first.ExpiresAt) {
+	}
+	// Renewals go through (three rounds at least) and the leases stay.
+	time.Sleep(time.Second)
+	for _, id := range ids {
+		if cur, held := a.CurrentLease(id); !held || !cur.ExpiresAt.After(first[id].ExpiresAt) {
 			t.Fatalf("%s: lease not renewed: %+v held=%v", id, cur, held)
 		}
 		if err := a.CompleteLease(ctx, id); err != nil {
 			t.Fatalf("%s: CompleteLease: %v", id, err)
 		}
-		if ok, err := b.TryAcquireLease(ctx, id, 100); ok || err != nil {
-			t.Fatalf("%s: completed slot acquired again: %v, %v", id, ok, err)
+		if ok, err := b.TryAcquireLease(ctx, id, 100); ok || !errors.Is(err, runtime.ErrSlotCompleted) {
+			t.Fatalf("%s: completed slot: %v, %v; want false, ErrSlotCompleted", id, ok, err)
 		}
 		next := mustAcquire(t, b, id, 101)
-		if next.FencingToken <= first.FencingToken {
-			t.Fatalf("%s: token %d not above %d", id, next.FencingToken, first.FencingToken)
+		if next.FencingToken <= first[id].FencingToken {
+			t.Fatalf("%s: token %d not above %d", id, next.FencingToken, first[id].FencingToken)
 		}
-		if ok, _ := a.ValidateLease(ctx, id, first.FencingToken); ok {
+		if ok, _ := a.ValidateLease(ctx, id, first[id].FencingToken); ok {
 			t.Fatalf("%s: stale token validated", id)
 		}
 		if err := b.ReleaseLease(ctx, id); err != nil {
@@ -121,7 +125,7 @@ func TestClusterLeaseLifecycleOnEveryShard(t *testing.T) {
 		if err := a.CompleteLease(ctx, id); err != nil {
 			t.Fatal(err)
 		}
-		if ok, err := b.TryAcquireLease(ctx, id, runtime.RunNumberOnce); ok || err != nil {
+		if ok, err := b.TryAcquireLease(ctx, id, runtime.RunNumberOnce); ok || !errors.Is(err, runtime.ErrSlotCompleted) {
 			t.Fatalf("%s: Once ran twice: %v, %v", id, ok, err)
 		}
 	}
