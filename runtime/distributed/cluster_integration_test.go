@@ -18,9 +18,10 @@ import (
 
 // clusterReal is a set of coordinators on one real Redis Cluster.
 type clusterReal struct {
-	t    *testing.T
-	cl   *redistest.Cluster
-	logs *logBuffer
+	t      *testing.T
+	cl     *redistest.Cluster
+	logs   *logBuffer
+	prefix string // KeyPrefix; empty for the default
 }
 
 func newClusterReal(t *testing.T) *clusterReal {
@@ -28,9 +29,16 @@ func newClusterReal(t *testing.T) *clusterReal {
 	return &clusterReal{t: t, cl: redistest.StartCluster(t, 3), logs: &logBuffer{}}
 }
 
+// sub returns r for subtest t with its own key prefix, so subtests share
+// the cluster (starting one takes about two seconds) but no keys.
+func (r *clusterReal) sub(t *testing.T) *clusterReal {
+	return &clusterReal{t: t, cl: r.cl, logs: &logBuffer{}, prefix: "agora:" + t.Name() + ":"}
+}
+
 func (r *clusterReal) options(ttl time.Duration) Options {
 	return Options{
-		RedisURL: r.cl.URL(),
+		KeyPrefix: r.prefix,
+		RedisURL:  r.cl.URL(),
 		LeaseTTL: ttl,
 		Logger:   slog.New(slog.NewTextHandler(r.logs, &slog.HandlerOptions{Level: slog.LevelInfo})),
 	}
@@ -73,11 +81,18 @@ func (r *clusterReal) onEveryMaster(n int, format string, key func(id string) st
 }
 
 func (r *clusterReal) pipelinesOnEveryMaster() []string {
-	return r.onEveryMaster(3, "p%d", keys{prefix: DefaultKeyPrefix}.lease)
+	return r.onEveryMaster(3, "p%d", keys{prefix: r.prefix}.lease)
 }
 
-func TestClusterLeaseLifecycleOnEveryShard(t *testing.T) {
+// TestClusterOnThreeMasters runs, on one cluster, what leaves it healthy.
+func TestClusterOnThreeMasters(t *testing.T) {
 	r := newClusterReal(t)
+	t.Run("lease life cycle on every shard", func(t *testing.T) { testClusterLeaseLifecycle(t, r.sub(t)) })
+	t.Run("ListWorkers covers every master", func(t *testing.T) { testClusterListWorkers(t, r.sub(t)) })
+	t.Run("one holder per pipeline in a race", func(t *testing.T) { testClusterRace(t, r.sub(t)) })
+}
+
+func testClusterLeaseLifecycle(t *testing.T, r *clusterReal) {
 	ids := r.pipelinesOnEveryMaster()
 	// TTL 900 ms: renewal every 300 ms.
 	a := r.started(r.options(900*time.Millisecond), "a", ids)
@@ -134,9 +149,8 @@ func TestClusterLeaseLifecycleOnEveryShard(t *testing.T) {
 	}
 }
 
-func TestClusterListWorkersCoversEveryMaster(t *testing.T) {
-	r := newClusterReal(t)
-	workers := r.onEveryMaster(6, "worker-%d", keys{prefix: DefaultKeyPrefix}.worker)
+func testClusterListWorkers(t *testing.T, r *clusterReal) {
+	workers := r.onEveryMaster(6, "worker-%d", keys{prefix: r.prefix}.worker)
 	for _, w := range workers {
 		r.started(r.options(10*time.Second), w, []string{"p"})
 	}
@@ -170,14 +184,13 @@ func newConnected(t *testing.T, opts Options) *RedisWorkerCoordinator {
 	return c
 }
 
-func TestClusterRaceHasOneHolderPerPipeline(t *testing.T) {
-	r := newClusterReal(t)
+func testClusterRace(t *testing.T, r *clusterReal) {
 	ids := r.pipelinesOnEveryMaster()
 	var coords []*RedisWorkerCoordinator
 	for _, w := range []string{"a", "b", "c"} {
 		coords = append(coords, r.started(r.options(10*time.Second), w, ids))
 	}
-	for id, byWorker := range raceForLeases(t, coords, 20, ids) {
+	for id, byWorker := range raceForLeases(t, coords, 10, ids) {
 		if len(byWorker) < 2 {
 			t.Errorf("%s: acquisitions by worker %v; want several coordinators to win", id, byWorker)
 		}

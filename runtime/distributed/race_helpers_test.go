@@ -85,10 +85,13 @@ func raceForLeases(t *testing.T, coords []*RedisWorkerCoordinator, perCoordinato
 	if v := violations.Load(); v != 0 {
 		t.Fatalf("%d moments with two holders", v)
 	}
+	// Fifty acquisitions of one pipeline show exclusivity; with several
+	// raced at once each gets a share of the time.
+	minAcquisitions := max(50/len(pipelineIDs), 20)
 	out := map[string]map[string]int{}
 	for _, id := range pipelineIDs {
 		r := races[id]
-		if len(r.tokens) < 50 {
+		if len(r.tokens) < minAcquisitions {
 			t.Fatalf("only %d acquisitions of %s in the race; the test proves little", len(r.tokens), id)
 		}
 		for i := 1; i < len(r.tokens); i++ {

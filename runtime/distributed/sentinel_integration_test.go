@@ -30,9 +30,10 @@ const sentinelTTL = 4500 * time.Millisecond
 const sentinelPassword = "m@ster#pw&1"
 
 type sentinelReal struct {
-	t    *testing.T
-	g    *redistest.SentinelGroup
-	logs *logBuffer
+	t      *testing.T
+	g      *redistest.SentinelGroup
+	logs   *logBuffer
+	prefix string
 }
 
 func newSentinelReal(t *testing.T) *sentinelReal {
@@ -40,10 +41,16 @@ func newSentinelReal(t *testing.T) *sentinelReal {
 	return &sentinelReal{t: t, g: redistest.StartSentinels(t, redistest.WithPassword(sentinelPassword)), logs: &logBuffer{}}
 }
 
+// sub returns r for subtest t with its own key prefix and log.
+func (r *sentinelReal) sub(t *testing.T) *sentinelReal {
+	return &sentinelReal{t: t, g: r.g, logs: &logBuffer{}, prefix: "agora:" + t.Name() + ":"}
+}
+
 func (r *sentinelReal) started(workerID string) *RedisWorkerCoordinator {
 	r.t.Helper()
 	c, err := NewRedisWorkerCoordinator(Options{
-		RedisURL: r.g.URL(),
+		KeyPrefix: r.prefix,
+		RedisURL:  r.g.URL(),
 		LeaseTTL: sentinelTTL,
 		Logger:   slog.New(slog.NewTextHandler(r.logs, &slog.HandlerOptions{Level: slog.LevelInfo})),
 	})
@@ -113,8 +120,18 @@ func (s *fencedStore) write(token int64) bool {
 	return true
 }
 
-func TestSentinelForcedFailoverLeasesResumeAndTokensIncrease(t *testing.T) {
+// TestSentinelFailovers fails one group over twice: forced, then back
+// after SIGKILL of the new primary (starting a group takes about two
+// seconds).
+func TestSentinelFailovers(t *testing.T) {
 	r := newSentinelReal(t)
+	if !t.Run("forced failover", func(t *testing.T) { testSentinelForcedFailover(t, r.sub(t)) }) {
+		return
+	}
+	t.Run("primary killed", func(t *testing.T) { testSentinelPrimaryKilled(t, r.sub(t)) })
+}
+
+func testSentinelForcedFailover(t *testing.T, r *sentinelReal) {
 	a := r.started("a")
 	b := r.started("b")
 	lost := recordLost(a)
@@ -124,9 +141,12 @@ func TestSentinelForcedFailoverLeasesResumeAndTokensIncrease(t *testing.T) {
 	first := mustAcquire(t, a, "p", runtime.RunNumberAuto)
 	// The lease reached the replica before the failover, as it does within
 	// a millisecond on a healthy link.
+	if r.g.Master() != r.g.Data[0] {
+		t.Fatal("the group does not start on its first data server")
+	}
 	replica := r.data(r.g.Data[1])
 	waitUntil(t, 5*time.Second, "the lease on the replica", func() bool {
-		return replica.Exists(ctx, keys{prefix: DefaultKeyPrefix}.lease("p")).Val() == 1
+		return replica.Exists(ctx, keys{prefix: r.prefix}.lease("p")).Val() == 1
 	})
 
 	start := time.Now()
@@ -169,8 +189,7 @@ func TestSentinelForcedFailoverLeasesResumeAndTokensIncrease(t *testing.T) {
 	r.checkNoPassword(a, b)
 }
 
-func TestSentinelPrimaryKilledLeaseLostWithItFencingKeepsWritesSafe(t *testing.T) {
-	r := newSentinelReal(t)
+func testSentinelPrimaryKilled(t *testing.T, r *sentinelReal) {
 	a := r.started("a")
 	b := r.started("b")
 	runCtx, lostAt := runUnderLease(a)
@@ -187,7 +206,7 @@ func TestSentinelPrimaryKilledLeaseLostWithItFencingKeepsWritesSafe(t *testing.T
 	t.Logf("failover after SIGKILL took %s", time.Since(killed))
 	// The new primary lacks the last writes, as a replica whose link lagged
 	// would: the lease and the token counter are gone.
-	k := keys{prefix: DefaultKeyPrefix}
+	k := keys{prefix: r.prefix}
 	if err := r.data(next).Del(ctx, k.lease("p"), k.token("p"), k.done("p")).Err(); err != nil {
 		t.Fatal(err)
 	}
