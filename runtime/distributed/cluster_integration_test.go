@@ -39,8 +39,8 @@ func (r *clusterReal) options(ttl time.Duration) Options {
 	return Options{
 		KeyPrefix: r.prefix,
 		RedisURL:  r.cl.URL(),
-		LeaseTTL: ttl,
-		Logger:   slog.New(slog.NewTextHandler(r.logs, &slog.HandlerOptions{Level: slog.LevelInfo})),
+		LeaseTTL:  ttl,
+		Logger:    slog.New(slog.NewTextHandler(r.logs, &slog.HandlerOptions{Level: slog.LevelInfo})),
 	}
 }
 

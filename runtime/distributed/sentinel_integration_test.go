@@ -51,8 +51,8 @@ func (r *sentinelReal) started(workerID string) *RedisWorkerCoordinator {
 	c, err := NewRedisWorkerCoordinator(Options{
 		KeyPrefix: r.prefix,
 		RedisURL:  r.g.URL(),
-		LeaseTTL: sentinelTTL,
-		Logger:   slog.New(slog.NewTextHandler(r.logs, &slog.HandlerOptions{Level: slog.LevelInfo})),
+		LeaseTTL:  sentinelTTL,
+		Logger:    slog.New(slog.NewTextHandler(r.logs, &slog.HandlerOptions{Level: slog.LevelInfo})),
 	})
 	if err != nil {
 		r.t.Fatal(err)
