@@ -259,4 +259,9 @@ func TestClusterKilledMasterStopsOnlyItsPipelines(t *testing.T) {
 	if n := lost.count(); n != 1 {
 		t.Fatalf("%d leases lost, want only the one on the killed master", n)
 	}
+	// Every request to the dead master fails and every other succeeds: the
+	// outage is logged once per coordinator, not once per flap.
+	if n := r.logs.count("distributed: Redis unreachable"); n > 2 {
+		t.Errorf("%d outage warnings from two coordinators, want at most one each:\n%s", n, r.logs)
+	}
 }

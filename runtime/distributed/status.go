@@ -19,22 +19,32 @@ type counters struct {
 type health struct {
 	reachable atomic.Bool
 	lastError atomic.Pointer[string]
+	log       outageLog
 }
 
 // failure records a failed Redis operation and returns its error, redacted
 // and wrapped with what was being done. It logs when Redis goes from
-// reachable to unreachable, not on every failure.
+// reachable to unreachable, not on every failure, and when that flaps at
+// most once a minute (see outageLog).
 func (c *RedisWorkerCoordinator) failure(what string, err error) error {
 	err = fmt.Errorf("distributed: %s: %w", what, c.s.redactor.wrap(err))
 	c.stats.errors.Add(1)
 	msg := err.Error()
 	c.health.lastError.Store(&msg)
 	if c.health.reachable.Swap(false) {
+		logIt, unlogged := c.health.log.down(c.clock.Now())
+		if !logIt {
+			return err
+		}
+		args := []any{"error", err}
+		if unlogged > 0 {
+			args = append(args, "unlogged_outages", unlogged)
+		}
 		if errors.Is(err, ErrQuorumNotReached) {
 			// The primary answered; too few quorum nodes did. The error names them.
-			c.log.Warn("distributed: Redlock quorum unreachable", "error", err)
+			c.log.Warn("distributed: Redlock quorum unreachable", args...)
 		} else {
-			c.log.Warn("distributed: Redis unreachable", "redis", c.s.primary.redacted, "error", err)
+			c.log.Warn("distributed: Redis unreachable", append([]any{"redis", c.s.primary.redacted}, args...)...)
 		}
 	}
 	return err
@@ -42,7 +52,7 @@ func (c *RedisWorkerCoordinator) failure(what string, err error) error {
 
 // noteOK records a successful Redis operation.
 func (c *RedisWorkerCoordinator) noteOK() {
-	if !c.health.reachable.Swap(true) {
+	if !c.health.reachable.Swap(true) && c.health.log.up() {
 		c.log.Info("distributed: Redis reachable again", "redis", c.s.primary.redacted)
 	}
 }
