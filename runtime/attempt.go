@@ -43,7 +43,8 @@ func (r *runner) attempt(runNumber int64, now time.Time) (outcome, error, time.T
 		return outcomeStopped, nil, now
 	}
 
-	ctx := newRunContext(env.parent, lease, r)
+	span := r.startRunSpan(lease)
+	ctx := newRunContext(env.runBase(span), lease, r)
 	start := now
 	if remote {
 		start = r.now() // asking took time
@@ -61,6 +62,7 @@ func (r *runner) attempt(runNumber int64, now time.Time) (outcome, error, time.T
 		r.ctx, r.st = nil, before
 		r.mu.Unlock()
 		r.logRun(slog.LevelWarn, "lease lost before the run started; not running", lease)
+		endUnstartedRunSpan(span)
 		return outcomeNotAcquired, nil, r.now()
 	}
 	if cause := env.cause(); cause != nil {
@@ -77,8 +79,9 @@ func (r *runner) attempt(runNumber int64, now time.Time) (outcome, error, time.T
 	}
 
 	end := r.now()
+	cause := ctx.cancelled()
 	if runErr != nil {
-		runErr = withCause(runErr, ctx.cancelled())
+		runErr = withCause(runErr, cause)
 	}
 	ctx.cancel(nil)
 	if relErr := env.finishLease(ctx, r, runErr == nil); relErr != nil {
@@ -91,6 +94,7 @@ func (r *runner) attempt(runNumber int64, now time.Time) (outcome, error, time.T
 		r.mu.Unlock()
 	}
 	r.ended(lease, runErr, end.Sub(start), records)
+	endRunSpan(span, runErr, cause, records)
 	if runErr != nil {
 		return outcomeFailure, runErr, end
 	}
