@@ -200,9 +200,12 @@ func testClusterRace(t *testing.T, r *clusterReal) {
 func TestClusterKilledMasterStopsOnlyItsPipelines(t *testing.T) {
 	r := newClusterReal(t)
 	ids := r.pipelinesOnEveryMaster() // ids[i] lives on master i
+	// a's registry record lives on the master that dies too: its heartbeats
+	// fail from then on, which must not cost the leases on the others.
+	workers := r.onEveryMaster(2, "worker-%d", keys{prefix: r.prefix}.worker)
 	// TTL 1.5 s: renewal every 0.5 s, renewal deadline 1 s.
-	a := r.started(r.options(1500*time.Millisecond), "a", ids)
-	b := r.started(r.options(1500*time.Millisecond), "b", ids)
+	a := r.started(r.options(1500*time.Millisecond), workers[0], ids)
+	b := r.started(r.options(1500*time.Millisecond), workers[1], ids)
 	lost := recordLost(a)
 	leases := map[string]runtime.Lease{}
 	for _, id := range ids {
