@@ -56,3 +56,20 @@ func TestClusterNeedsThreeMasters(t *testing.T) {
 		t.Fatal("StartCluster(2) did not fail")
 	}
 }
+
+func TestCLIBinaryMissingSkipsOutsideCIAndFailsUnderCI(t *testing.T) {
+	t.Setenv(CLIBinaryEnv, "redis-cli-that-does-not-exist")
+	for _, ci := range []string{"", "true"} {
+		t.Setenv("CI", ci)
+		ft := &fakeTB{TB: t}
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			CLIBinary(ft)
+		}()
+		<-done
+		if want := ci == "true"; ft.failed != want || ft.skipped == want {
+			t.Errorf("CI=%q: skipped=%v failed=%v", ci, ft.skipped, ft.failed)
+		}
+	}
+}

@@ -2,9 +2,11 @@
 // fault and benchmark tests: each on a free 127.0.0.1 port, in its own
 // temporary directory, without persistence, stopped when the test ends.
 //
-// Tests that need a real server call Start. Without a redis-server binary the
-// test is skipped, except under CI=true where it fails: CI must never pass by
-// skipping the tests that matter.
+// Tests that need a real server call Start; StartCluster starts a Redis
+// Cluster of such servers, StartSentinels a primary, a replica and three
+// Sentinels. Without a redis-server binary (or redis-cli, for a cluster) the
+// test is skipped, except under CI=true where it fails: CI must never pass
+// by skipping the tests that matter.
 package redistest
 
 import (
