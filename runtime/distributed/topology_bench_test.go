@@ -10,11 +10,12 @@ import (
 	"github.com/agora-etl/agora/internal/redistest"
 )
 
-// topologyCycler starts a coordinator on url and returns its acquire+release
-// cycle.
-func topologyCycler(b *testing.B, url string) cycler {
+// topologyCycler starts a coordinator on url, under its own key prefix, and
+// returns its acquire+release cycle.
+func topologyCycler(b *testing.B, url, prefix string) cycler {
 	coord, err := NewRedisWorkerCoordinator(Options{
-		RedisURL: url,
+		RedisURL:  url,
+		KeyPrefix: prefix,
 		LeaseTTL: time.Minute,
 		Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
@@ -31,18 +32,22 @@ func topologyCycler(b *testing.B, url string) cycler {
 // BenchmarkTopologyAcquireRelease measures the coordinator's acquire+release
 // cycle, one after another, on one redis-server ("single"), on a 3-master
 // Redis Cluster through go-redis's ClusterClient ("cluster"), and on a
-// primary found through three Sentinels ("sentinel"), in the same run. The
-// "ratio" case interleaves them in rounds, so that drift in the machine's
-// speed hits all alike, and reports each one's throughput relative to
-// single. One pipeline's cycle lives on one master, so this is the client's
-// per-request cost, not the cluster's capacity.
+// primary found through three Sentinels ("sentinel"), in the same run, and
+// on that same primary by its plain redis:// URL ("replicated": the cost of
+// the replica it feeds, without the failover client). The "ratio" case
+// interleaves them in rounds, so that drift in the machine's speed hits all
+// alike, and reports each one's throughput relative to single. One
+// pipeline's cycle lives on one master, so this is the client's per-request
+// cost, not the cluster's capacity.
 func BenchmarkTopologyAcquireRelease(b *testing.B) {
+	group := redistest.StartSentinels(b)
 	cyclers := map[string]cycler{
-		"single":   topologyCycler(b, redistest.Start(b).URL()),
-		"cluster":  topologyCycler(b, redistest.StartCluster(b, 3).URL()),
-		"sentinel": topologyCycler(b, redistest.StartSentinels(b).URL()),
+		"single":     topologyCycler(b, redistest.Start(b).URL(), ""),
+		"cluster":    topologyCycler(b, redistest.StartCluster(b, 3).URL(), ""),
+		"sentinel":   topologyCycler(b, group.URL(), "sentinel:"),
+		"replicated": topologyCycler(b, group.Data[0].URL(), "replicated:"),
 	}
-	names := []string{"single", "cluster", "sentinel"}
+	names := []string{"single", "cluster", "sentinel", "replicated"}
 	benchEach(b, cyclers, names...)
 	b.Run("ratio", func(b *testing.B) {
 		spent, rounds := interleave(b, cyclers, names, ratioRound)
