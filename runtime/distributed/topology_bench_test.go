@@ -16,8 +16,8 @@ func topologyCycler(b *testing.B, url, prefix string) cycler {
 	coord, err := NewRedisWorkerCoordinator(Options{
 		RedisURL:  url,
 		KeyPrefix: prefix,
-		LeaseTTL: time.Minute,
-		Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
+		LeaseTTL:  time.Minute,
+		Logger:    slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 	if err != nil {
 		b.Fatal(err)
