@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/agora-etl/agora/runtime"
 )
@@ -54,11 +55,21 @@ func (c *RedisWorkerCoordinator) TryAcquireLease(ctx context.Context, pipelineID
 		c.inFlight.Done()
 	}()
 
+	req := leaseRequest{PipelineID: pipelineID, Owner: owner, Worker: workerID, Mode: runNumber}
 	opCtx, cancel := c.opContext(ctx)
 	sent := c.clock.Now()
-	res, err := c.backend.acquire(opCtx, leaseRequest{
-		PipelineID: pipelineID, Owner: owner, Mode: runNumber,
-	})
+	res, err := c.backend.acquire(opCtx, req)
+	if err == nil && res.Outcome == outcomeUnregistered {
+		// The record is missing (never written, or the server restarted
+		// empty): write it whole, then ask once more.
+		if err = c.heartbeat(opCtx); err == nil {
+			sent = c.clock.Now()
+			res, err = c.backend.acquire(opCtx, req)
+		}
+		if err == nil && res.Outcome == outcomeUnregistered {
+			err = errors.New("distributed: the worker record vanished again right after it was written")
+		}
+	}
 	cancel()
 	if err != nil {
 		if ctx.Err() != nil {
@@ -92,8 +103,12 @@ func (c *RedisWorkerCoordinator) TryAcquireLease(ctx context.Context, pipelineID
 		},
 		mode:     runNumber,
 		lastSent: sent,
-		deadline: sent.Add(min(c.s.LeaseRenewalDeadline, res.ValidFor)),
 	}
+	var recordSent time.Time
+	if c.takesOver() {
+		recordSent = sent // the grant refreshed the record
+	}
+	h.setDeadline(c.s, sent, res.ValidFor, recordSent)
 	h.stored = h.ref(owner).value()
 	c.mu.Lock()
 	stopped := !c.running

@@ -44,6 +44,7 @@ type leaseBackend interface {
 type leaseRequest struct {
 	PipelineID string
 	Owner      string // unique per coordinator instance
+	Worker     string // the worker id, whose record a grant refreshes
 	Mode       int64  // requested run number: > 0 slot, RunNumberAuto, RunNumberOnce
 }
 
@@ -54,6 +55,7 @@ const (
 	outcomeHeld          acquireOutcome = iota // another owner holds the lease
 	outcomeAcquired                            // the lease is ours
 	outcomeSlotCompleted                       // the slot already ran
+	outcomeUnregistered                        // this worker's record is missing: write it, then ask again
 )
 
 // acquireResult is the answer to a leaseRequest.

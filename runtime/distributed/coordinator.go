@@ -80,14 +80,29 @@ type heldLease struct {
 	mode     int64     // the run number asked for: slot, RunNumberAuto or RunNumberOnce
 	lastSent time.Time // when the last successful acquire or renewal was sent
 	deadline time.Time // give the lease up locally if not renewed by then
-	fallback bool      // an unfenced local lease (FallbackToLocal)
-	stored   string    // the lease's value in Redis; set before the lease is shared
+	// recordUntil bounds deadline when takeover is on: recordGiveUp after
+	// the send of the last record refresh a renewal confirmed (zero: off).
+	recordUntil time.Time
+	fallback    bool   // an unfenced local lease (FallbackToLocal)
+	stored      string // the lease's value in Redis; set before the lease is shared
 }
 
 func (h *heldLease) ref(owner string) leaseRef {
 	return leaseRef{
 		PipelineID: h.lease.PipelineID, Owner: owner, Token: h.lease.FencingToken,
 		RunNumber: h.lease.RunNumber, Mode: h.mode, stored: h.stored,
+	}
+}
+
+// setDeadline sets h's deadline from a grant or renewal sent at sent and
+// valid for validFor, and from the record rule when recordSent is set.
+func (h *heldLease) setDeadline(s settings, sent time.Time, validFor time.Duration, recordSent time.Time) {
+	h.deadline = sent.Add(min(s.LeaseRenewalDeadline, validFor))
+	if !recordSent.IsZero() {
+		h.recordUntil = recordSent.Add(s.recordGiveUp)
+	}
+	if !h.recordUntil.IsZero() && h.recordUntil.Before(h.deadline) {
+		h.deadline = h.recordUntil
 	}
 }
 
@@ -303,7 +318,9 @@ func (c *RedisWorkerCoordinator) SetLeaseLostCallback(cb func(pipelineID string,
 func (c *RedisWorkerCoordinator) CurrentLease(pipelineID string) (runtime.Lease, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if h := c.leases[pipelineID]; h != nil {
+	// Past its deadline a lease is no longer this worker's, even before the
+	// renewal loop has removed it: another worker may already hold it.
+	if h := c.leases[pipelineID]; h != nil && (h.fallback || c.clock.Now().Before(h.deadline)) {
 		return h.lease, true
 	}
 	return runtime.Lease{}, false
@@ -325,6 +342,13 @@ func (c *RedisWorkerCoordinator) isClosed() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.closed
+}
+
+// takesOver reports whether leases of dead workers are taken over from the
+// registry (see takeover.go).
+func (c *RedisWorkerCoordinator) takesOver() bool {
+	b, ok := c.backend.(*singleBackend)
+	return ok && b.registry != ""
 }
 
 // opContext bounds one Redis operation by opTimeout (or ctx's earlier

@@ -22,7 +22,12 @@ type singleBackend struct {
 
 	// Boxed once: the per-call allocations of arguments are a measurable
 	// part of a cycle.
-	ttlArg, stateTTLArg, onceArg any
+	ttlArg, stateTTLArg, onceArg, recordTTLArg any
+
+	// registry is the worker record key prefix the acquire script checks a
+	// holder's record under, for takeover (see takeover.go); "" keeps to
+	// the lease TTL.
+	registry string
 }
 
 // newSingleBackend returns a backend on client; keys may be shared with
@@ -31,12 +36,19 @@ func newSingleBackend(client redis.UniversalClient, s settings, keys *keyCache) 
 	if keys == nil {
 		keys = newKeyCache(primaryKeys(s.KeyPrefix))
 	}
-	return &singleBackend{
+	b := &singleBackend{
 		client: client, keys: keys, s: s,
-		ttlArg:      s.LeaseTTL.Milliseconds(),
-		stateTTLArg: s.FencingKeyTTL.Milliseconds(),
-		onceArg:     s.onceTTL.Milliseconds(),
+		ttlArg:       s.LeaseTTL.Milliseconds(),
+		stateTTLArg:  s.FencingKeyTTL.Milliseconds(),
+		onceArg:      s.onceTTL.Milliseconds(),
+		recordTTLArg: s.recordTTL.Milliseconds(),
 	}
+	// The script reads the holder's record by a key it is not passed, which
+	// only one server holding every key allows.
+	if _, cluster := client.(*redis.ClusterClient); !cluster {
+		b.registry = keysFor(s).worker("")
+	}
+	return b
 }
 
 // primaryKeys builds a pipeline's keys on the primary under prefix.
@@ -64,8 +76,12 @@ func (b *singleBackend) acquire(ctx context.Context, req leaseRequest) (acquireR
 		// the server a little.
 		keys = keys[:3]
 	}
+	var own string
+	if b.registry != "" {
+		own = b.registry + req.Worker
+	}
 	reply, err := acquireScript.Run(ctx, b.client, keys,
-		req.Owner, req.Mode, b.ttlArg, b.stateTTLArg,
+		req.Owner, req.Mode, b.ttlArg, b.stateTTLArg, b.registry, own, b.recordTTLArg,
 	).Int64()
 	if err != nil {
 		return acquireResult{}, err
@@ -88,21 +104,38 @@ func parseAcquireReply(reply, mode int64, s settings) (acquireResult, error) {
 		return acquireResult{Outcome: outcomeHeld}, nil
 	case reply == -1:
 		return acquireResult{Outcome: outcomeSlotCompleted}, nil
+	case reply == -2:
+		return acquireResult{Outcome: outcomeUnregistered}, nil
 	default:
 		return acquireResult{}, fmt.Errorf("distributed: malformed reply %d from the acquire script", reply)
 	}
 }
 
 func (b *singleBackend) renew(ctx context.Context, refs []leaseRef) []renewResult {
-	calls := make([]scriptCall, len(refs))
-	for i, ref := range refs {
-		calls[i] = scriptCall{
+	out, _ := b.renewAfter(ctx, nil, refs)
+	return out
+}
+
+// renewAfter renews refs in one pipelined round trip that first runs
+// first, when not nil (the worker record's refresh), and returns its error.
+func (b *singleBackend) renewAfter(ctx context.Context, first *scriptCall, refs []leaseRef) ([]renewResult, error) {
+	calls := make([]scriptCall, 0, len(refs)+1)
+	if first != nil {
+		calls = append(calls, *first)
+	}
+	for _, ref := range refs {
+		calls = append(calls, scriptCall{
 			script: renewScript,
 			keys:   b.pipelineKeys(ref.PipelineID)[:1],
 			args:   []any{ref.value(), b.ttlArg},
-		}
+		})
 	}
 	cmds := runPipelined(ctx, b.client, calls)
+	var firstErr error
+	if first != nil {
+		firstErr = cmds[0].Err()
+		cmds = cmds[1:]
+	}
 	out := make([]renewResult, len(refs))
 	for i, cmd := range cmds {
 		n, err := cmd.Int64()
@@ -112,7 +145,7 @@ func (b *singleBackend) renew(ctx context.Context, refs []leaseRef) []renewResul
 		}
 		out[i] = renewResult{Held: n == 1, ValidFor: b.s.LeaseTTL}
 	}
-	return out
+	return out, firstErr
 }
 
 // release is a compare-and-delete without a script: the lease is a list
