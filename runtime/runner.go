@@ -73,6 +73,9 @@ type runner struct {
 	following int64 // cron: the slot after slot, when already known
 	failures  int32 // consecutive failed runs
 	retry     bool  // the next attempt retries slot after a failure
+	// pre is the decision and lease reply the dispatcher obtained for the
+	// next attempt in a batch (see dispatcher.acquireBatch); nil otherwise.
+	pre *preAcquired
 
 	// dispatcher bookkeeping
 	inHeap   bool    // waiting in the heap; guarded by the dispatcher's lock
@@ -106,6 +109,15 @@ type runStats struct {
 	runNumber   int64
 	token       int64
 	lastErr     string
+}
+
+// preAcquired is an attempt decided, and its lease asked for, ahead of the
+// executor that makes it.
+type preAcquired struct {
+	runNumber int64
+	run       bool // false: decide found nothing to run
+	ok        bool // the lease was granted
+	err       error
 }
 
 func newRunner(sp *ScheduledPipeline, env *runEnv) *runner {
@@ -212,11 +224,21 @@ func (r *runner) stateOf() PipelineState {
 // made) and reports done when the pipeline must not run again, with the
 // error it stops with.
 func (r *runner) step(now time.Time) (end time.Time, done bool, err error) {
-	runNumber, run := r.decide(now)
+	var (
+		runNumber int64
+		run       bool
+	)
+	if p := r.pre; p != nil {
+		runNumber, run = p.runNumber, p.run
+	} else {
+		runNumber, run = r.decide(now)
+	}
 	if !run {
+		r.pre = nil
 		return now, false, nil
 	}
 	o, runErr, end := r.attempt(runNumber, now)
+	r.pre = nil
 	done, err = r.plan(o, runErr, end)
 	return end, done, err
 }

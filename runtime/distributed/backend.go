@@ -44,7 +44,8 @@ type leaseBackend interface {
 type leaseRequest struct {
 	PipelineID string
 	Owner      string // unique per coordinator instance
-	Worker     string // the worker id, whose record a grant refreshes
+	Worker     string // the worker id
+	RecordKey  string // the worker's record key, which a grant refreshes
 	Mode       int64  // requested run number: > 0 slot, RunNumberAuto, RunNumberOnce
 }
 

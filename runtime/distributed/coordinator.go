@@ -46,9 +46,12 @@ type RedisWorkerCoordinator struct {
 	s       settings
 	client  redis.UniversalClient
 	backend leaseBackend
-	keys    keys
-	log     *slog.Logger
-	clock   runtime.Clock
+	// finisher batches releases and completions on a single Redis (nil
+	// otherwise).
+	finisher *finishBatcher
+	keys     keys
+	log      *slog.Logger
+	clock    runtime.Clock
 
 	lostCB atomic.Pointer[func(string, runtime.Lease)]
 
@@ -57,6 +60,8 @@ type RedisWorkerCoordinator struct {
 	running  bool // between Start and Stop
 	workerID string
 	owner    string // workerID plus a random suffix: unique per instance
+	// recordKey is the worker record's key, fixed at Start.
+	recordKey string
 	// record holds the worker record's fields fixed at Start, so a
 	// heartbeat does not recompute them.
 	record workerRecord
@@ -145,6 +150,9 @@ func NewRedisWorkerCoordinator(opts Options) (*RedisWorkerCoordinator, error) {
 		busy:    map[string]bool{},
 		local:   newLocalState(),
 	}
+	if b, ok := backend.(*singleBackend); ok {
+		c.finisher = &finishBatcher{send: b.finishMany, timeout: s.opTimeout}
+	}
 	c.health.reachable.Store(true)
 	return c, nil
 }
@@ -221,6 +229,7 @@ func (c *RedisWorkerCoordinator) Start(ctx context.Context, workerID string, pip
 	c.running = true
 	c.workerID = workerID
 	c.owner = workerID + "#" + hex.EncodeToString(suffix)
+	c.recordKey = c.keys.worker(workerID)
 	c.record = newWorkerRecord(workerID, pipelineIDs, c.clock.Now())
 	c.loopStop = make(chan struct{})
 	stop := c.loopStop

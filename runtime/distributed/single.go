@@ -70,6 +70,16 @@ func (b *singleBackend) status() any { return nil }
 func (b *singleBackend) close() error { return nil }
 
 func (b *singleBackend) acquire(ctx context.Context, req leaseRequest) (acquireResult, error) {
+	keys, args := b.acquireCall(req)
+	reply, err := acquireScript.Run(ctx, b.client, keys, args...).Int64()
+	if err != nil {
+		return acquireResult{}, err
+	}
+	return parseAcquireReply(reply, req.Mode, b.s)
+}
+
+// acquireCall returns the acquire script's keys and arguments for req.
+func (b *singleBackend) acquireCall(req leaseRequest) ([]string, []any) {
 	keys := b.pipelineKeys(req.PipelineID)
 	if req.Mode != runtime.RunNumberOnce {
 		// Only a Once request reads the once marker; every key passed costs
@@ -78,15 +88,9 @@ func (b *singleBackend) acquire(ctx context.Context, req leaseRequest) (acquireR
 	}
 	var own string
 	if b.registry != "" {
-		own = b.registry + req.Worker
+		own = req.RecordKey
 	}
-	reply, err := acquireScript.Run(ctx, b.client, keys,
-		req.Owner, req.Mode, b.ttlArg, b.stateTTLArg, b.registry, own, b.recordTTLArg,
-	).Int64()
-	if err != nil {
-		return acquireResult{}, err
-	}
-	return parseAcquireReply(reply, req.Mode, b.s)
+	return keys, []any{req.Owner, req.Mode, b.ttlArg, b.stateTTLArg, b.registry, own, b.recordTTLArg}
 }
 
 // parseAcquireReply decodes the acquire script's reply: the new token, 0 for

@@ -17,18 +17,9 @@
 -- is missing (it must register first): one integer, the cheapest reply.
 --
 -- Each redis.call costs about as much as a command a client sends, so a
--- refusal is decided by reads alone, before any token is minted, and a
--- grant writes only what it must.
-local mode = tonumber(ARGV[2])
-if mode > 0 then
-  local done = redis.call('GET', KEYS[3])
-  if done and mode <= tonumber(done) then
-    return -1
-  end
-elseif mode == -1 and redis.call('EXISTS', KEYS[4]) == 1 then
-  return -1
-end
-
+-- refusal is decided by reads alone, before any token is minted (a lease
+-- held by a live owner: LINDEX and EXISTS; a completed slot: LINDEX and
+-- GET), and a grant writes only what it must.
 local held = redis.call('LINDEX', KEYS[1], 0)
 if held then
   local owner = string.match(held, '^%d+ %-?%d+ (.*)$')
@@ -44,6 +35,18 @@ if held then
       return 0
     end
   end
+end
+
+-- The slot rule, read only for a lease that is free (or this owner's): a
+-- lease held by another is refused the same either way.
+local mode = tonumber(ARGV[2])
+if mode > 0 then
+  local done = redis.call('GET', KEYS[3])
+  if done and mode <= tonumber(done) then
+    return -1
+  end
+elseif mode == -1 and redis.call('EXISTS', KEYS[4]) == 1 then
+  return -1
 end
 
 -- The grant refreshes this worker's own record, so a contender cannot take
