@@ -65,7 +65,17 @@ func (c *RedisWorkerCoordinator) beginAcquire(pipelineID string, runNumber int64
 	}
 	c.busy[pipelineID] = true
 	c.inFlight.Add(1)
-	req = leaseRequest{PipelineID: pipelineID, Owner: c.owner, Worker: c.workerID, RecordKey: c.recordKey, Mode: runNumber}
+	req = leaseRequest{PipelineID: pipelineID, Owner: c.owner, Worker: c.workerID, Mode: runNumber}
+	// A grant must leave the worker's record alive for recordGiveUp from
+	// where the lease's deadline counts. After a record write within the
+	// last heartbeat interval the deadline counts from that write, and the
+	// script need not refresh the record (one command less per grant);
+	// otherwise the script refreshes it, and it counts from the send.
+	if now := c.clock.Now(); !c.recordOK.IsZero() && now.Sub(c.recordOK) < c.s.HeartbeatInterval {
+		req.recordSent = c.recordOK
+	} else {
+		req.RecordKey = c.recordKeyArg
+	}
 	c.mu.Unlock()
 	return req, true, nil
 }
@@ -84,6 +94,7 @@ func (c *RedisWorkerCoordinator) acquireRegistered(ctx context.Context, req leas
 	if err := c.heartbeat(ctx); err != nil {
 		return time.Time{}, acquireResult{}, err
 	}
+	req.RecordKey, req.recordSent = c.recordKeyArg, time.Time{}
 	sent := c.clock.Now()
 	res, err := c.backend.acquire(ctx, req)
 	if err == nil && res.Outcome == outcomeUnregistered {
@@ -131,7 +142,10 @@ func (c *RedisWorkerCoordinator) settleAcquire(ctx context.Context, req leaseReq
 	}
 	var recordSent time.Time
 	if c.takesOver() {
-		recordSent = sent // the grant refreshed the record
+		recordSent = req.recordSent
+		if recordSent.IsZero() {
+			recordSent = sent // the grant refreshed the record
+		}
 	}
 	h.setDeadline(c.s, sent, res.ValidFor, recordSent)
 	h.stored = h.ref(owner).value()

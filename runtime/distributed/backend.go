@@ -45,8 +45,12 @@ type leaseRequest struct {
 	PipelineID string
 	Owner      string // unique per coordinator instance
 	Worker     string // the worker id
-	RecordKey  string // the worker's record key, which a grant refreshes
-	Mode       int64  // requested run number: > 0 slot, RunNumberAuto, RunNumberOnce
+	// RecordKey is the worker's record key (boxed once), which a grant
+	// refreshes; "" when a refresh was confirmed recently enough that
+	// recordSent stands instead (see beginAcquire).
+	RecordKey  any
+	recordSent time.Time
+	Mode       int64 // requested run number: > 0 slot, RunNumberAuto, RunNumberOnce
 }
 
 // acquireOutcome says what happened to an acquire attempt.

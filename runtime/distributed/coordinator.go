@@ -60,8 +60,11 @@ type RedisWorkerCoordinator struct {
 	running  bool // between Start and Stop
 	workerID string
 	owner    string // workerID plus a random suffix: unique per instance
-	// recordKey is the worker record's key, fixed at Start.
-	recordKey string
+	// recordKey is the worker record's key, fixed at Start, and boxed.
+	recordKey    string
+	recordKeyArg any
+	// recordOK is when the last record write that went through was sent.
+	recordOK time.Time
 	// record holds the worker record's fields fixed at Start, so a
 	// heartbeat does not recompute them.
 	record workerRecord
@@ -151,7 +154,7 @@ func NewRedisWorkerCoordinator(opts Options) (*RedisWorkerCoordinator, error) {
 		local:   newLocalState(),
 	}
 	if b, ok := backend.(*singleBackend); ok {
-		c.finisher = &finishBatcher{send: b.finishMany, timeout: s.opTimeout}
+		c.finisher = &finishBatcher{send: b.finishMany, one: b.finishOne, timeout: s.opTimeout}
 	}
 	c.health.reachable.Store(true)
 	return c, nil
@@ -230,6 +233,8 @@ func (c *RedisWorkerCoordinator) Start(ctx context.Context, workerID string, pip
 	c.workerID = workerID
 	c.owner = workerID + "#" + hex.EncodeToString(suffix)
 	c.recordKey = c.keys.worker(workerID)
+	c.recordKeyArg = c.recordKey
+	c.recordOK = time.Time{}
 	c.record = newWorkerRecord(workerID, pipelineIDs, c.clock.Now())
 	c.loopStop = make(chan struct{})
 	stop := c.loopStop
@@ -358,6 +363,16 @@ func (c *RedisWorkerCoordinator) isClosed() bool {
 func (c *RedisWorkerCoordinator) takesOver() bool {
 	b, ok := c.backend.(*singleBackend)
 	return ok && b.registry != ""
+}
+
+// noteRecord records that a write of the worker record sent at sent went
+// through.
+func (c *RedisWorkerCoordinator) noteRecord(sent time.Time) {
+	c.mu.Lock()
+	if sent.After(c.recordOK) {
+		c.recordOK = sent
+	}
+	c.mu.Unlock()
 }
 
 // opContext bounds one Redis operation by opTimeout (or ctx's earlier

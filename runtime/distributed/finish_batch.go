@@ -32,6 +32,7 @@ const maxFinishBatch = 512
 // and no goroutine is added.
 type finishBatcher struct {
 	send    func(ctx context.Context, reqs []finishReq) []finishRep
+	one     func(ctx context.Context, req finishReq) finishRep // a batch of one, without a pipeline
 	timeout time.Duration
 
 	mu    sync.Mutex
@@ -71,16 +72,20 @@ func (b *finishBatcher) do(req finishReq) finishRep {
 // run sends batch, whose first member is the caller, hands the next queued
 // batch to its first member, and wakes the others of this one.
 func (b *finishBatcher) run(batch []*finishWait) {
-	reqs := make([]finishReq, len(batch))
-	for i, w := range batch {
-		reqs[i] = w.req
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), b.timeout)
-	reps := b.send(ctx, reqs)
-	cancel()
-	for i, w := range batch {
-		w.rep = reps[i]
+	if len(batch) == 1 && b.one != nil {
+		batch[0].rep = b.one(ctx, batch[0].req)
+	} else {
+		reqs := make([]finishReq, len(batch))
+		for i, w := range batch {
+			reqs[i] = w.req
+		}
+		reps := b.send(ctx, reqs)
+		for i, w := range batch {
+			w.rep = reps[i]
+		}
 	}
+	cancel()
 	b.mu.Lock()
 	var next []*finishWait
 	if n := min(len(b.queue), maxFinishBatch); n > 0 {
@@ -98,6 +103,17 @@ func (b *finishBatcher) run(batch []*finishWait) {
 	for _, w := range batch[1:] {
 		close(w.done)
 	}
+}
+
+// finishOne releases or completes one lease with a single command.
+func (b *singleBackend) finishOne(ctx context.Context, r finishReq) finishRep {
+	var rep finishRep
+	if r.completed {
+		rep.owned, rep.err = b.complete(ctx, r.ref)
+	} else {
+		rep.owned, rep.err = b.release(ctx, r.ref)
+	}
+	return rep
 }
 
 // finishMany releases (LREM) and completes (the complete script) in one

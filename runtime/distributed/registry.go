@@ -46,9 +46,11 @@ func (c *RedisWorkerCoordinator) heartbeat(ctx context.Context) error {
 	}
 	ctx, cancel := c.opContext(ctx)
 	defer cancel()
+	sent := c.clock.Now()
 	if err := call.script.Run(ctx, c.client, call.keys, call.args...).Err(); err != nil {
 		return c.failure("heartbeat", err)
 	}
+	c.noteRecord(sent)
 	c.noteOK()
 	return nil
 }

@@ -134,6 +134,7 @@ func (c *RedisWorkerCoordinator) renewRound(ctx context.Context, refs []leaseRef
 		_ = c.failure("heartbeat", err)
 		return results, sent, time.Time{}
 	}
+	c.noteRecord(sent)
 	return results, sent, sent
 }
 

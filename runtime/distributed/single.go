@@ -27,7 +27,8 @@ type singleBackend struct {
 	// registry is the worker record key prefix the acquire script checks a
 	// holder's record under, for takeover (see takeover.go); "" keeps to
 	// the lease TTL.
-	registry string
+	registry    string
+	registryArg any // registry, boxed once
 }
 
 // newSingleBackend returns a backend on client; keys may be shared with
@@ -47,6 +48,7 @@ func newSingleBackend(client redis.UniversalClient, s settings, keys *keyCache) 
 	// only one server holding every key allows.
 	if _, cluster := client.(*redis.ClusterClient); !cluster {
 		b.registry = keysFor(s).worker("")
+		b.registryArg = b.registry
 	}
 	return b
 }
@@ -86,11 +88,14 @@ func (b *singleBackend) acquireCall(req leaseRequest) ([]string, []any) {
 		// the server a little.
 		keys = keys[:3]
 	}
-	var own string
+	registry, own := any(""), any("")
 	if b.registry != "" {
-		own = req.RecordKey
+		registry = b.registryArg
+		if req.RecordKey != nil {
+			own = req.RecordKey
+		}
 	}
-	return keys, []any{req.Owner, req.Mode, b.ttlArg, b.stateTTLArg, b.registry, own, b.recordTTLArg}
+	return keys, []any{req.Owner, req.Mode, b.ttlArg, b.stateTTLArg, registry, own, b.recordTTLArg}
 }
 
 // parseAcquireReply decodes the acquire script's reply: the new token, 0 for

@@ -11,14 +11,16 @@ import "time"
 // holder's record is gone, atomically with the check, minting a new
 // fencing token as for any grant. Two rules make that safe:
 //
-//   - The holder refreshes its record at every grant (the acquire script
-//     extends it, and refuses to grant while the record is missing) and in
-//     every renewal round, just before renewing its leases. A lease counts
-//     as held only until recordGiveUp after the send of the last refresh
-//     that a successful renewal of that lease confirmed (or of the grant),
-//     measured on the worker's monotonic clock; past that it is given up
-//     locally, as at the renewal deadline, and the run's context is
-//     cancelled.
+//   - The holder refreshes its record in every renewal round, just before
+//     renewing its leases (one pipeline: Redis runs them in order), and at
+//     a grant unless a write of the record went through within the last
+//     heartbeat interval (the acquire script then extends it, and refuses
+//     to grant while it is missing). A lease counts as held only until
+//     recordGiveUp after the send of the last record write that a
+//     successful renewal of that lease confirmed (or, for a new lease, of
+//     the write before the grant, or of the grant itself), measured on the
+//     worker's monotonic clock; past that it is given up locally, as at the
+//     renewal deadline, and the run's context is cancelled.
 //   - Redis starts the record's expiry when it runs the refresh, which is
 //     after the send, and counts it on its own clock. recordGiveUp is
 //     recordTTL less recordMargin: 1 % of recordTTL for the two clocks

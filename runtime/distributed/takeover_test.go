@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agora-etl/agora/internal/redistest"
 	"github.com/agora-etl/agora/runtime"
 )
 
@@ -66,7 +67,12 @@ func TestAcquireWritesAMissingRecordFirst(t *testing.T) {
 	u := newUnit(t)
 	a := u.started(takeoverOptions(u), "a")
 	b := u.started(takeoverOptions(u), "b")
-	u.mr.Del("agora:distributed:worker:a") // e.g. the server restarted empty
+	// The record is gone and no write of it went through lately (Redis was
+	// unreachable, say): the grant must find that out.
+	u.mr.Del("agora:distributed:worker:a")
+	a.mu.Lock()
+	a.recordOK = time.Time{}
+	a.mu.Unlock()
 	mustAcquire(t, a, "p", 5)
 	if !u.mr.Exists("agora:distributed:worker:a") {
 		t.Fatal("lease granted while the holder has no record: anyone could take it over")
@@ -106,5 +112,40 @@ func TestHolderGivesUpBeforeItsRecordCanExpire(t *testing.T) {
 	u.mr.SetError("")
 	if ttl := u.mr.TTL("agora:distributed:worker:a"); ttl <= 0 {
 		t.Errorf("record already gone (TTL %s) when the holder gave up", ttl)
+	}
+}
+
+func TestGrantRefreshesTheRecordOnlyWhenNoRecentWrite(t *testing.T) {
+	r := newReal(t)
+	opts := r.options(30 * time.Second)
+	opts.HeartbeatInterval = time.Second
+	a := r.started(opts, "a") // Start wrote the record just now
+	admin := r.client(0)
+	pexpires := func() int64 {
+		info, err := admin.Info(ctx, "commandstats").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return redistest.ParseCommandStats(info)["pexpire"].Calls
+	}
+	before := pexpires()
+	mustAcquire(t, a, "p", runtime.RunNumberAuto)
+	if n := pexpires() - before; n != 1 {
+		t.Errorf("grant right after a record write ran %d PEXPIREs, want 1 (the lease's)", n)
+	}
+	a.mu.Lock()
+	a.recordOK = a.recordOK.Add(-2 * time.Second) // as if the last write were older
+	a.mu.Unlock()
+	before = pexpires()
+	mustAcquire(t, a, "q", runtime.RunNumberAuto)
+	if n := pexpires() - before; n != 2 {
+		t.Errorf("grant after a stale record write ran %d PEXPIREs, want 2 (record and lease)", n)
+	}
+	lease, _ := a.CurrentLease("q")
+	a.mu.Lock()
+	deadline := a.leases["q"].deadline
+	a.mu.Unlock()
+	if want := lease.AcquiredAt.Add(3*time.Second - 35*time.Millisecond); !deadline.Equal(want) {
+		t.Errorf("deadline %s, want %s: the record rule from the grant's send", deadline, want)
 	}
 }

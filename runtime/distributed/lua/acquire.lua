@@ -6,7 +6,8 @@
 -- ARGV[2] requested run number: > 0 slot, 0 auto, -1 once
 -- ARGV[3] lease TTL (ms)  ARGV[4] state TTL (ms, 0 keeps)
 -- ARGV[5] worker record key prefix ('' turns takeover off)
--- ARGV[6] this worker's record key  ARGV[7] worker record TTL (ms)
+-- ARGV[6] this worker's record key ('' when the worker wrote it recently
+-- enough, see beginAcquire)  ARGV[7] worker record TTL (ms)
 --
 -- The lease is a list holding the one string "<token> <run> <owner>", with a
 -- PX expiry; run is the slot, or the token itself for auto and once. A list,
@@ -52,7 +53,7 @@ end
 -- The grant refreshes this worker's own record, so a contender cannot take
 -- the lease over from a record about to expire; a missing record (deleted,
 -- or the server restarted empty) must be written whole first.
-if ARGV[5] ~= '' and redis.call('PEXPIRE', ARGV[6], ARGV[7]) == 0 then
+if ARGV[6] ~= '' and redis.call('PEXPIRE', ARGV[6], ARGV[7]) == 0 then
   return -2
 end
 
