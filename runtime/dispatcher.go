@@ -35,6 +35,9 @@ type dispatcher struct {
 	// leaser, when the coordinator is one, gets the lease requests of the
 	// runners due together in one call per batch (see acquireBatch).
 	leaser BatchLeaser
+	// batching counts acquireBatch goroutines, which queue work: the loop
+	// closes the queue only after they are done.
+	batching sync.WaitGroup
 
 	mu       sync.Mutex // guards heap, runner.inHeap and runner.done
 	heap     dueHeap
@@ -311,7 +314,10 @@ func (d *dispatcher) idle() <-chan struct{} {
 
 func (d *dispatcher) loop() {
 	defer close(d.loopDone)
-	defer close(d.work)
+	defer func() {
+		d.batching.Wait()
+		close(d.work)
+	}()
 	var (
 		timer Timer
 		due   []*runner
@@ -535,6 +541,7 @@ func (d *dispatcher) dispatch(due []*runner) {
 	d.running.Add(n)
 	d.dispatched.Add(n)
 	if d.leaser != nil && len(due) > 1 {
+		d.batching.Add(1)
 		go d.acquireBatch(slices.Clone(due))
 		return
 	}
@@ -559,6 +566,7 @@ func (d *dispatcher) queue(due []*runner) {
 // goroutine per batch, not a blocked executor per request; refused runners
 // pass through an executor without waiting on anything.
 func (d *dispatcher) acquireBatch(batch []*runner) {
+	defer d.batching.Done()
 	reqs := make([]LeaseRequest, 0, len(batch))
 	asked := make([]*preAcquired, 0, len(batch))
 	for _, r := range batch {

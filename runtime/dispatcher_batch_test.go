@@ -108,3 +108,36 @@ func TestBurstAsksForLeasesInBatches(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// slowBatchCoord answers lease batches only after a pause, so a stop can
+// come while one is in flight.
+type slowBatchCoord struct {
+	*batchCoord
+	asked chan struct{}
+	once  sync.Once
+}
+
+func (c *slowBatchCoord) TryAcquireLeases(ctx context.Context, reqs []runtime.LeaseRequest) []runtime.LeaseReply {
+	c.once.Do(func() { close(c.asked) })
+	time.Sleep(50 * time.Millisecond)
+	return c.batchCoord.TryAcquireLeases(ctx, reqs)
+}
+
+func TestStopWhileALeaseBatchIsInFlight(t *testing.T) {
+	clock := clocktest.NewFake(t0)
+	coord := &slowBatchCoord{batchCoord: &batchCoord{fakeCoord: newFakeCoord()}, asked: make(chan struct{})}
+	var sps []*runtime.ScheduledPipeline
+	for i := range 300 {
+		sps = append(sps, &runtime.ScheduledPipeline{PipelineID: fmt.Sprintf("p%d", i), Schedule: runtime.MustCron("* * * * * *"),
+			Factory: func(context.Context) (runtime.Pipeline, error) {
+				return runtime.PipelineFunc(func(context.Context) error { return nil }), nil
+			}})
+	}
+	d := &poolDriver{clock: clock, logs: &syncBuffer{}, opts: []runtime.PoolOption{runtime.WithCoordinator(coord)}}
+	d.start(t, sps...)
+	clock.Set(t0.Add(time.Second))
+	waitClosed(t, coord.asked, "a lease batch in flight")
+	if err := d.stop(t); err != nil {
+		t.Fatal(err)
+	}
+}
