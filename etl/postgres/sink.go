@@ -103,6 +103,8 @@ type Sink struct {
 	intCols  map[string]bool // integer columns, once known
 	warnOnce sync.Once
 
+	beforeCommit func() // test hook: runs inside the transaction, after the rows
+
 	batches, written, rejected, refused atomic.Int64
 }
 
@@ -177,7 +179,13 @@ func (s *Sink) Write(ctx context.Context, records []etl.Record) error {
 					return err
 				}
 			}
-			return write(tx)
+			if err := write(tx); err != nil {
+				return err
+			}
+			if s.beforeCommit != nil {
+				s.beforeCommit()
+			}
+			return nil
 		})
 	}
 	var rejections []etl.Rejection

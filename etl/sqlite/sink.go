@@ -82,6 +82,8 @@ type Sink struct {
 	created    bool
 	warnOnce   sync.Once
 
+	beforeCommit func() // test hook: runs inside the transaction, after the rows
+
 	batches, written, rejected, refused atomic.Int64
 }
 
@@ -145,6 +147,9 @@ func (s *Sink) Write(ctx context.Context, records []etl.Record) error {
 		}
 		var err error
 		rejections, err = s.writeRows(ctx, tx, cols, records)
+		if err == nil && s.beforeCommit != nil {
+			s.beforeCommit()
+		}
 		return err
 	})
 	if err != nil {
