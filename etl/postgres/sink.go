@@ -171,7 +171,7 @@ func (s *Sink) Write(ctx context.Context, records []etl.Record) error {
 	if s.tbl.Upsert() {
 		idx = sqlrec.LastPerKey(records, s.cfg.Key)
 	}
-	rows, bad := s.rows(records, idx, cols, s.integerColumns(ctx))
+	rows := &batchRows{recs: records, idx: idx, cols: cols, intCols: s.integerColumns(ctx)}
 	tx := func(write func(pgx.Tx) error) error {
 		return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 			if !unfenced {
@@ -188,30 +188,21 @@ func (s *Sink) Write(ctx context.Context, records []etl.Record) error {
 			return nil
 		})
 	}
-	var rejections []etl.Rejection
-	if len(bad) == 0 {
-		byCopy := !s.tbl.Upsert() || s.upsertBy == upsertStaged
-		err = tx(func(tx pgx.Tx) error { return s.writeBulk(ctx, tx, cols, rows, byCopy) })
-		if err != nil && byCopy && copyEncodeFailed(ctx, err) {
-			// COPY's binary format takes no text for typed columns (a
-			// timestamp written as a string); statements let the server
-			// parse it.
-			err = tx(func(tx pgx.Tx) error { return s.writeBulk(ctx, tx, cols, rows, false) })
-		}
-		if err != nil && rowLevel(ctx, err) {
-			err = errRowByRow
-		}
-	} else {
-		err = errRowByRow
+	byCopy := !s.tbl.Upsert() || s.upsertBy == upsertStaged
+	err = tx(func(tx pgx.Tx) error { return s.writeBulk(ctx, tx, rows, byCopy) })
+	if err != nil && byCopy && copyEncodeFailed(ctx, err) {
+		// COPY's binary format takes no text for typed columns (a
+		// timestamp written as a string); statements let the server parse
+		// it.
+		err = tx(func(tx pgx.Tx) error { return s.writeBulk(ctx, tx, rows, false) })
 	}
-	if errors.Is(err, errRowByRow) {
+	var rejections []etl.Rejection
+	if err != nil && rowLevel(ctx, err) {
 		err = tx(func(tx pgx.Tx) error {
 			var err error
-			rejections, err = s.writeEach(ctx, tx, cols, rows)
+			rejections, err = s.writeEach(ctx, tx, rows)
 			return err
 		})
-		rejections = append(rejections, bad...)
-		slices.SortFunc(rejections, func(a, b etl.Rejection) int { return a.Index - b.Index })
 	}
 	if err != nil {
 		if errors.Is(err, fencing.ErrStaleWriter) {
@@ -228,67 +219,68 @@ func (s *Sink) Write(ctx context.Context, records []etl.Record) error {
 	return nil
 }
 
-var errRowByRow = errors.New("postgres: write row by row")
-
-// row is one record's values in column order, with its index in the
-// batch.
-type row struct {
-	index  int
-	values []any
+// batchRows is a batch's records (those at idx, or all) in column order.
+// Values are converted as they are sent, into one reused row, so a batch
+// costs no copy of itself.
+type batchRows struct {
+	recs    []etl.Record
+	idx     []int
+	cols    []string
+	intCols map[string]bool
 }
 
-// rows converts the records (those at idx, or all) to values; records
-// with a value that cannot be converted are returned as rejections.
-func (s *Sink) rows(records []etl.Record, idx []int, cols []string, intCols map[string]bool) ([]row, []etl.Rejection) {
-	n := len(records)
-	if idx != nil {
-		n = len(idx)
+func (b *batchRows) len() int {
+	if b.idx != nil {
+		return len(b.idx)
 	}
-	out := make([]row, 0, n)
-	var bad []etl.Rejection
-	flat := make([]any, n*len(cols))
-	for k := range n {
-		i := k
-		if idx != nil {
-			i = idx[k]
-		}
-		vals := flat[:len(cols):len(cols)]
-		flat = flat[len(cols):]
-		ok := true
-		for j, c := range cols {
-			v, err := value(records[i][c], intCols[c])
-			if err != nil {
-				bad = append(bad, etl.Rejection{Index: i, Err: fmt.Errorf("postgres: field %q: %w", c, err)})
-				ok = false
-				break
-			}
-			vals[j] = v
-		}
-		if ok {
-			out = append(out, row{index: i, values: vals})
-		}
+	return len(b.recs)
+}
+
+// index returns the batch index of the k-th row.
+func (b *batchRows) index(k int) int {
+	if b.idx != nil {
+		return b.idx[k]
 	}
-	return out, bad
+	return k
+}
+
+// values appends the k-th row's values to dst.
+func (b *batchRows) values(k int, dst []any) ([]any, error) {
+	r := b.recs[b.index(k)]
+	for _, c := range b.cols {
+		v, err := value(r[c], b.intCols[c])
+		if err != nil {
+			return dst, fmt.Errorf("postgres: field %q: %w", c, err)
+		}
+		dst = append(dst, v)
+	}
+	return dst, nil
 }
 
 // copySource feeds rows to CopyFrom.
 type copySource struct {
-	rows []row
-	i    int
+	rows *batchRows
+	k    int
+	row  []any
+	err  error
 }
 
-func (c *copySource) Next() bool             { c.i++; return c.i <= len(c.rows) }
-func (c *copySource) Values() ([]any, error) { return c.rows[c.i-1].values, nil }
-func (c *copySource) Err() error             { return nil }
+func (c *copySource) Next() bool { c.k++; return c.err == nil && c.k <= c.rows.len() }
+func (c *copySource) Values() ([]any, error) {
+	c.row, c.err = c.rows.values(c.k-1, c.row[:0])
+	return c.row, c.err
+}
+func (c *copySource) Err() error { return c.err }
 
 // writeBulk writes every row at once: byCopy, with COPY (straight into
 // the table for insert; for upsert into a staging table, then one
 // INSERT ... SELECT ... ON CONFLICT); otherwise with multi-row INSERT (...
 // ON CONFLICT) statements.
-func (s *Sink) writeBulk(ctx context.Context, tx pgx.Tx, cols []string, rows []row, byCopy bool) error {
+func (s *Sink) writeBulk(ctx context.Context, tx pgx.Tx, rows *batchRows, byCopy bool) error {
+	cols := rows.cols
 	switch {
 	case byCopy && s.tbl.Upsert():
-		return s.writeStaged(ctx, tx, cols, rows)
+		return s.writeStaged(ctx, tx, rows)
 	case byCopy:
 		if _, err := tx.CopyFrom(ctx, s.ident, cols, &copySource{rows: rows}); err != nil {
 			return fmt.Errorf("postgres: copy into %s: %w", s.cfg.Table, err)
@@ -297,13 +289,16 @@ func (s *Sink) writeBulk(ctx context.Context, tx pgx.Tx, cols []string, rows []r
 	}
 	per := max(1, min(maxRowsPerStatement, maxParams/len(cols)))
 	args := make([]any, 0, per*len(cols))
-	for start := 0; start < len(rows); start += per {
-		chunk := rows[start:min(start+per, len(rows))]
+	for start := 0; start < rows.len(); start += per {
+		n := min(per, rows.len()-start)
 		args = args[:0]
-		for _, r := range chunk {
-			args = append(args, r.values...)
+		for k := start; k < start+n; k++ {
+			var err error
+			if args, err = rows.values(k, args); err != nil {
+				return err
+			}
 		}
-		if _, err := tx.Exec(ctx, s.insertSQL(cols, len(chunk)), args...); err != nil {
+		if _, err := tx.Exec(ctx, s.insertSQL(cols, n), args...); err != nil {
 			return fmt.Errorf("postgres: insert into %s: %w", s.cfg.Table, err)
 		}
 	}
@@ -316,7 +311,8 @@ const maxParams = 65535
 // maxRowsPerStatement bounds a multi-row INSERT.
 const maxRowsPerStatement = 1000
 
-func (s *Sink) writeStaged(ctx context.Context, tx pgx.Tx, cols []string, rows []row) error {
+func (s *Sink) writeStaged(ctx context.Context, tx pgx.Tx, rows *batchRows) error {
+	cols := rows.cols
 	stage := s.stageName(cols)
 	// A session's temporary table outlives the transaction; ON COMMIT
 	// DELETE ROWS empties it at every commit, so it is made once per
@@ -349,15 +345,21 @@ func (s *Sink) stageName(cols []string) string {
 
 // writeEach writes rows one at a time, each under a savepoint, and
 // returns the rows the server refused.
-func (s *Sink) writeEach(ctx context.Context, tx pgx.Tx, cols []string, rows []row) ([]etl.Rejection, error) {
-	one := s.insertSQL(cols, 1)
+func (s *Sink) writeEach(ctx context.Context, tx pgx.Tx, rows *batchRows) ([]etl.Rejection, error) {
+	one := s.insertSQL(rows.cols, 1)
 	var rejections []etl.Rejection
-	for _, r := range rows {
+	var vals []any
+	for k := range rows.len() {
+		var err error
+		if vals, err = rows.values(k, vals[:0]); err != nil {
+			rejections = append(rejections, etl.Rejection{Index: rows.index(k), Err: err})
+			continue
+		}
 		sp, err := tx.Begin(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("postgres: savepoint: %w", err)
 		}
-		_, err = sp.Exec(ctx, one, r.values...)
+		_, err = sp.Exec(ctx, one, vals...)
 		if err == nil {
 			if err := sp.Commit(ctx); err != nil {
 				return nil, fmt.Errorf("postgres: release savepoint: %w", err)
@@ -370,7 +372,7 @@ func (s *Sink) writeEach(ctx context.Context, tx pgx.Tx, cols []string, rows []r
 		if !rowLevel(ctx, err) {
 			return nil, fmt.Errorf("postgres: insert into %s: %w", s.cfg.Table, err)
 		}
-		rejections = append(rejections, etl.Rejection{Index: r.index, Err: fmt.Errorf("postgres: table %s: %w", s.cfg.Table, err)})
+		rejections = append(rejections, etl.Rejection{Index: rows.index(k), Err: fmt.Errorf("postgres: table %s: %w", s.cfg.Table, err)})
 	}
 	return rejections, nil
 }
