@@ -53,7 +53,7 @@ func (r *runner) attempt(runNumber int64, now time.Time) (outcome, error, time.T
 	before := r.st
 	r.ctx = ctx
 	r.st.state, r.st.next = StateRunning, 0
-	r.st.lastStart, r.st.runNumber, r.st.token = start.UnixNano(), lease.RunNumber, lease.FencingToken
+	r.st.since, r.st.runNumber, r.st.token = start.UnixNano(), lease.RunNumber, lease.FencingToken
 	r.mu.Unlock()
 	if !env.stillHeld(r, lease) {
 		// Lost between the grant and now, while there was no run context
@@ -111,7 +111,7 @@ func (r *runner) skipped(runNumber int64, err error) outcome {
 		r.logRun(slog.LevelWarn, "cannot ask the coordinator for a lease; not running", Lease{RunNumber: runNumber}, slog.Any("error", err))
 		return outcomeLeaseError
 	default:
-		r.logRun(slog.LevelDebug, "lease held elsewhere, skipping", Lease{RunNumber: runNumber})
+		r.heldElsewhere(runNumber)
 		return outcomeNotAcquired
 	}
 }

@@ -4,13 +4,11 @@
 //
 // A worker binary builds the coordinator from the environment:
 //
-//	cfg, err := distributed.LoadConfig()
-//	...
-//	if cfg.RedisURL != "" {
-//		coord, err := distributed.NewRedisWorkerCoordinator(cfg.Options())
-//		...
-//		pool := runtime.NewWorkerPool(runtime.WithCoordinator(coord))
+//	coordinator, err := distributed.CoordinatorFromEnv(distributed.ModeAuto)
+//	if err != nil {
+//		return nil, err // names the AGORA_DISTRIBUTED_* variable
 //	}
+//	pool := runtime.NewWorkerPool(coordinator) // nil without a Redis URL: ignored
 //
 // The rules it enforces — slots, run numbers, fencing tokens, renewal,
 // fail-safe behaviour — and the assumptions they rest on are described in
