@@ -33,37 +33,52 @@ type WorkerInfo struct {
 }
 
 // workerRecordTTL keeps a record through two missed heartbeats.
-func (c *RedisWorkerCoordinator) workerRecordTTL() time.Duration { return 3 * c.s.HeartbeatInterval }
+func (c *RedisWorkerCoordinator) workerRecordTTL() time.Duration { return c.s.recordTTL }
 
 // heartbeat writes the whole worker record (so it reappears after a Redis
 // restart) and its expiry, atomically in one round trip. A script rather than
 // MULTI/EXEC: an error reply inside a transaction (LOADING, say) can leave
 // unread replies on a pooled connection.
 func (c *RedisWorkerCoordinator) heartbeat(ctx context.Context) error {
+	call, ok := c.recordCall()
+	if !ok {
+		return nil
+	}
+	ctx, cancel := c.opContext(ctx)
+	defer cancel()
+	sent := c.clock.Now()
+	if err := call.script.Run(ctx, c.client, call.keys, call.args...).Err(); err != nil {
+		return c.failure("heartbeat", err)
+	}
+	c.noteRecord(sent)
+	c.noteOK()
+	return nil
+}
+
+// recordCall returns the heartbeat script call that writes the worker
+// record, or false when the worker is not running.
+func (c *RedisWorkerCoordinator) recordCall() (scriptCall, bool) {
 	c.mu.Lock()
 	if !c.running {
 		c.mu.Unlock()
-		return nil
+		return scriptCall{}, false
 	}
 	rec := c.record
 	c.mu.Unlock()
-	ctx, cancel := c.opContext(ctx)
-	defer cancel()
-	err := heartbeatScript.Run(ctx, c.client, []string{c.keys.worker(rec.id)},
-		c.workerRecordTTL().Milliseconds(),
-		"id", rec.id,
-		"host", rec.host,
-		"pid", rec.pid,
-		"pipelines", rec.pipelines,
-		"started_ms", rec.startedMs,
-		"heartbeat_ms", c.clock.Now().UnixMilli(),
-		"version", rec.version,
-	).Err()
-	if err != nil {
-		return c.failure("heartbeat", err)
-	}
-	c.noteOK()
-	return nil
+	return scriptCall{
+		script: heartbeatScript,
+		keys:   []string{c.keys.worker(rec.id)},
+		args: []any{
+			c.workerRecordTTL().Milliseconds(),
+			"id", rec.id,
+			"host", rec.host,
+			"pid", rec.pid,
+			"pipelines", rec.pipelines,
+			"started_ms", rec.startedMs,
+			"heartbeat_ms", c.clock.Now().UnixMilli(),
+			"version", rec.version,
+		},
+	}, true
 }
 
 // workerRecord is the part of a worker's registry record that does not
