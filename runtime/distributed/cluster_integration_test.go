@@ -154,6 +154,12 @@ func testClusterLeaseLifecycle(t *testing.T, r *clusterReal) {
 	if n := lost.count(); n != 0 {
 		t.Fatalf("%d leases lost on a healthy cluster", n)
 	}
+	// The scripts were loaded on every master: no call fell back to EVAL.
+	for i := range r.cl.Masters {
+		if stats := r.cl.Client(i).Info(ctx, "errorstats").Val(); strings.Contains(stats, "NOSCRIPT") {
+			t.Errorf("master %d answered NOSCRIPT: %s", i, stats)
+		}
+	}
 	raw, _ := json.Marshal(a.Status())
 	for _, text := range []string{string(raw), r.logs.String()} {
 		if strings.Contains(text, "cl@ster") || strings.Contains(text, "cl%40ster") {
