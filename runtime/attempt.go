@@ -11,8 +11,10 @@ import (
 )
 
 // attempt takes the lease, runs the pipeline and gives the lease back. now
-// is when the attempt was found due; attempt returns when it ended.
-func (r *runner) attempt(runNumber int64, now time.Time) (outcome, error, time.Time) {
+// is when the attempt was found due, due when the schedule planned it (Unix
+// ns; 0 for retries and runs outside the schedule, which have no lateness);
+// attempt returns when it ended.
+func (r *runner) attempt(runNumber int64, now time.Time, due int64) (outcome, error, time.Time) {
 	env := r.env
 	// A remote coordinator may block: from asking for the lease to giving
 	// it back this executor counts as busy. With the local one only the
@@ -53,6 +55,9 @@ func (r *runner) attempt(runNumber int64, now time.Time) (outcome, error, time.T
 	r.ctx = ctx
 	r.st.state, r.st.next = StateRunning, 0
 	r.st.lastStart, r.st.runNumber, r.st.token = start.UnixNano(), lease.RunNumber, lease.FencingToken
+	if lease.FencingToken != 0 {
+		r.st.lastToken = lease.FencingToken
+	}
 	r.mu.Unlock()
 	if !env.stillHeld(r, lease) {
 		// Lost between the grant and now, while there was no run context
@@ -67,6 +72,9 @@ func (r *runner) attempt(runNumber int64, now time.Time) (outcome, error, time.T
 		ctx.cancel(cause)
 	}
 	r.logRun(slog.LevelDebug, "run started", lease)
+	if due != 0 {
+		env.metrics.observeLateness(r, start.Sub(timeOf(due)))
+	}
 
 	if !remote {
 		env.enterBusy()
@@ -77,19 +85,17 @@ func (r *runner) attempt(runNumber int64, now time.Time) (outcome, error, time.T
 	}
 
 	end := r.now()
+	cancelCause := ctx.cancelled()
 	if runErr != nil {
-		runErr = withCause(runErr, ctx.cancelled())
+		runErr = withCause(runErr, cancelCause)
 	}
 	ctx.cancel(nil)
 	if relErr := env.finishLease(ctx, r, runErr == nil); relErr != nil {
 		r.logRun(slog.LevelWarn, "releasing the lease failed", lease, slog.Any("error", relErr))
 	}
 	records := ctx.records.snapshot()
-	if !records.IsZero() {
-		r.mu.Lock()
-		r.st.records = r.st.records.Add(records)
-		r.mu.Unlock()
-	}
+	r.counted(runErr, cancelCause, records)
+	env.metrics.observeDuration(r, end.Sub(start))
 	r.ended(lease, runErr, end.Sub(start), records)
 	if runErr != nil {
 		return outcomeFailure, runErr, end

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -37,8 +38,10 @@ func Main(getWorker func() (*WorkerPool, error)) {
 // RunMain is Main without os.Exit: it parses args, logs to stderr and returns
 // the exit status. Flags:
 //
-//	-health-port N     serve /healthz, /readyz and /status on port N
-//	                   (0: a free port; default: as the pool was built)
+//	-health-port N     serve /healthz, /readyz, /status and /metrics on
+//	                   port N (0: a free port; default: as the pool was built)
+//	-health-addr A     listen on A: "host:port", or a host (loopback, a pod
+//	                   IP) with the port from -health-port or the pool
 //	-log-format F      text (default) or json
 //	-log-level L       debug, info (default), warn or error
 //
@@ -53,7 +56,8 @@ func RunMain(ctx context.Context, args []string, stderr io.Writer, getWorker fun
 	name := filepath.Base(os.Args[0])
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	healthPort := fs.String("health-port", "", "serve /healthz, /readyz and /status on this port (0: any free port; default: as configured)")
+	healthPort := fs.String("health-port", "", "serve /healthz, /readyz, /status and /metrics on this port (0: any free port; default: as configured)")
+	healthAddr := fs.String("health-addr", "", "listen for the health endpoints on this host:port, or this host with the port of -health-port or the pool (e.g. 127.0.0.1 or a pod IP)")
 	logFormat := fs.String("log-format", "text", "log format: text or json")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
@@ -80,6 +84,19 @@ func RunMain(ctx context.Context, args []string, stderr io.Writer, getWorker fun
 			return ExitFailure
 		}
 		portOpt = WithHealthPort(port)
+	}
+	var addrHost, addrPort string
+	if *healthAddr != "" {
+		var err error
+		addrHost, addrPort, err = splitHealthAddr(*healthAddr)
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: -health-addr %q: %v\n", name, *healthAddr, err)
+			return ExitFailure
+		}
+		if addrPort != "" && *healthPort != "" {
+			fmt.Fprintf(stderr, "%s: -health-addr %q names a port and -health-port %s another; give the port once\n", name, *healthAddr, *healthPort)
+			return ExitFailure
+		}
 	}
 
 	// slog.SetDefault also points the log package at the new handler; the
@@ -109,6 +126,17 @@ func RunMain(ctx context.Context, args []string, stderr io.Writer, getWorker fun
 	if portOpt != nil {
 		portOpt(&pool.cfg)
 	}
+	if *healthAddr != "" {
+		port := addrPort
+		if port == "" {
+			if !pool.cfg.healthEnabled {
+				logger.Error("-health-addr names no port and neither -health-port nor the pool gives one", slog.String("health_addr", *healthAddr))
+				return ExitFailure
+			}
+			_, port, _ = net.SplitHostPort(pool.cfg.healthAddr)
+		}
+		WithHealthAddr(net.JoinHostPort(addrHost, port))(&pool.cfg)
+	}
 	if pool.cfg.logger == nil {
 		pool.cfg.logger = logger
 	}
@@ -123,4 +151,36 @@ func RunMain(ctx context.Context, args []string, stderr io.Writer, getWorker fun
 	}
 	logger.Error("worker failed", slog.Any("error", err), slog.Int("exit_code", code))
 	return code
+}
+
+// splitHealthAddr splits -health-addr into a host and a port, the port
+// empty when only a host is given.
+func splitHealthAddr(addr string) (host, port string, err error) {
+	if h, p, err := net.SplitHostPort(addr); err == nil {
+		if n, err := strconv.Atoi(p); err != nil || n < 0 || n > 65535 {
+			return "", "", fmt.Errorf("port %q: want a number 0-65535", p)
+		}
+		return h, p, nil
+	}
+	host = addr
+	if len(host) > 1 && host[0] == '[' && host[len(host)-1] == ']' {
+		host = host[1 : len(host)-1]
+	}
+	if net.ParseIP(host) == nil && !validHostName(host) {
+		return "", "", fmt.Errorf("want host:port or a host")
+	}
+	return host, "", nil
+}
+
+// validHostName accepts DNS-style names such as localhost.
+func validHostName(h string) bool {
+	if h == "" || len(h) > 253 {
+		return false
+	}
+	for _, c := range h {
+		if !(c == '-' || c == '.' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+			return false
+		}
+	}
+	return true
 }

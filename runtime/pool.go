@@ -45,6 +45,7 @@ type WorkerPool struct {
 	started chan struct{}
 	run     atomic.Pointer[poolRun]
 	health  atomic.Pointer[HealthServer]
+	metricsHolder
 }
 
 type poolConfig struct {
@@ -264,6 +265,7 @@ func (p *WorkerPool) Run(ctx context.Context) error {
 		runners:  make([]*runner, 0, len(p.pipelines)),
 		terminal: make(chan struct{}),
 	}
+	pr.env.metrics = p.metrics()
 	pr.d = newDispatcher(cfg.clock, pr.onFinish, len(p.pipelines))
 	pr.env.d = pr.d
 	ids := make([]string, 0, len(p.pipelines))
@@ -471,6 +473,9 @@ func (pr *poolRun) onLeaseLost(pipelineID string, lease Lease) {
 	if !ok {
 		return
 	}
+	r.mu.Lock()
+	r.st.leaseLost++
+	r.mu.Unlock()
 	if r.cancelRun(ErrLeaseLost, lease.FencingToken) {
 		r.logRun(slog.LevelWarn, "lease lost: cancelling the run", lease)
 	}

@@ -14,7 +14,8 @@ type runEnv struct {
 	local     *LocalCoordinator // set when coord is one: no context or timeout needed
 	completer RunCompleter
 	logger    *slog.Logger
-	d         *dispatcher // nil when driven by Start
+	metrics   *poolMetrics // nil when driven by Start
+	d         *dispatcher  // nil when driven by Start
 	// parent is the parent of every run context. The pool passes a parent
 	// that is never cancelled and cancels runs one by one.
 	parent context.Context

@@ -65,6 +65,7 @@ func (p *WorkerPool) RunNow(ctx context.Context, pipelineIDs ...string) error {
 		coord = NewLocalCoordinator(cfg.clock)
 	}
 	env := newRunEnv(cfg.clock, coord, logger, ctx)
+	env.metrics = p.metrics()
 	runners := make([]*runner, 0, len(selected))
 	ids := make([]string, 0, len(selected))
 	for _, sp := range selected {
@@ -145,7 +146,7 @@ func (p *WorkerPool) selectPipelines(ids []string) ([]*ScheduledPipeline, error)
 // runNow makes one attempt numbered by the coordinator and turns its
 // outcome into an error naming the pipeline.
 func (r *runner) runNow() error {
-	o, err, _ := r.attempt(RunNumberAuto, r.now())
+	o, err, _ := r.attempt(RunNumberAuto, r.now(), 0)
 	switch o {
 	case outcomeSuccess:
 		return nil

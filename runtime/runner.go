@@ -47,6 +47,7 @@ const (
 	outcomeSlotCompleted
 	outcomeLeaseError
 	outcomeStopped // the lease came after Stop; given back, not run
+	outcomePaused  // the pipeline is paused fleet-wide; no lease asked for
 )
 
 // runner holds the schedule state of one pipeline and makes its attempts.
@@ -107,6 +108,14 @@ type runStats struct {
 	token       int64
 	lastErr     string
 	records     RecordCounts // totals over every run
+	// metric counts: runs by how they ended, skips by reason, the last
+	// token held, leases lost
+	ok, errored, panicked, cancelled uint64
+	skippedHeld, skippedDone         uint64
+	skippedPaused                    uint64
+	lastToken                        int64
+	leaseLost                        uint64
+	paused                           bool
 }
 
 func newRunner(sp *ScheduledPipeline, env *runEnv) *runner {
@@ -213,11 +222,21 @@ func (r *runner) stateOf() PipelineState {
 // made) and reports done when the pipeline must not run again, with the
 // error it stops with.
 func (r *runner) step(now time.Time) (end time.Time, done bool, err error) {
+	planned := r.next
 	runNumber, run := r.decide(now)
 	if !run {
 		return now, false, nil
 	}
-	o, runErr, end := r.attempt(runNumber, now)
+	var due int64 // what the run's lateness is measured from
+	switch r.sp.Schedule.Kind() {
+	case ScheduleCron:
+		if !r.retry {
+			due = r.slot
+		}
+	case ScheduleEvery:
+		due = planned
+	}
+	o, runErr, end := r.attempt(runNumber, now, due)
 	done, err = r.plan(o, runErr, end)
 	return end, done, err
 }
@@ -414,8 +433,14 @@ func (r *runner) publish(o outcome, runErr error, end int64, state PipelineState
 	case outcomeLeaseError:
 		r.st.leaseErrors++
 	case outcomeStopped:
+	case outcomeSlotCompleted:
+		r.st.skipped++
+		r.st.skippedDone++
+	case outcomePaused:
+		r.st.skippedPaused++
 	default:
 		r.st.skipped++
+		r.st.skippedHeld++
 	}
 	r.st.consecutive = r.failures
 	r.st.state = state

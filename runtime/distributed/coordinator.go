@@ -70,8 +70,9 @@ type RedisWorkerCoordinator struct {
 	loopStop chan struct{}
 	loops    sync.WaitGroup
 
-	stats  counters
-	health health
+	stats   counters
+	health  health
+	metrics *coordMetrics
 }
 
 // heldLease is a lease this worker holds, with what renewal needs.
@@ -129,7 +130,9 @@ func NewRedisWorkerCoordinator(opts Options) (*RedisWorkerCoordinator, error) {
 		leases:  map[string]*heldLease{},
 		busy:    map[string]bool{},
 		local:   newLocalState(),
+		metrics: newCoordMetrics(),
 	}
+	c.instrument()
 	c.health.reachable.Store(true)
 	return c, nil
 }
