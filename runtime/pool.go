@@ -123,11 +123,15 @@ func withSignalChannel(ch <-chan os.Signal) PoolOption {
 	return func(c *poolConfig) { c.signals = ch }
 }
 
-// NewWorkerPool returns an empty pool configured by opts.
+// NewWorkerPool returns an empty pool configured by opts. A nil option is
+// ignored, so an option that may be absent (distributed.CoordinatorFromEnv
+// without a Redis URL) can be passed as it comes.
 func NewWorkerPool(opts ...PoolOption) *WorkerPool {
 	p := &WorkerPool{started: make(chan struct{})}
 	for _, opt := range opts {
-		opt(&p.cfg)
+		if opt != nil {
+			opt(&p.cfg)
+		}
 	}
 	if p.cfg.workerID == "" {
 		p.cfg.workerID = newWorkerID()

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agora-etl/agora/cmd/agoragen/internal/gen"
+	"github.com/agora-etl/agora/internal/gen"
 )
 
 // TestDocsDescribeEveryKey keeps docs/agoragen.md in step with the registry
