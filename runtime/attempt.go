@@ -12,9 +12,10 @@ import (
 
 // attempt takes the lease, runs the pipeline and gives the lease back. now
 // is when the attempt was found due, due when the schedule planned it (Unix
-// ns; 0 for retries and runs outside the schedule, which have no lateness);
-// attempt returns when it ended.
-func (r *runner) attempt(runNumber int64, now time.Time, due int64) (outcome, error, time.Time) {
+// ns; 0 for retries and runs outside the schedule, which have no lateness),
+// onDemand whether an operator asked for it (RunNow, a trigger) rather than
+// the schedule; attempt returns when it ended.
+func (r *runner) attempt(runNumber int64, now time.Time, due int64, onDemand bool) (outcome, error, time.Time) {
 	env := r.env
 	// A remote coordinator may block: from asking for the lease to giving
 	// it back this executor counts as busy. With the local one only the
@@ -23,6 +24,12 @@ func (r *runner) attempt(runNumber int64, now time.Time, due int64) (outcome, er
 	if remote {
 		env.enterBusy()
 		defer env.leaveBusy()
+	}
+	if !onDemand && env.paused(r) {
+		// A run asked for now (RunNow, a trigger) is the operator's
+		// explicit request; the schedule honours the pause.
+		r.logRun(slog.LevelDebug, "pipeline paused fleet-wide, skipping", Lease{RunNumber: runNumber})
+		return outcomePaused, nil, now
 	}
 	lease, ok, err := env.acquire(r, runNumber, now)
 	if err != nil || !ok {

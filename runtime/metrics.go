@@ -175,7 +175,7 @@ func (c *poolCollector) Collect(ch chan<- prometheus.Metric) {
 		counter(descLeaseLost, st.leaseLost, id)
 		gauge(descToken, float64(st.lastToken), id)
 		gauge(descConsecutive, float64(st.consecutive), id)
-		gauge(descPaused, b2f(st.paused), id)
+		gauge(descPaused, b2f(pr.env.paused(r)), id)
 		if st.records != (RecordCounts{}) {
 			counter(descRecords, uint64(st.records.In), id, "in")
 			counter(descRecords, uint64(st.records.Out), id, "out")

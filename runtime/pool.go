@@ -322,6 +322,10 @@ func (p *WorkerPool) Run(ctx context.Context) error {
 	}
 
 	coord.SetLeaseLostCallback(pr.onLeaseLost)
+	if fc := pr.env.control; fc != nil {
+		fc.SetTriggerHandler(pr.onTrigger)
+		defer fc.SetTriggerHandler(nil)
+	}
 	if err := coord.Start(ctx, cfg.workerID, ids); err != nil {
 		return fmt.Errorf("runtime: starting coordinator: %w", err)
 	}
@@ -467,14 +471,8 @@ func (pr *poolRun) onFinish(r *runner, err error) {
 
 // onLeaseLost cancels the run holding the lost lease.
 func (pr *poolRun) onLeaseLost(pipelineID string, lease Lease) {
-	pr.byIDOnce.Do(func() {
-		pr.byID = make(map[string]*runner, len(pr.runners))
-		for _, r := range pr.runners {
-			pr.byID[r.id()] = r
-		}
-	})
-	r, ok := pr.byID[pipelineID]
-	if !ok {
+	r := pr.runner(pipelineID)
+	if r == nil {
 		return
 	}
 	r.mu.Lock()

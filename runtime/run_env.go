@@ -13,6 +13,7 @@ type runEnv struct {
 	coord     Coordinator
 	local     *LocalCoordinator // set when coord is one: no context or timeout needed
 	completer RunCompleter
+	control   FleetController // nil when the coordinator carries no commands
 	logger    *slog.Logger
 	metrics   *poolMetrics // nil when driven by Start
 	d         *dispatcher  // nil when driven by Start
@@ -31,6 +32,7 @@ func newRunEnv(clock Clock, coord Coordinator, logger *slog.Logger, parent conte
 	env := &runEnv{clock: clock, coord: coord, logger: logger, parent: parent}
 	env.local, _ = coord.(*LocalCoordinator)
 	env.completer, _ = coord.(RunCompleter)
+	env.control, _ = coord.(FleetController)
 	env.hard, env.cancelHard = context.WithCancelCause(parent)
 	return env
 }

@@ -236,7 +236,7 @@ func (r *runner) step(now time.Time) (end time.Time, done bool, err error) {
 	case ScheduleEvery:
 		due = planned
 	}
-	o, runErr, end := r.attempt(runNumber, now, due)
+	o, runErr, end := r.attempt(runNumber, now, due, false)
 	done, err = r.plan(o, runErr, end)
 	return end, done, err
 }
@@ -513,6 +513,8 @@ func (r *runner) status() PipelineStatus {
 		NextRun:           timePtr(timeOf(st.next)),
 		RunNumber:         st.runNumber,
 		LeaseToken:        st.token,
+		Paused:            r.env.paused(r),
+		SkippedPaused:     st.skippedPaused,
 		Records:           st.records,
 	}
 }

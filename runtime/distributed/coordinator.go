@@ -73,6 +73,7 @@ type RedisWorkerCoordinator struct {
 	stats   counters
 	health  health
 	metrics *coordMetrics
+	ctl     control
 }
 
 // heldLease is a lease this worker holds, with what renewal needs.
@@ -226,9 +227,11 @@ func (c *RedisWorkerCoordinator) Start(ctx context.Context, workerID string, pip
 		c.log.Warn("distributed: registering the worker failed; retrying at the next heartbeat", "error", err)
 	}
 
-	c.loops.Add(2)
+	c.startControl(ctx, pipelineIDs)
+	c.loops.Add(3)
 	go c.renewLoop(stop)
 	go c.heartbeatLoop(stop)
+	go c.controlLoop(stop)
 	c.log.Info("distributed: worker started",
 		"worker", workerID, "redis", c.s.primary.redacted, "pipelines", pipelineIDs,
 		"lease_ttl", c.s.LeaseTTL, "renew_every", c.s.renewEvery, "renewal_deadline", c.s.LeaseRenewalDeadline)
