@@ -25,6 +25,27 @@ type FleetController interface {
 	SetTriggerHandler(handler func(pipelineID string))
 }
 
+// ScheduleReporter is implemented by coordinators that publish each
+// pipeline's schedule for fleet tooling (the worker record that "fleet
+// pipelines" reads). The pool calls SetSchedules before Start, with
+// Schedule.String of every pipeline by id.
+type ScheduleReporter interface {
+	SetSchedules(schedules map[string]string)
+}
+
+// reportSchedules hands coord the pipelines' schedules when it wants them.
+func reportSchedules(coord Coordinator, pipelines []*ScheduledPipeline) {
+	sr, ok := coord.(ScheduleReporter)
+	if !ok {
+		return
+	}
+	m := make(map[string]string, len(pipelines))
+	for _, sp := range pipelines {
+		m[sp.PipelineID] = sp.Schedule.String()
+	}
+	sr.SetSchedules(m)
+}
+
 // Triggered runs are retried this long while another replica holds the
 // pipeline's lease, then given up with a warning.
 const (

@@ -12,6 +12,8 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"time"
 )
 
 // Exit statuses of Main.
@@ -22,6 +24,8 @@ const (
 	// graceful timeout, or bad configuration (flags, getWorker's error,
 	// validation).
 	ExitFailure = 1
+	// ExitUsage follows a subcommand given the wrong arguments.
+	ExitUsage = 2
 	// ExitInterrupted follows a forced shutdown by a second interrupt
 	// (128 + SIGINT).
 	ExitInterrupted = 130
@@ -36,7 +40,8 @@ func Main(getWorker func() (*WorkerPool, error)) {
 }
 
 // RunMain is Main without os.Exit: it parses args, logs to stderr and returns
-// the exit status. Flags:
+// the exit status; subcommands print to os.Stdout (RunMainTo takes both
+// writers). Flags:
 //
 //	-health-port N     serve /healthz, /readyz, /status and /metrics on
 //	                   port N (0: a free port; default: as the pool was built)
@@ -45,13 +50,33 @@ func Main(getWorker func() (*WorkerPool, error)) {
 //	-log-format F      text (default) or json
 //	-log-level L       debug, info (default), warn or error
 //
+// A first argument after the flags selects a subcommand instead of running
+// the pool: "pipelines" lists the declared pipelines with their next three
+// fire times in UTC and local time, "run ID..." runs those pipelines once
+// now in the foreground (WorkerPool.RunNow; exit status 0 only if every run
+// succeeded), "version" prints the versions built in, "help" prints the
+// help, and commands other packages registered with RegisterCommand run
+// with the arguments after their name ("fleet", from runtime/distributed).
+// -help lists the flags, the subcommands, the sections registered with
+// RegisterHelp (the AGORA_DISTRIBUTED_* variables) and the declared
+// pipelines.
+//
 // The logger built from the flags becomes slog.Default before getWorker is
 // called and is the pool's logger unless getWorker set one with WithLogger.
 // Cancelling ctx shuts the pool down gracefully, like SIGINT. A nil stderr
 // means os.Stderr.
 func RunMain(ctx context.Context, args []string, stderr io.Writer, getWorker func() (*WorkerPool, error)) int {
+	return RunMainTo(ctx, args, os.Stdout, stderr, getWorker)
+}
+
+// RunMainTo is RunMain with the subcommands' standard output given too. A
+// nil stdout means os.Stdout.
+func RunMainTo(ctx context.Context, args []string, stdout, stderr io.Writer, getWorker func() (*WorkerPool, error)) int {
 	if stderr == nil {
 		stderr = os.Stderr
+	}
+	if stdout == nil {
+		stdout = os.Stdout
 	}
 	name := filepath.Base(os.Args[0])
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
@@ -60,16 +85,29 @@ func RunMain(ctx context.Context, args []string, stderr io.Writer, getWorker fun
 	healthAddr := fs.String("health-addr", "", "listen for the health endpoints on this host:port, or this host with the port of -health-port or the pool (e.g. 127.0.0.1 or a pod IP)")
 	logFormat := fs.String("log-format", "text", "log format: text or json")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
+	fs.Usage = func() { printHelp(stderr, name, fs, getWorker) }
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return ExitOK
 		}
 		return ExitFailure
 	}
+	sub, subArgs := "", []string(nil)
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "%s: unexpected arguments %q\n", name, fs.Args())
-		fs.Usage()
-		return ExitFailure
+		sub, subArgs = fs.Arg(0), fs.Args()[1:]
+		switch sub {
+		case "help":
+			printHelp(stdout, name, fs, getWorker)
+			return ExitOK
+		case "version":
+			return versionCommand(stdout)
+		case "pipelines", "run":
+		default:
+			if _, ok := registered(sub); !ok {
+				fmt.Fprintf(stderr, "%s: unexpected arguments %q: %q is not a subcommand (%s)\n", name, fs.Args(), sub, commandNames())
+				return ExitFailure
+			}
+		}
 	}
 	logger, err := NewLogger(stderr, *logFormat, *logLevel)
 	if err != nil {
@@ -110,6 +148,9 @@ func RunMain(ctx context.Context, args []string, stderr io.Writer, getWorker fun
 		log.SetFlags(logFlags)
 	}()
 
+	if c, ok := registered(sub); ok {
+		return c.Run(ctx, subArgs, stdout, stderr)
+	}
 	if getWorker == nil {
 		logger.Error("no worker: getWorker is nil")
 		return ExitFailure
@@ -139,6 +180,21 @@ func RunMain(ctx context.Context, args []string, stderr io.Writer, getWorker fun
 	}
 	if pool.cfg.logger == nil {
 		pool.cfg.logger = logger
+	}
+
+	switch sub {
+	case "pipelines":
+		return pipelinesCommand(pool, stdout, time.Now())
+	case "run":
+		if len(subArgs) == 0 {
+			fmt.Fprintf(stderr, "%s run: name the pipelines to run (%s pipelines lists them)\n", name, name)
+			return ExitUsage
+		}
+		if err := runCommand(ctx, pool, subArgs); err != nil {
+			logger.Error("run failed", slog.Any("error", err))
+			return ExitFailure
+		}
+		return ExitOK
 	}
 
 	err = pool.Run(ctx)
@@ -183,4 +239,58 @@ func validHostName(h string) bool {
 		}
 	}
 	return true
+}
+
+// commandNames lists every subcommand for error messages.
+func commandNames() string {
+	var names []string
+	for _, c := range allCommands() {
+		names = append(names, c.Name)
+	}
+	return "subcommands: " + strings.Join(append(names, "help"), ", ")
+}
+
+// printHelp writes -help: usage, subcommands, flags, registered sections
+// and the declared pipelines.
+func printHelp(w io.Writer, name string, fs *flag.FlagSet, getWorker func() (*WorkerPool, error)) {
+	fmt.Fprintf(w, "usage: %s [flags] [command [args]]\n\n", name)
+	fmt.Fprintf(w, "Runs the worker pool until interrupted (SIGINT or SIGTERM: graceful shutdown; a second: now).\n\n")
+	fmt.Fprintln(w, "Commands:")
+	t := newTextTable(w)
+	for _, c := range allCommands() {
+		t.row("  "+c.Name, c.Summary)
+	}
+	t.row("  help", "print this help")
+	t.flush()
+	fmt.Fprintln(w, "\nFlags:")
+	out := fs.Output()
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+	fs.SetOutput(out)
+	for _, h := range helpSections() {
+		fmt.Fprintf(w, "\n%s:\n%s", h.Title, h.Body)
+		if !strings.HasSuffix(h.Body, "\n") {
+			fmt.Fprintln(w)
+		}
+	}
+	fmt.Fprintln(w, "\nPipelines:")
+	if getWorker == nil {
+		fmt.Fprintln(w, "  (none: no worker)")
+		return
+	}
+	pool, err := getWorker()
+	if err != nil || pool == nil {
+		fmt.Fprintf(w, "  (cannot build the worker to list them: %v)\n", err)
+		return
+	}
+	pool.mu.Lock()
+	pipelines := append([]*ScheduledPipeline(nil), pool.pipelines...)
+	pool.mu.Unlock()
+	t = newTextTable(w)
+	for _, sp := range pipelines {
+		if sp != nil {
+			t.row("  "+sp.PipelineID, sp.Schedule.String())
+		}
+	}
+	t.flush()
 }

@@ -321,6 +321,7 @@ func (p *WorkerPool) Run(ctx context.Context) error {
 		}()
 	}
 
+	reportSchedules(coord, p.pipelines)
 	coord.SetLeaseLostCallback(pr.onLeaseLost)
 	if fc := pr.env.control; fc != nil {
 		fc.SetTriggerHandler(pr.onTrigger)

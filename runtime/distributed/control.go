@@ -40,11 +40,33 @@ type PauseInfo struct {
 
 // control is the coordinator's copy of the fleet's commands.
 type control struct {
-	mu      sync.RWMutex
-	paused  map[string]bool
-	mine    map[string]bool // the pipelines this worker runs
-	handler func(string)
-	every   time.Duration
+	mu        sync.RWMutex
+	paused    map[string]bool
+	mine      map[string]bool // the pipelines this worker runs
+	handler   func(string)
+	every     time.Duration
+	schedules map[string]string
+}
+
+var _ runtime.ScheduleReporter = (*RedisWorkerCoordinator)(nil)
+
+// SetSchedules records each pipeline's schedule (directive form) for the
+// worker record, where "fleet pipelines" reads next fire times. The pool
+// calls it before Start.
+func (c *RedisWorkerCoordinator) SetSchedules(schedules map[string]string) {
+	c.ctl.mu.Lock()
+	defer c.ctl.mu.Unlock()
+	c.ctl.schedules = schedules
+}
+
+func (ctl *control) schedulesJSON() string {
+	ctl.mu.RLock()
+	defer ctl.mu.RUnlock()
+	if len(ctl.schedules) == 0 {
+		return ""
+	}
+	b, _ := json.Marshal(ctl.schedules)
+	return string(b)
 }
 
 // Paused reports whether pipelineID was paused fleet-wide at the last poll

@@ -211,6 +211,7 @@ func (c *RedisWorkerCoordinator) Start(ctx context.Context, workerID string, pip
 	c.workerID = workerID
 	c.owner = workerID + "#" + hex.EncodeToString(suffix)
 	c.record = newWorkerRecord(workerID, pipelineIDs, c.clock.Now())
+	c.record.schedules = c.ctl.schedulesJSON()
 	c.loopStop = make(chan struct{})
 	stop := c.loopStop
 	c.mu.Unlock()
