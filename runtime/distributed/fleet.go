@@ -109,7 +109,9 @@ func (b fleetBackend) PausedPipelines(ctx context.Context) (map[string]fleet.Pau
 
 func (b fleetBackend) Pause(ctx context.Context, id, by string) error { return b.c.Pause(ctx, id, by) }
 
-func (b fleetBackend) Resume(ctx context.Context, id string) (bool, error) { return b.c.Resume(ctx, id) }
+func (b fleetBackend) Resume(ctx context.Context, id string) (bool, error) {
+	return b.c.Resume(ctx, id)
+}
 
 func (b fleetBackend) Trigger(ctx context.Context, id string) error { return b.c.Trigger(ctx, id) }
 
