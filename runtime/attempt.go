@@ -52,7 +52,8 @@ func (r *runner) attempt(runNumber int64, now time.Time, due int64, onDemand boo
 		return outcomeStopped, nil, now
 	}
 
-	ctx := newRunContext(env.parent, lease, r)
+	span := r.startRunSpan(lease)
+	ctx := newRunContext(env.runBase(span), lease, r)
 	start := now
 	if remote {
 		start = r.now() // asking took time
@@ -73,6 +74,7 @@ func (r *runner) attempt(runNumber int64, now time.Time, due int64, onDemand boo
 		r.ctx, r.st = nil, before
 		r.mu.Unlock()
 		r.logRun(slog.LevelWarn, "lease lost before the run started; not running", lease)
+		endUnstartedRunSpan(span)
 		return outcomeNotAcquired, nil, r.now()
 	}
 	if cause := env.cause(); cause != nil {
@@ -104,6 +106,7 @@ func (r *runner) attempt(runNumber int64, now time.Time, due int64, onDemand boo
 	r.counted(runErr, cancelCause, records)
 	env.metrics.observeDuration(r, end.Sub(start))
 	r.ended(lease, runErr, end.Sub(start), records)
+	endRunSpan(span, runErr, cancelCause, records)
 	if runErr != nil {
 		return outcomeFailure, runErr, end
 	}

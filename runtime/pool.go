@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"go.opentelemetry.io/otel/trace"
 )
 
 // DefaultGracefulShutdownTimeout is how long runs in flight may take to finish
@@ -46,6 +48,7 @@ type WorkerPool struct {
 	run     atomic.Pointer[poolRun]
 	health  atomic.Pointer[HealthServer]
 	metricsHolder
+	hooked atomic.Bool // the shutdown hooks have run
 }
 
 type poolConfig struct {
@@ -59,6 +62,8 @@ type poolConfig struct {
 	clock           Clock
 	noSignals       bool
 	signals         <-chan os.Signal // tests inject signals here
+	tracerProvider  trace.TracerProvider
+	shutdownHooks   []func(context.Context) error
 }
 
 // PoolOption configures a WorkerPool.
@@ -243,6 +248,7 @@ func (p *WorkerPool) Run(ctx context.Context) error {
 	p.mu.Lock()
 	if err := p.validate(); err != nil {
 		p.mu.Unlock()
+		p.flushAndRunHooks(ctx)
 		return err
 	}
 	if !p.ran.CompareAndSwap(false, true) {
@@ -250,6 +256,7 @@ func (p *WorkerPool) Run(ctx context.Context) error {
 		return fmt.Errorf("%w: a WorkerPool runs once", ErrAlreadyRunning)
 	}
 	p.mu.Unlock()
+	defer p.flushAndRunHooks(ctx)
 	cfg := p.cfg
 	if cfg.gracefulTimeout == 0 {
 		cfg.gracefulTimeout = DefaultGracefulShutdownTimeout
@@ -270,6 +277,7 @@ func (p *WorkerPool) Run(ctx context.Context) error {
 		terminal: make(chan struct{}),
 	}
 	pr.env.metrics = p.metrics()
+	pr.env.tracing = runTracing{provider: cfg.tracerProvider, workerID: cfg.workerID}
 	pr.d = newDispatcher(cfg.clock, pr.onFinish, len(p.pipelines))
 	pr.env.d = pr.d
 	ids := make([]string, 0, len(p.pipelines))

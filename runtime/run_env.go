@@ -17,6 +17,7 @@ type runEnv struct {
 	logger    *slog.Logger
 	metrics   *poolMetrics // nil when driven by Start
 	d         *dispatcher  // nil when driven by Start
+	tracing   runTracing
 	// parent is the parent of every run context. The pool passes a parent
 	// that is never cancelled and cancels runs one by one.
 	parent context.Context

@@ -38,16 +38,19 @@ var ErrLeaseHeld = errors.New("runtime: lease held by another worker")
 // ErrUnknownPipeline, ErrLeaseHeld, or the run's error). Cancelling ctx
 // cancels the runs. Invalid pipelines are reported as by Run. RunNow is for
 // a pool that is not running: on a running pool it returns an error wrapping
-// ErrAlreadyRunning.
+// ErrAlreadyRunning. Runs are traced as in Run; as RunNow returns it
+// flushes the spans and runs the shutdown hooks, as Run does
+// (WithShutdownHook).
 func (p *WorkerPool) RunNow(ctx context.Context, pipelineIDs ...string) error {
 	p.mu.Lock()
-	if err := p.validate(); err != nil {
-		p.mu.Unlock()
-		return err
-	}
 	if p.ran.Load() {
 		p.mu.Unlock()
 		return fmt.Errorf("%w: RunNow on a running WorkerPool", ErrAlreadyRunning)
+	}
+	defer p.flushAndRunHooks(ctx)
+	if err := p.validate(); err != nil {
+		p.mu.Unlock()
+		return err
 	}
 	selected, err := p.selectPipelines(pipelineIDs)
 	p.mu.Unlock()
@@ -66,6 +69,7 @@ func (p *WorkerPool) RunNow(ctx context.Context, pipelineIDs ...string) error {
 	}
 	env := newRunEnv(cfg.clock, coord, logger, ctx)
 	env.metrics = p.metrics()
+	env.tracing = runTracing{provider: cfg.tracerProvider, workerID: cfg.workerID}
 	runners := make([]*runner, 0, len(selected))
 	ids := make([]string, 0, len(selected))
 	for _, sp := range selected {

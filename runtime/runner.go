@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Timing rules shared by ScheduledPipeline.Start and WorkerPool.
@@ -67,6 +69,8 @@ type runner struct {
 	sp    *ScheduledPipeline
 	env   *runEnv
 	local *localEntry // the LocalCoordinator's state, from the first attempt
+	// tracer makes the run spans, from the first traced run (tracing.go)
+	tracer trace.Tracer
 
 	// plan; times in Unix ns, 0 meaning none
 	next      int64 // when the next attempt is due; 0: never
