@@ -78,6 +78,12 @@ type runner struct {
 	following int64 // cron: the slot after slot, when already known
 	failures  int32 // consecutive failed runs
 	retry     bool  // the next attempt retries slot after a failure
+	// catch-up (CatchUpLatest, CatchUpAll): the oldest slot that may not
+	// have run fleet-wide, the runs CatchUpAll may still make, and whether
+	// the coordinator's last completed slot is still to be read
+	catchUp     int64
+	catchUpLeft int32
+	probe       bool
 
 	// dispatcher bookkeeping
 	inHeap   bool    // waiting in the heap; guarded by the dispatcher's lock
@@ -189,6 +195,10 @@ func (r *runner) stopChan() <-chan struct{} {
 func (r *runner) begin(now time.Time) {
 	if r.sp.Schedule.Kind() == ScheduleCron {
 		r.next = r.nextCron(now.UnixNano())
+		if _, ok := r.env.coord.(CompletionReader); ok && r.catchingUp() {
+			// The first attempt reads what the fleet last completed.
+			r.probe, r.next = true, now.UnixNano()
+		}
 	} else {
 		r.next = now.UnixNano()
 	}
@@ -259,6 +269,14 @@ func (r *runner) decide(now time.Time) (int64, bool) {
 		return RunNumberOnce, true
 	}
 	nowN := now.UnixNano()
+	if r.catchingUp() {
+		if s, ok := r.decideCatchUp(nowN); ok {
+			return s / int64(time.Second), true
+		}
+		if r.next > nowN {
+			return 0, false // the start probe found nothing to catch up
+		}
+	}
 	if r.retry {
 		following := r.nextCron(r.slot)
 		if following == 0 || following > nowN {
@@ -270,7 +288,7 @@ func (r *runner) decide(now time.Time) (int64, bool) {
 		r.retry, r.next, r.following = false, following, 0
 	}
 	latest, following, missed, exact := r.latestSlot(r.next, nowN)
-	if nowN-latest > int64(LateSlotGrace) {
+	if nowN-latest > r.grace() {
 		missed++
 		r.next = r.nextCron(nowN)
 		r.reportMissed(missed, exact, 0)
@@ -297,7 +315,7 @@ func (r *runner) latestSlot(s, now int64) (latest, following int64, missed uint6
 		}
 		latest, missed = n, missed+1
 	}
-	from := now - int64(LateSlotGrace)
+	from := now - r.grace()
 	if latest < from {
 		c := r.nextCron(from - int64(time.Second))
 		for c != 0 && c < from {
@@ -379,9 +397,10 @@ func (r *runner) plan(o outcome, runErr error, end time.Time) (done bool, err er
 			// the successor (the first slot after the backoff) runs instead.
 			following := r.followingSlot()
 			r.retry = following == 0 || following > retryAt
-			if !r.retry {
+			if !r.retry && r.catchUp == 0 {
 				r.next = r.nextCron(retryAt - 1)
 			}
+			// While catching up, the next missed slot comes after the backoff.
 		}
 		r.publish(o, runErr, endN, StateBackoff)
 		r.logBackoff(delay)
@@ -399,6 +418,22 @@ func (r *runner) plan(o outcome, runErr error, end time.Time) (done bool, err er
 	switch kind {
 	case ScheduleCron:
 		r.next = r.followingSlot()
+		if o == outcomeLeaseError && r.catchingUp() {
+			// The slot may have run nowhere: it is caught up once the
+			// coordinator answers, at the next slot's time, not in a loop.
+			if r.catchUp == 0 || r.slot < r.catchUp {
+				r.catchUp, r.catchUpLeft = r.slot, 0
+			}
+			r.next = r.nextCron(endN)
+		}
+		if o == outcomeNotAcquired && r.catchUp != 0 {
+			// Another replica holds the lease: it is catching up the same
+			// slots in the same order, so this one steps aside rather than
+			// run a later slot first (which would mark the earlier ones
+			// done unrun).
+			r.catchUp, r.catchUpLeft = 0, 0
+			r.next = r.nextCron(endN)
+		}
 	case ScheduleEvery:
 		r.next = endN + int64(sp.Schedule.Interval())
 	default:

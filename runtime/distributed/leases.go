@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/agora-etl/agora/runtime"
 )
 
 // LeaseState is what Redis holds for one pipeline, read by LeaseStates for
@@ -108,4 +110,28 @@ func workerOf(owner string) string {
 		return owner[:i]
 	}
 	return owner
+}
+
+var _ runtime.CompletionReader = (*RedisWorkerCoordinator)(nil)
+
+// LastCompleted returns pipelineID's last completed slot (Unix seconds) as
+// the primary records it, and false when none is. A cron pipeline with a
+// catch-up policy reads it at start, to run the slots missed while every
+// replica was down.
+func (c *RedisWorkerCoordinator) LastCompleted(ctx context.Context, pipelineID string) (int64, bool, error) {
+	if c.isClosed() {
+		return 0, false, ErrClosed
+	}
+	ctx, cancel := c.opContext(ctx)
+	defer cancel()
+	v, err := c.client.Get(ctx, c.keys.done(pipelineID)).Int64()
+	if errors.Is(err, redis.Nil) {
+		c.noteOK()
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, c.failure("read last completed slot of "+strconv.Quote(pipelineID), err)
+	}
+	c.noteOK()
+	return v, true, nil
 }
