@@ -217,6 +217,13 @@ func (c *RedisWorkerCoordinator) Start(ctx context.Context, workerID string, pip
 	c.mu.Unlock()
 
 	if err := c.Connect(ctx); err != nil {
+		if refused := refusal(err); refused != nil {
+			// Bad credentials or database: no retry can fix that.
+			c.mu.Lock()
+			c.running = false
+			c.mu.Unlock()
+			return fmt.Errorf("distributed: Start: %w", refused)
+		}
 		if c.s.FallbackToLocal {
 			c.log.Warn("distributed: Redis unreachable at start; runs will use unfenced local leases until it answers (FallbackToLocal)",
 				"redis", c.s.primary.redacted, "error", err)
