@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/agora-etl/agora/tracing"
 )
@@ -20,26 +21,41 @@ const RunSpanName = "agora.run"
 
 // Attribute keys of the run span.
 const (
-	AttrPipelineID          = attribute.Key("agora.pipeline.id")
-	AttrRunNumber           = attribute.Key("agora.run.number")
-	AttrFencingToken        = attribute.Key("agora.fencing_token")
-	AttrWorkerID            = attribute.Key("agora.worker.id")
-	AttrRecordsIn           = attribute.Key("agora.records.in")
-	AttrRecordsOut          = attribute.Key("agora.records.out")
+	// AttrPipelineID is the pipeline's id.
+	AttrPipelineID = attribute.Key("agora.pipeline.id")
+	// AttrRunNumber is the lease's run number.
+	AttrRunNumber = attribute.Key("agora.run.number")
+	// AttrFencingToken is the lease's fencing token (0: unfenced).
+	AttrFencingToken = attribute.Key("agora.fencing_token")
+	// AttrWorkerID is the id of the worker that ran the run.
+	AttrWorkerID = attribute.Key("agora.worker.id")
+	// AttrRecordsIn counts the records the run read (CountRecords).
+	AttrRecordsIn = attribute.Key("agora.records.in")
+	// AttrRecordsOut counts the records every sink accepted.
+	AttrRecordsOut = attribute.Key("agora.records.out")
+	// AttrRecordsDeadLettered counts the records sent to the dead-letter
+	// queue.
 	AttrRecordsDeadLettered = attribute.Key("agora.records.dead_lettered")
-	AttrRunStatus           = attribute.Key("agora.run.status")
+	// AttrRunStatus is one of the RunStatus values.
+	AttrRunStatus = attribute.Key("agora.run.status")
 )
 
 // Values of AttrRunStatus.
 const (
-	RunStatusSuccess   = "success"
-	RunStatusError     = "error"
-	RunStatusPanic     = "panic"
+	// RunStatusSuccess marks a run that returned nil.
+	RunStatusSuccess = "success"
+	// RunStatusError marks a run whose factory, Run or Close failed.
+	RunStatusError = "error"
+	// RunStatusPanic marks a run whose factory, Run or Close panicked.
+	RunStatusPanic = "panic"
+	// RunStatusCancelled marks a run the pool cancelled (lost lease,
+	// graceful timeout, forced shutdown) or whose lease was lost before it
+	// started.
 	RunStatusCancelled = "cancelled"
 )
 
-// ShutdownHookTimeout bounds, at the end of WorkerPool.Run, flushing the
-// spans and running the shutdown hooks, all together.
+// ShutdownHookTimeout bounds, at the end of WorkerPool.Run and RunNow,
+// flushing the spans and running the shutdown hooks, all together.
 const ShutdownHookTimeout = 5 * time.Second
 
 // tracerName is the instrumentation scope of the run spans.
@@ -49,10 +65,13 @@ const tracerName = "github.com/agora-etl/agora/runtime"
 // RunSpanName span per run, carried by the run's context so spans the
 // pipeline starts from it (trace.SpanFromContext(ctx).TracerProvider())
 // nest under it. A ScheduledPipeline's own TracerProvider overrides it.
-// Without a provider (the default) runs are not traced and tracing costs
-// nothing; so does a nil tp, even a typed one. At the end of Run the pool calls ForceFlush on every provider
-// it traced with that has one; it does not shut them down: the caller owns
-// them, or hands them over with WithShutdownHook.
+// Without a provider (the default), with a nil one (even a typed nil) or
+// with noop.NewTracerProvider(), runs are not traced and tracing costs
+// nothing. The no-op provider also keeps RunMain from tracing the pool from
+// the environment. At the end of Run and
+// RunNow the pool calls ForceFlush on every provider it traced with that
+// has one; it does not shut them down: the caller owns them, or hands them
+// over with WithShutdownHook.
 func WithTracerProvider(tp trace.TracerProvider) PoolOption {
 	return func(c *poolConfig) { c.tracerProvider = tp }
 }
@@ -109,13 +128,19 @@ type noTracer struct{ trace.Tracer }
 // resolveTracer returns the tracer of r's runs: from the pipeline's provider,
 // else the pool's, else untraced. A typed nil provider (a nil
 // *sdktrace.TracerProvider, as tracing.NewTracerProvider returns when spans
-// go nowhere) counts as none.
+// go nowhere) counts as none. The no-op provider (noop.NewTracerProvider)
+// means untraced, and costs what no provider costs: its spans would record
+// nothing, and a context without a span answers SpanFromContext with the
+// same no-op span.
 func (r *runner) resolveTracer() trace.Tracer {
 	tp := r.sp.TracerProvider
 	if isNilProvider(tp) {
 		tp = r.env.tracing.provider
 	}
 	if isNilProvider(tp) {
+		return untraced
+	}
+	if _, ok := tp.(noop.TracerProvider); ok {
 		return untraced
 	}
 	return tp.Tracer(tracerName)
@@ -280,7 +305,7 @@ func forceFlush(ctx context.Context, tp trace.TracerProvider) error {
 // OTLP when the environment names an OTLP endpoint: how a generated worker
 // is traced without code. The pool owns the provider.
 func traceFromEnv(ctx context.Context, pool *WorkerPool, logger *slog.Logger) error {
-	if pool.cfg.tracerProvider != nil || !tracing.EndpointConfigured() {
+	if !isNilProvider(pool.cfg.tracerProvider) || !tracing.EndpointConfigured() || tracing.Disabled() {
 		return nil
 	}
 	tp, err := tracing.NewTracerProvider(ctx, tracing.Config{Exporter: tracing.ExporterOTLP}, logger)

@@ -13,6 +13,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/agora-etl/agora/internal/otlptest"
 	"github.com/agora-etl/agora/runtime"
@@ -484,5 +485,101 @@ func TestTypedNilProvidersMeanUntraced(t *testing.T) {
 	}
 	if traced.Load() {
 		t.Fatal("a nil provider traced the run")
+	}
+}
+
+func TestRunMainHonoursOTELSDKDisabled(t *testing.T) {
+	rcv := otlptest.NewReceiver(t)
+	t.Setenv(tracing.EnvEndpoint, rcv.URL())
+	t.Setenv(tracing.EnvSDKDisabled, "true")
+	var stderr syncBuffer
+	code := runtime.RunMain(context.Background(), nil, &stderr, func() (*runtime.WorkerPool, error) {
+		return runtime.NewWorkerPool(runtime.WithSignalHandling(false)).
+			Register(&runtime.ScheduledPipeline{PipelineID: "p", Schedule: runtime.Once(), Factory: nopFactory}), nil
+	})
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr.String())
+	}
+	if n := rcv.Requests(); n != 0 {
+		t.Errorf("%d export requests although %s=true", n, tracing.EnvSDKDisabled)
+	}
+}
+
+// loseAfterGrant is a fakeCoord whose leases are lost right after the grant
+// is confirmed: the second CurrentLease of each attempt finds none.
+type loseAfterGrant struct {
+	*fakeCoord
+	calls atomic.Int32
+}
+
+func (c *loseAfterGrant) CurrentLease(id string) (runtime.Lease, bool) {
+	if c.calls.Add(1)%2 == 0 {
+		return runtime.Lease{}, false
+	}
+	return c.fakeCoord.CurrentLease(id)
+}
+
+func TestRunSpanOfALeaseLostBeforeTheRunStarted(t *testing.T) {
+	tp, rec := recording()
+	var built atomic.Bool
+	pool := quietPool(runtime.WithTracerProvider(tp), runtime.WithCoordinator(&loseAfterGrant{fakeCoord: newFakeCoord()})).
+		Register(&runtime.ScheduledPipeline{PipelineID: "p", Schedule: runtime.Once(), Factory: func(ctx context.Context) (runtime.Pipeline, error) {
+			built.Store(true)
+			return nopFactory(ctx)
+		}})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := runAsync(pool, ctx)
+	deadline := time.Now().Add(5 * time.Second)
+	for len(rec.Ended()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	if err := waitErr(t, done); err != nil {
+		t.Fatal(err)
+	}
+	if built.Load() {
+		t.Fatal("the pipeline ran without its lease")
+	}
+	run := onlySpan(t, rec.Ended(), runtime.RunSpanName)
+	if got := spanAttrs(run)[runtime.AttrRunStatus].AsString(); got != runtime.RunStatusCancelled {
+		t.Errorf("status attribute %q, want cancelled", got)
+	}
+	if run.Status().Code != codes.Error || len(run.Events()) != 1 {
+		t.Errorf("status %+v, events %+v; want Error and the lost lease recorded", run.Status(), run.Events())
+	}
+}
+
+// TestNoopProviderOptsOut: a pipeline with the no-op provider stays
+// untraced under a traced pool, and a pool with it is not traced from the
+// environment by RunMain.
+func TestNoopProviderOptsOut(t *testing.T) {
+	rcv := otlptest.NewReceiver(t)
+	t.Setenv(tracing.EnvEndpoint, rcv.URL())
+	tp, rec := recording()
+	var stderr syncBuffer
+	code := runtime.RunMain(context.Background(), nil, &stderr, func() (*runtime.WorkerPool, error) {
+		return runtime.NewWorkerPool(runtime.WithSignalHandling(false), runtime.WithTracerProvider(noop.NewTracerProvider())).
+			Register(&runtime.ScheduledPipeline{PipelineID: "traced", Schedule: runtime.Once(), Factory: nopFactory, TracerProvider: tp}).
+			Register(&runtime.ScheduledPipeline{PipelineID: "untraced", Schedule: runtime.Once(), Factory: nopFactory}), nil
+	})
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr.String())
+	}
+	run := onlySpan(t, rec.Ended(), runtime.RunSpanName)
+	if id := spanAttrs(run)[runtime.AttrPipelineID].AsString(); id != "traced" {
+		t.Errorf("traced %q", id)
+	}
+	if n := rcv.Requests(); n != 0 {
+		t.Errorf("%d export requests: the no-op pool provider did not keep the environment's out", n)
+	}
+
+	inner, innerRec := recording()
+	pool := quietPool(runtime.WithTracerProvider(inner)).
+		Register(&runtime.ScheduledPipeline{PipelineID: "out", Schedule: runtime.Once(), Factory: nopFactory, TracerProvider: noop.NewTracerProvider()})
+	if err := pool.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(innerRec.Ended()); n != 0 {
+		t.Errorf("the pool's provider traced a pipeline that opted out with the no-op one (%d spans)", n)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
@@ -44,6 +45,8 @@ const (
 	EnvTracesEndpoint = "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"
 	// EnvServiceName names the service when Config.ServiceName is empty.
 	EnvServiceName = "OTEL_SERVICE_NAME"
+	// EnvSDKDisabled set to "true" turns tracing off whatever the Config.
+	EnvSDKDisabled = "OTEL_SDK_DISABLED"
 )
 
 // ErrUnknownExporter is wrapped by the error of a Config naming an exporter
@@ -69,6 +72,11 @@ func EndpointConfigured() bool {
 	return os.Getenv(EnvEndpoint) != "" || os.Getenv(EnvTracesEndpoint) != ""
 }
 
+// Disabled reports whether EnvSDKDisabled turns tracing off.
+func Disabled() bool {
+	return strings.EqualFold(strings.TrimSpace(os.Getenv(EnvSDKDisabled)), "true")
+}
+
 // Validate checks cfg without building anything.
 func (cfg Config) Validate() error {
 	switch cfg.Exporter {
@@ -83,7 +91,8 @@ func (cfg Config) Validate() error {
 // cfg names, with service.name set. With no exporter named and no OTLP
 // endpoint in the environment it returns a nil provider and a nil error,
 // after one INFO line on logger (nil: slog.Default()) saying spans go
-// nowhere. The caller owns the provider: Shutdown flushes and stops it.
+// nowhere; likewise, whatever cfg says, when OTEL_SDK_DISABLED is "true".
+// The caller owns the provider: Shutdown flushes and stops it.
 func NewTracerProvider(ctx context.Context, cfg Config, logger *slog.Logger) (*sdktrace.TracerProvider, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -92,6 +101,10 @@ func NewTracerProvider(ctx context.Context, cfg Config, logger *slog.Logger) (*s
 		logger = slog.Default()
 	}
 	service := ServiceName(cfg.ServiceName)
+	if Disabled() {
+		logger.Info("tracing: "+EnvSDKDisabled+"=true; spans are not exported", slog.String("service_name", service))
+		return nil, nil
+	}
 	exporter := cfg.Exporter
 	if exporter == "" {
 		if !EndpointConfigured() {

@@ -135,3 +135,19 @@ func TestEndpointConfigured(t *testing.T) {
 		t.Fatal(tracing.EnvTracesEndpoint + " not seen")
 	}
 }
+
+func TestSDKDisabledWins(t *testing.T) {
+	rcv := otlptest.NewReceiver(t)
+	t.Setenv(tracing.EnvEndpoint, rcv.URL())
+	t.Setenv(tracing.EnvSDKDisabled, "true")
+	for _, exporter := range []string{"", "otlp", "stdout"} {
+		var logs bytes.Buffer
+		tp, err := tracing.NewTracerProvider(context.Background(), tracing.Config{Exporter: exporter}, debugLogger(&logs))
+		if err != nil || tp != nil {
+			t.Fatalf("exporter %q: provider %v, error %v", exporter, tp, err)
+		}
+		if n := strings.Count(logs.String(), "level=INFO"); n != 1 || !strings.Contains(logs.String(), tracing.EnvSDKDisabled) {
+			t.Errorf("exporter %q: want one INFO line naming %s:\n%s", exporter, tracing.EnvSDKDisabled, logs.String())
+		}
+	}
+}
