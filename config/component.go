@@ -24,8 +24,8 @@ type Component struct {
 	// Spec is the registered component.
 	Spec *etl.ComponentSpec
 
-	// urls are the table's string values that look like URLs, redacted,
-	// as "key=value", for Summary.
+	// urls are the table's path and its string values that look like
+	// URLs, redacted, as "key=value", for Summary.
 	urls []string
 }
 
@@ -62,8 +62,10 @@ func (d *decoder) component(m map[string]any, at path, kind etl.Kind) Component 
 		return c
 	}
 	c.Spec = spec
+	// Only paths and URLs (redacted) are shown: any other string could be
+	// a secret under a name Redact cannot know.
 	for _, k := range slices.Sorted(maps.Keys(m)) {
-		if s, isStr := m[k].(string); isStr && k != "type" && strings.Contains(s, "://") {
+		if s, isStr := m[k].(string); isStr && k != "type" && (k == "path" || strings.Contains(s, "://")) {
 			c.urls = append(c.urls, k+"="+Redact(s))
 		}
 	}
@@ -165,7 +167,7 @@ func deepCopy(v any) any {
 	}
 }
 
-// describe is the component for Summary: its type and redacted URLs.
+// describe is the component for Summary: its type, path and redacted URLs.
 func (c Component) describe() string {
 	if len(c.urls) == 0 {
 		return c.Type

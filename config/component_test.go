@@ -123,19 +123,21 @@ func TestComponentTypeProblems(t *testing.T) {
 func TestComponentURLsAreRedacted(t *testing.T) {
 	r := etl.NewRegistry()
 	type cfg struct {
-		URL  string `toml:"url"`
-		Name string `toml:"name"`
+		URL    string `toml:"url"`
+		Path   string `toml:"path"`
+		Name   string `toml:"name"`
+		Secret string `toml:"secret"`
 	}
 	etl.RegisterSink(r, "s", "", func(context.Context, cfg) (etl.Sink, error) { return nil, errors.New("unused") })
 	var c Component
-	ds := check(t, "[c]\ntype = \"s\"\nurl = \"redis://u:pw@h:1/0\"\nname = \"n\"\n", func(d *decoder, m map[string]any) {
+	ds := check(t, "[c]\ntype = \"s\"\nurl = \"redis://u:pw@h:1/0\"\nname = \"n\"\npath = \"out.jsonl\"\nsecret = \"hunter2\"\n", func(d *decoder, m map[string]any) {
 		d.registry = r
 		c = d.component(m["c"].(map[string]any), path{"c"}, etl.KindSink)
 	})
 	if len(ds) > 0 {
 		t.Fatal(ds)
 	}
-	if got := c.describe(); got != "s (url=redis://u:xxxxx@h:1/0)" {
+	if got := c.describe(); got != "s (path=out.jsonl, url=redis://u:xxxxx@h:1/0)" {
 		t.Errorf("describe = %q", got)
 	}
 }

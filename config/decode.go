@@ -242,6 +242,9 @@ func (d *decoder) tables(m map[string]any, p path, key string) ([]map[string]any
 			return nil, false
 		}
 		return out, true
+	case map[string]any:
+		d.atValue(at, "%s: want an array of tables, got a table: write [[%s]], with double brackets, once per element", at, at)
+		return nil, false
 	default:
 		d.wrongType(at, "an array of tables", v)
 		return nil, false

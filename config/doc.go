@@ -8,11 +8,13 @@
 // — is a Diagnostic at the file, line and column it concerns, and all of them
 // come back together as one Diagnostics error:
 //
-//	f, err := config.Load("pipelines.toml", config.WithRegistry(etl.Builtins()))
+//	f, err := config.Load("pipelines.toml") // components: etl.Builtins()
 //	if err != nil {
 //		return err // pipelines.toml:12:1: pipelines.orders.schedule: unknown key "minute" (did you mean "minutes"?)
 //	}
 //	pool, err := f.Pool()
+//
+// WithRegistry gives a program's own components instead.
 //
 // String values may refer to the environment as ${VAR} or ${VAR:-default};
 // $$ is a literal $. Values that look like URLs with passwords are redacted

@@ -10,8 +10,10 @@ import (
 
 // Pool builds the worker pool the file describes: the [worker] settings,
 // lease coordination through Redis when AGORA_DISTRIBUTED_REDIS_URL is set
-// (as in a generated worker), and one ScheduledPipeline per pipeline. opts
-// come after the file's settings, so they win.
+// (as in a generated worker), a tracer provider for each pipeline whose
+// tracing is enabled (shut down by the pool when it stops), and one
+// ScheduledPipeline per pipeline. opts come after the file's settings, so
+// they win.
 //
 // `agora worker --config F` is
 //
@@ -40,14 +42,14 @@ func (f *File) Pool(opts ...runtime.PoolOption) (*runtime.WorkerPool, error) {
 	if coord != nil {
 		po = append(po, coord)
 	}
-	for _, o := range opts {
-		if o != nil {
-			po = append(po, o)
-		}
-	}
-	pool := runtime.NewWorkerPool(po...)
 	sps := f.ScheduledPipelines()
-	f.wireTracing(sps)
+	traceOpts, err := f.wireTracing(context.Background(), sps)
+	if err != nil {
+		return nil, err
+	}
+	po = append(po, traceOpts...)
+	po = append(po, opts...)
+	pool := runtime.NewWorkerPool(po...)
 	for _, sp := range sps {
 		pool.Register(sp)
 	}

@@ -48,6 +48,9 @@ func structFields(t reflect.Type) []field {
 	return out
 }
 
+// durationString is what a text-decoded duration type wants.
+const durationString = `a duration string such as "5s"`
+
 var (
 	textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
 	timeType        = reflect.TypeFor[time.Time]()
@@ -63,6 +66,11 @@ func wants(t reflect.Type) string {
 		return "a date-time"
 	}
 	if reflect.PointerTo(t).Implements(textUnmarshaler) {
+		// A duration type that decodes from text would take an integer
+		// as nanoseconds: say what to write instead.
+		if t.Kind() == reflect.Int64 && strings.HasSuffix(t.Name(), "Duration") {
+			return durationString
+		}
 		return "a string"
 	}
 	switch t.Kind() {
@@ -94,7 +102,7 @@ func accepts(want string, v any) bool {
 		return got == "an integer" || got == "a float"
 	case "a date-time":
 		return got == "a date-time" || got == "a local date-time" || got == "a local date"
-	case "a string":
+	case "a string", durationString:
 		return got == "a string"
 	default:
 		return got == want

@@ -9,6 +9,15 @@ import (
 	"github.com/agora-etl/agora/etl"
 )
 
+// textDuration decodes from text only, like the components' Duration.
+type textDuration time.Duration
+
+func (d *textDuration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	*d = textDuration(v)
+	return err
+}
+
 type embedded struct {
 	Shared string `toml:"shared"`
 }
@@ -28,6 +37,7 @@ type schemaConfig struct {
 		Addr string `toml:"addr"`
 	} `toml:"nodes"`
 	Labels map[string]int `toml:"labels"`
+	Block  textDuration   `toml:"block"`
 }
 
 func TestStructFields(t *testing.T) {
@@ -35,7 +45,7 @@ func TestStructFields(t *testing.T) {
 	for _, f := range structFields(reflect.TypeFor[schemaConfig]()) {
 		names = append(names, f.name)
 	}
-	want := "shared name Plain wait when ratio records anything nodes labels"
+	want := "shared name Plain wait when ratio records anything nodes labels block"
 	if got := strings.Join(names, " "); got != want {
 		t.Errorf("keys = %s, want %s", got, want)
 	}
@@ -55,6 +65,7 @@ anything = [1, "two"]
 nodes = [{addr = "a"}, {adr = "b"}, {addr = 3}]
 labels = { a = 1, b = "two" }
 Skipped = "x"
+block = 5
 `
 	var left map[string]any
 	ds := check(t, doc, func(d *decoder, m map[string]any) {
@@ -69,12 +80,13 @@ Skipped = "x"
 		`t.toml:10:25: c.nodes[1]: unknown key "adr" (did you mean "addr"?)`,
 		`t.toml:10:45: c.nodes[2].addr: want a string, got an integer`,
 		`t.toml:11:23: c.labels.b: want an integer, got a string`,
-		`t.toml:12:1: c: unknown key "Skipped"; known keys: Plain, anything, labels, name, nodes, ratio, records, shared, wait, when`,
+		`t.toml:12:1: c: unknown key "Skipped"; known keys: Plain, anything, block, labels, name, nodes, ratio, records, shared, wait, when`,
+		`t.toml:13:9: c.block: want a duration string such as "5s", got an integer`,
 	}
 	if got := ds.Error(); got != strings.Join(want, "\n") {
 		t.Errorf("diagnostics:\n%s\nwant\n%s", got, strings.Join(want, "\n"))
 	}
-	for _, k := range []string{"name", "wait", "nodes", "labels", "Skipped"} {
+	for _, k := range []string{"name", "wait", "nodes", "labels", "Skipped", "block"} {
 		if _, ok := left[k]; ok {
 			t.Errorf("bad key %q was not dropped", k)
 		}

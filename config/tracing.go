@@ -2,6 +2,7 @@ package config
 
 import (
 	"os"
+	"path/filepath"
 	"slices"
 )
 
@@ -18,10 +19,6 @@ const (
 	ExporterStdout = "stdout"
 )
 
-// DefaultServiceName names the traced service when neither service_name
-// nor OTEL_SERVICE_NAME does.
-const DefaultServiceName = "agora"
-
 // Tracing is a [pipelines.<id>.tracing] table.
 type Tracing struct {
 	// Enabled turns tracing on for the pipeline (default false).
@@ -29,7 +26,8 @@ type Tracing struct {
 	// Backend is "opentelemetry", the only one.
 	Backend string
 	// ServiceName is the service.name of the spans; "" means
-	// OTEL_SERVICE_NAME, else DefaultServiceName.
+	// OTEL_SERVICE_NAME, else the program's file name (as for a
+	// generated worker).
 	ServiceName string
 	// Exporter is ExporterAuto, ExporterOTLP or ExporterStdout.
 	Exporter string
@@ -55,7 +53,7 @@ func (d *decoder) tracing(m map[string]any, at path) Tracing {
 	}
 	if s, ok := d.str(m, at, "service_name"); ok {
 		if s == "" {
-			d.atValue(at.child("service_name"), "%s: must not be empty (leave it out for OTEL_SERVICE_NAME or %q)", at.child("service_name"), DefaultServiceName)
+			d.atValue(at.child("service_name"), "%s: must not be empty (leave it out for OTEL_SERVICE_NAME, else the program's name)", at.child("service_name"))
 		}
 		t.ServiceName = s
 	}
@@ -79,5 +77,5 @@ func (t Tracing) service(lookupEnv func(string) (string, bool)) string {
 	if v, ok := lookupEnv("OTEL_SERVICE_NAME"); ok && v != "" {
 		return v
 	}
-	return DefaultServiceName
+	return filepath.Base(os.Args[0])
 }

@@ -1,8 +1,8 @@
 package config
 
 import (
-	"bytes"
-	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -39,20 +39,7 @@ func TestTracingServiceName(t *testing.T) {
 	if got := (Tracing{}).service(env("otel")); got != "otel" {
 		t.Errorf("service = %q, want OTEL_SERVICE_NAME's otel", got)
 	}
-	if got := (Tracing{}).service(env("")); got != DefaultServiceName {
-		t.Errorf("service = %q, want %q", got, DefaultServiceName)
-	}
-}
-
-func TestWireTracingSaysTracingIsNotAvailable(t *testing.T) {
-	var out testOutputs
-	f := loadExample(t, &out)
-	var logs bytes.Buffer
-	prev := slog.Default()
-	slog.SetDefault(slog.New(slog.NewTextHandler(&logs, nil)))
-	defer slog.SetDefault(prev)
-	f.wireTracing(f.ScheduledPipelines())
-	if got := logs.String(); !strings.Contains(got, "not available in this build") || !strings.Contains(got, "pipeline=orders") || !strings.Contains(got, "service_name=orders-worker") {
-		t.Errorf("log = %q", got)
+	if got, want := (Tracing{}).service(env("")), filepath.Base(os.Args[0]); got != want {
+		t.Errorf("service = %q, want the program's name %q", got, want)
 	}
 }

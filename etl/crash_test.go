@@ -161,19 +161,19 @@ func TestCrashMidBatchLosesNothing(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out.jsonl")
 
 	// Worker 1 is killed in its 4th batch: 4 batches are in the file, the
-	// 4th never acknowledged.
+	// 4th never acknowledged (nor the 5th, when it was already read ahead).
 	runCrashChild(t, srv.URL(), out, "w1", 3)
 	if n := len(countIDs(t, out)); n != 4*crashBatch {
 		t.Fatalf("after the first kill the file has %d ids, want %d", n, 4*crashBatch)
 	}
-	if n := pendingCount(t, c, crashStream, crashGroup); n != crashBatch {
-		t.Fatalf("pending after the first kill = %d, want the unacknowledged batch of %d", n, crashBatch)
+	if n := pendingCount(t, c, crashStream, crashGroup); n != crashBatch && n != 2*crashBatch {
+		t.Fatalf("pending after the first kill = %d, want the unacknowledged batch of %d (and the one read ahead)", n, crashBatch)
 	}
 	// Restarted under the same name it re-reads its pending batch first,
 	// and is killed again two batches later.
 	runCrashChild(t, srv.URL(), out, "w1", 2)
-	if n := pendingCount(t, c, crashStream, crashGroup); n != crashBatch {
-		t.Fatalf("pending after the second kill = %d, want %d", n, crashBatch)
+	if n := pendingCount(t, c, crashStream, crashGroup); n != crashBatch && n != 2*crashBatch {
+		t.Fatalf("pending after the second kill = %d, want %d or %d", n, crashBatch, 2*crashBatch)
 	}
 	// Another replica claims what w1 left pending and drains the stream.
 	runCrashChild(t, srv.URL(), out, "w2", -1)

@@ -43,9 +43,9 @@ func (c FileSourceConfig) Validate() error {
 }
 
 // FileSource reads the records of every file a glob matches, in sorted
-// order, each run from the start. JSON lines: one object a line (an object
-// may also span lines); numbers stay json.Number, so large integers keep
-// every digit. CSV: the first row names the fields, every value is a string.
+// order, each run from the start. JSON lines: one object a line, blank
+// lines skipped; numbers stay json.Number, so large integers keep every
+// digit. CSV: the first row names the fields, every value is a string.
 // A pattern without glob characters must name an existing file; a pattern
 // matching no file reads nothing.
 type FileSource struct {
@@ -154,7 +154,10 @@ func hasMeta(path string) bool { return strings.ContainsAny(path, `*?[\`) }
 type fileReader struct {
 	path   string
 	f      *os.File
-	dec    *json.Decoder // jsonl
+	lines  *bufio.Reader // jsonl
+	line   int           // jsonl: lines read
+	fast   recordDecoder // jsonl
+	long   []byte        // jsonl: a line longer than the buffer
 	csv    *csv.Reader   // csv
 	header []string
 }
@@ -171,8 +174,7 @@ func openFileReader(path, format string) (*fileReader, error) {
 	r := &fileReader{path: path, f: f}
 	br := bufio.NewReaderSize(f, 64<<10)
 	if format == FormatJSONL {
-		r.dec = json.NewDecoder(br)
-		r.dec.UseNumber()
+		r.lines = br
 		return r, nil
 	}
 	r.csv = csv.NewReader(br)
@@ -197,19 +199,19 @@ func openFileReader(path, format string) (*fileReader, error) {
 
 // read appends records to buf until it holds max or the file ends (io.EOF).
 func (r *fileReader) read(buf []Record, max int) ([]Record, error) {
-	if r.dec != nil {
+	if r.lines != nil {
 		for len(buf) < max {
-			var rec Record
-			if err := r.dec.Decode(&rec); err != nil {
-				if errors.Is(err, io.EOF) {
-					return buf, io.EOF
-				}
-				return buf, r.jsonError(err, false)
+			line, err := r.nextLine()
+			if err != nil {
+				return buf, err
 			}
-			if rec == nil {
-				return buf, r.jsonError(errors.New("null is not a JSON object"), true)
+			rec, err := r.decodeLine(line)
+			if err != nil {
+				return buf, err
 			}
-			buf = append(buf, rec)
+			if rec != nil {
+				buf = append(buf, rec)
+			}
 		}
 		return buf, nil
 	}
@@ -233,44 +235,53 @@ func (r *fileReader) read(buf []Record, max int) ([]Record, error) {
 	return buf, nil
 }
 
-// jsonError places a decoding error at its line. After a syntax error the
-// decoder stands before the bad value (and the blanks ahead of it); after a
-// type error, or a value that decoded (decoded), just past the value.
-func (r *fileReader) jsonError(err error, decoded bool) error {
-	var typeErr *json.UnmarshalTypeError
-	isType := errors.As(err, &typeErr)
-	line := lineAt(r.path, r.dec.InputOffset(), !decoded && !isType)
-	if isType && typeErr.Field == "" {
-		err = fmt.Errorf("a JSON %s is not an object", typeErr.Value)
+// nextLine returns the next line, without its line break, as a string the
+// record's values can share; io.EOF after the last.
+func (r *fileReader) nextLine() (string, error) {
+	b, err := r.lines.ReadSlice('\n')
+	if errors.Is(err, bufio.ErrBufferFull) {
+		r.long = append(r.long[:0], b...)
+		for errors.Is(err, bufio.ErrBufferFull) {
+			b, err = r.lines.ReadSlice('\n')
+			r.long = append(r.long, b...)
+		}
+		b = r.long
 	}
-	return fmt.Errorf("etl: %s:%d: %w", r.path, line, err)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return "", fmt.Errorf("etl: %s: %w", r.path, err)
+	}
+	if len(b) == 0 && err != nil {
+		return "", io.EOF
+	}
+	r.line++
+	return string(b), nil
 }
 
-// lineAt returns the 1-based line of byte offset off of the file at path;
-// with skipBlanks, of the first non-blank byte from off on.
-func lineAt(path string, off int64, skipBlanks bool) int {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0
+// decodeLine decodes one line: nil for a blank one.
+func (r *fileReader) decodeLine(line string) (Record, error) {
+	if rec, ok := r.fast.decode(line); ok {
+		return rec, nil
 	}
-	defer f.Close()
-	br := bufio.NewReader(f)
-	line := 1
-	for i := int64(0); ; i++ {
-		c, err := br.ReadByte()
-		if err != nil {
-			return line
+	dec := json.NewDecoder(strings.NewReader(line))
+	dec.UseNumber()
+	var rec Record
+	err := dec.Decode(&rec)
+	switch {
+	case errors.Is(err, io.EOF):
+		return nil, nil // blank
+	case err != nil:
+		var typeErr *json.UnmarshalTypeError
+		if errors.As(err, &typeErr) && typeErr.Field == "" {
+			err = fmt.Errorf("a JSON %s is not an object", typeErr.Value)
 		}
-		if i >= off && (!skipBlanks || !isBlank(c)) {
-			return line
-		}
-		if c == '\n' {
-			line++
-		}
+		return nil, fmt.Errorf("etl: %s:%d: %w", r.path, r.line, err)
+	case rec == nil:
+		return nil, fmt.Errorf("etl: %s:%d: null is not a JSON object", r.path, r.line)
+	case dec.More():
+		return nil, fmt.Errorf("etl: %s:%d: more than one JSON value on the line", r.path, r.line)
 	}
+	return rec, nil
 }
-
-func isBlank(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
 
 func (r *fileReader) csvError(err error) error {
 	var pe *csv.ParseError

@@ -138,3 +138,22 @@ func TestStdoutSinkWritesJSONLines(t *testing.T) {
 		t.Fatalf("stdout = %q, want %q", got, want)
 	}
 }
+
+func TestFileSourceLongLinesAndCRLF(t *testing.T) {
+	dir := t.TempDir()
+	long := strings.Repeat("z", 200<<10) // longer than the read buffer
+	writeFile(t, filepath.Join(dir, "in.jsonl"), "{\"a\":1}\r\n{\"long\":\""+long+"\"}\n\r\n{\"a\":\"caf\\u00e9\"}")
+	src, _ := NewFileSource(FileSourceConfig{Path: filepath.Join(dir, "in.jsonl")})
+	recs, err := readAll(t, src, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 3 || recs[0]["a"] != json.Number("1") || recs[1]["long"] != long || recs[2]["a"] != "café" {
+		t.Fatalf("got %d records: %.80v", len(recs), recs)
+	}
+	writeFile(t, filepath.Join(dir, "two.jsonl"), "{}\n{\"a\":1} {\"b\":2}\n")
+	src, _ = NewFileSource(FileSourceConfig{Path: filepath.Join(dir, "two.jsonl")})
+	if _, err := readAll(t, src, 10); err == nil || !strings.Contains(err.Error(), "two.jsonl:2: more than one JSON value") {
+		t.Fatalf("err = %v", err)
+	}
+}

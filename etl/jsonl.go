@@ -10,8 +10,9 @@ import (
 // jsonlWriter encodes records as JSON lines into a buffer. Keys come out
 // sorted, HTML characters unescaped.
 type jsonlWriter struct {
-	w   *bufio.Writer
-	enc *json.Encoder
+	w    *bufio.Writer
+	fast recordEncoder
+	enc  *json.Encoder // for what fast declines
 }
 
 func newJSONLWriter(w io.Writer) *jsonlWriter {
@@ -27,6 +28,12 @@ func newJSONLWriter(w io.Writer) *jsonlWriter {
 func (j *jsonlWriter) write(records []Record) error {
 	var rejections []Rejection
 	for i, rec := range records {
+		if b, ok := j.fast.appendRecord(j.w.AvailableBuffer(), rec); ok {
+			if _, err := j.w.Write(b); err != nil {
+				return err
+			}
+			continue
+		}
 		if err := j.enc.Encode(rec); err != nil {
 			if !isEncodeError(err) {
 				return err

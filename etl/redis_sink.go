@@ -1,7 +1,6 @@
 package etl
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -42,7 +41,7 @@ type RedisStreamSink struct {
 	cfg    RedisStreamSinkConfig
 	client *redis.Client
 	shown  string
-	buf    bytes.Buffer
+	encode entryEncoder
 	args   []redis.XAddArgs
 	values [][]any
 }
@@ -71,9 +70,10 @@ func (s *RedisStreamSink) Write(ctx context.Context, records []Record) error {
 		s.args = make([]redis.XAddArgs, len(records))
 		s.values = make([][]any, len(records))
 	}
+	s.encode.reset()
 	n := 0
 	for i, rec := range records {
-		data, err := recordEntry(&s.buf, rec)
+		data, err := s.encode.value(rec)
 		if err != nil {
 			rejections = append(rejections, Rejection{Index: i, Err: err})
 			continue

@@ -100,6 +100,8 @@ type RedisStreamSource struct {
 	pending string // cursor through our own pending entries; "" when done
 	claimAt string // XAUTOCLAIM cursor; "" when done
 	shown   string // the URL without password
+	decode  entryDecoder
+	ahead   chan readResult // the read ahead in flight, if any
 }
 
 // NewRedisStreamSource returns a source; it connects at the first Read.
@@ -209,8 +211,42 @@ func (s *RedisStreamSource) next(ctx context.Context, max int) ([]redis.XMessage
 			return s.next(ctx, max)
 		}
 	}
-	// The wait is cut into slices so a graceful shutdown is seen within one
-	// slice: go-redis cannot interrupt a blocking read in flight.
+	var msgs []redis.XMessage
+	var err error
+	if s.ahead != nil {
+		r := <-s.ahead
+		s.ahead = nil
+		msgs, err = r.msgs, r.err
+	} else {
+		msgs, err = s.readNew(ctx, max)
+	}
+	if err != nil || len(msgs) == 0 {
+		return nil, err
+	}
+	// While the pipeline writes this batch, the next one travels: a
+	// stream is read at the speed of the sinks, not of the sinks plus a
+	// round trip. Entries read ahead and never handed out (the run
+	// stopped first) stay pending for this consumer and come first next
+	// run.
+	ahead := make(chan readResult, 1)
+	s.ahead = ahead
+	go func() {
+		m, err := s.readNew(ctx, max)
+		ahead <- readResult{m, err}
+	}()
+	return msgs, nil
+}
+
+// readResult is what a read ahead got.
+type readResult struct {
+	msgs []redis.XMessage
+	err  error
+}
+
+// readNew reads new entries (XREADGROUP >), waiting up to the block time.
+// The wait is cut into slices so a graceful shutdown is seen within one
+// slice: go-redis cannot interrupt a blocking read in flight.
+func (s *RedisStreamSource) readNew(ctx context.Context, max int) ([]redis.XMessage, error) {
 	shutdown := runtime.ShutdownRequested(ctx)
 	for waited := time.Duration(0); ; {
 		slice := min(s.block-waited, shutdownSlice)
@@ -249,7 +285,7 @@ func (s *RedisStreamSource) batch(msgs []redis.XMessage) Batch {
 		if m.Values == nil {
 			continue // deleted from the stream while pending
 		}
-		rec := entryRecord(m.Values)
+		rec := s.decode.record(m.Values)
 		if s.cfg.IDField != "" {
 			rec[s.cfg.IDField] = m.ID
 		}
@@ -275,8 +311,14 @@ func (s *RedisStreamSource) fail(what string, err error) error {
 	return fmt.Errorf("etl: redis_stream %s at %s: %s: %w", s.cfg.Stream, s.shown, what, err)
 }
 
-// Close closes the connection.
-func (s *RedisStreamSource) Close() error { return s.client.Close() }
+// Close waits for a read ahead in flight and closes the connection.
+func (s *RedisStreamSource) Close() error {
+	if s.ahead != nil {
+		<-s.ahead
+		s.ahead = nil
+	}
+	return s.client.Close()
+}
 
 func firstStream(res []redis.XStream) []redis.XMessage {
 	if len(res) == 0 {

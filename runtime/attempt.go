@@ -21,17 +21,27 @@ func (r *runner) attempt(runNumber int64, now time.Time, due int64, onDemand boo
 	// it back this executor counts as busy. With the local one only the
 	// user's code does.
 	remote := env.local == nil
-	if remote {
-		env.enterBusy()
-		defer env.leaveBusy()
+	// The dispatcher's batch answers only the scheduled attempt; one asked
+	// for now, beside the schedule, asks the coordinator itself.
+	var pre *preAcquired
+	if !onDemand {
+		pre = r.pre
 	}
-	if !onDemand && env.paused(r) {
+	if !onDemand && ((pre != nil && pre.paused) || (pre == nil && env.paused(r))) {
 		// A run asked for now (RunNow, a trigger) is the operator's
 		// explicit request; the schedule honours the pause.
 		r.logRun(slog.LevelDebug, "pipeline paused fleet-wide, skipping", Lease{RunNumber: runNumber})
 		return outcomePaused, nil, now
 	}
-	lease, ok, err := env.acquire(r, runNumber, now)
+	if pre != nil && (!pre.ok || pre.err != nil) {
+		// Refused in a batch already: nothing here blocks.
+		return r.skipped(runNumber, pre.err), pre.err, r.now()
+	}
+	if remote {
+		env.enterBusy()
+		defer env.leaveBusy()
+	}
+	lease, ok, err := env.acquire(r, runNumber, now, pre)
 	if err != nil || !ok {
 		o := r.skipped(runNumber, err)
 		if remote {
@@ -62,7 +72,7 @@ func (r *runner) attempt(runNumber int64, now time.Time, due int64, onDemand boo
 	before := r.st
 	r.ctx = ctx
 	r.st.state, r.st.next = StateRunning, 0
-	r.st.lastStart, r.st.runNumber, r.st.token = start.UnixNano(), lease.RunNumber, lease.FencingToken
+	r.st.since, r.st.runNumber, r.st.token = start.UnixNano(), lease.RunNumber, lease.FencingToken
 	if lease.FencingToken != 0 {
 		r.st.lastToken = lease.FencingToken
 	}
@@ -123,7 +133,7 @@ func (r *runner) skipped(runNumber int64, err error) outcome {
 		r.logRun(slog.LevelWarn, "cannot ask the coordinator for a lease; not running", Lease{RunNumber: runNumber}, slog.Any("error", err))
 		return outcomeLeaseError
 	default:
-		r.logRun(slog.LevelDebug, "lease held elsewhere, skipping", Lease{RunNumber: runNumber})
+		r.heldElsewhere(runNumber)
 		return outcomeNotAcquired
 	}
 }

@@ -70,7 +70,9 @@ func (env *runEnv) cause() error {
 	return nil
 }
 
-func (env *runEnv) acquire(r *runner, runNumber int64, now time.Time) (Lease, bool, error) {
+// acquire takes the lease of r's attempt; pre, when not nil, is the answer
+// the dispatcher's batch already got for it.
+func (env *runEnv) acquire(r *runner, runNumber int64, now time.Time, pre *preAcquired) (Lease, bool, error) {
 	id := r.sp.PipelineID
 	if env.local != nil {
 		if r.local == nil {
@@ -78,11 +80,16 @@ func (env *runEnv) acquire(r *runner, runNumber int64, now time.Time) (Lease, bo
 		}
 		return env.local.acquireEntry(r.local, id, runNumber, now)
 	}
-	ctx, cancel := context.WithTimeout(env.hard, LeaseAcquireTimeout)
-	defer cancel()
-	ok, err := env.coord.TryAcquireLease(ctx, id, runNumber)
-	if !ok || err != nil {
-		return Lease{}, false, err
+	if pre != nil {
+		// Granted in a batch (refusals never get here).
+		r.pre = nil
+	} else {
+		ctx, cancel := context.WithTimeout(env.hard, LeaseAcquireTimeout)
+		ok, err := env.coord.TryAcquireLease(ctx, id, runNumber)
+		cancel()
+		if !ok || err != nil {
+			return Lease{}, false, err
+		}
 	}
 	lease, held := env.coord.CurrentLease(id)
 	if !held {

@@ -84,6 +84,9 @@ type runner struct {
 	catchUp     int64
 	catchUpLeft int32
 	probe       bool
+	// pre is the decision and lease reply the dispatcher obtained for the
+	// next attempt in a batch (see dispatcher.acquireBatch); nil otherwise.
+	pre *preAcquired
 
 	// dispatcher bookkeeping
 	inHeap   bool    // waiting in the heap; guarded by the dispatcher's lock
@@ -95,10 +98,12 @@ type runner struct {
 	plannedAt int64
 
 	stopped atomic.Bool
-	mu      sync.Mutex    // guards stopCh, st and ctx
+	mu      sync.Mutex    // guards stopCh, st, ctx and heldLogged
 	stopCh  chan struct{} // made on first use
 	ctx     *runContext   // the run in flight, if any
 	st      runStats
+	// heldLogged is when heldElsewhere last logged at info level (Unix ns).
+	heldLogged int64
 }
 
 // runStats is the runner's part of PipelineStatus, kept flat so a run
@@ -111,7 +116,8 @@ type runStats struct {
 	skipped     uint64
 	missed      uint64
 	leaseErrors uint64
-	lastStart   int64
+	lastStart   int64 // of the last finished run
+	since       int64 // start of the run in flight, 0 when none is
 	lastEnd     int64
 	next        int64
 	runNumber   int64
@@ -125,7 +131,16 @@ type runStats struct {
 	skippedPaused                    uint64
 	lastToken                        int64
 	leaseLost                        uint64
-	paused                           bool
+}
+
+// preAcquired is an attempt decided, and its lease asked for, ahead of the
+// executor that makes it.
+type preAcquired struct {
+	runNumber int64
+	run       bool // false: decide found nothing to run
+	ok        bool // the lease was granted
+	err       error
+	paused    bool // paused fleet-wide: no lease was asked for
 }
 
 func newRunner(sp *ScheduledPipeline, env *runEnv) *runner {
@@ -237,8 +252,17 @@ func (r *runner) stateOf() PipelineState {
 // error it stops with.
 func (r *runner) step(now time.Time) (end time.Time, done bool, err error) {
 	planned := r.next
-	runNumber, run := r.decide(now)
+	var (
+		runNumber int64
+		run       bool
+	)
+	if p := r.pre; p != nil {
+		runNumber, run = p.runNumber, p.run
+	} else {
+		runNumber, run = r.decide(now)
+	}
 	if !run {
+		r.pre = nil
 		return now, false, nil
 	}
 	var due int64 // what the run's lateness is measured from
@@ -251,6 +275,7 @@ func (r *runner) step(now time.Time) (end time.Time, done bool, err error) {
 		due = planned
 	}
 	o, runErr, end := r.attempt(runNumber, now, due, false)
+	r.pre = nil
 	done, err = r.plan(o, runErr, end)
 	return end, done, err
 }
@@ -462,6 +487,7 @@ func (r *runner) publish(o outcome, runErr error, end int64, state PipelineState
 	case outcomeSuccess, outcomeFailure:
 		r.ctx = nil
 		r.st.runs++
+		r.st.lastStart, r.st.since = r.st.since, 0
 		r.st.lastEnd = end
 		r.st.runNumber, r.st.token = 0, 0
 		r.st.lastErr = ""
@@ -546,6 +572,7 @@ func (r *runner) status() PipelineStatus {
 		MissedSlots:       st.missed,
 		LeaseErrors:       st.leaseErrors,
 		ConsecutiveErrors: int(st.consecutive),
+		RunningSince:      timePtr(timeOf(st.since)),
 		LastRunStart:      timePtr(timeOf(st.lastStart)),
 		LastRunEnd:        timePtr(timeOf(st.lastEnd)),
 		LastError:         st.lastErr,

@@ -193,10 +193,7 @@ func multiline(items []jen.Code) func(*jen.Group) {
 // already name the variable and carry the distributed package's prefix, so
 // they are returned as they are: one prefix per message.
 func distributedWiring(g *jen.Group, imp *imports, mode Distributed) {
-	modeName := "ModeAuto"
-	if mode == DistributedRequired {
-		modeName = "ModeRequired"
-	}
+	modeName := map[Distributed]string{DistributedAuto: "ModeAuto", DistributedRequired: "ModeRequired"}[mode]
 	g.List(jen.Id("coordinator"), jen.Err()).Op(":=").
 		Add(imp.qual(DistributedPath, "CoordinatorFromEnv")).Call(imp.qual(DistributedPath, modeName))
 	g.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err()))

@@ -14,6 +14,8 @@ type arg struct {
 	Value    string
 	ValueOff int
 	HasValue bool
+	// Quoted says the value was a Go string literal.
+	Quoted bool
 }
 
 // argError is a syntax error at an offset of the comment text.
@@ -62,6 +64,7 @@ func splitArgs(text string, start int) ([]arg, []argError) {
 					errs = append(errs, argError{start + i, fmt.Sprintf("bad string %s in %s=: %v", lit, a.Key, err)})
 				}
 				a.Value = v
+				a.Quoted = true
 				i += n
 				if i < len(text) && !isSpace(text[i]) {
 					errs = append(errs, argError{start + i, fmt.Sprintf("want a space after the quoted value of %s", a.Key)})

@@ -17,9 +17,9 @@ func TestSplitArgs(t *testing.T) {
 	}
 	want := []arg{
 		{Key: "id", KeyOff: 17, Value: "a", ValueOff: 20, HasValue: true},
-		{Key: "cron", KeyOff: 22, Value: "0 * * * *", ValueOff: 27, HasValue: true},
+		{Key: "cron", KeyOff: 22, Value: "0 * * * *", ValueOff: 27, HasValue: true, Quoted: true},
 		{Key: "once", KeyOff: 40},
-		{Key: "x", KeyOff: 45, Value: `raw "q"`, ValueOff: 47, HasValue: true},
+		{Key: "x", KeyOff: 45, Value: `raw "q"`, ValueOff: 47, HasValue: true, Quoted: true},
 	}
 	if !reflect.DeepEqual(args, want) {
 		t.Fatalf("got %+v\nwant %+v", args, want)

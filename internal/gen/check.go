@@ -23,6 +23,11 @@ type checker struct {
 	pkg      *packages.Package
 	pipeline *types.Interface // runtime.Pipeline, in pkg's type universe
 	ds       *Diagnostics
+	// fates says what became of each schedule directive; see account.
+	fates map[*directive]fate
+	// deferred is set by factory when the package's compile errors, reported
+	// later, explain why a factory could not be checked.
+	deferred bool
 }
 
 // pipelineDecl is a checked schedule directive on its way into the model.
@@ -42,14 +47,22 @@ func (c *checker) checkSchedules(dirs []*directive) []pipelineDecl {
 	byFunc := map[*ast.FuncDecl]*directive{}
 	for _, d := range dirs {
 		if first, dup := byFunc[d.Func]; dup {
-			ds := c.ds
-			ds.Add(d.pos(c.fset, 0), "second %s%s on %s (first at line %d); a factory declares one pipeline", Namespace, ScheduleDirective, d.Func.Name.Name, c.fset.Position(first.Comment.Slash).Line)
+			c.ds.Add(d.pos(c.fset, 0), "second %s%s on %s (first at line %d); a factory declares one pipeline", Namespace, ScheduleDirective, d.Func.Name.Name, c.fset.Position(first.Comment.Slash).Line)
+			c.fates[d] = fateDiagnosed
 			continue
 		}
 		byFunc[d.Func] = d
+		before := c.ds.Len()
+		c.deferred = false
 		p, ok := c.checkSchedule(d)
-		if ok {
+		switch {
+		case ok:
 			out = append(out, p)
+			c.fates[d] = fatePipeline
+		case c.ds.Len() > before:
+			c.fates[d] = fateDiagnosed
+		case c.deferred:
+			c.fates[d] = fateCompileError
 		}
 	}
 	return out
@@ -203,16 +216,16 @@ func (c *checker) factory(fn *ast.FuncDecl) (templates.TypeRef, bool) {
 		c.ds.Add(c.fset.Position(fn.Name.Pos()), "func %s cannot be a pipeline factory: generated code cannot refer to it", name)
 		return templates.TypeRef{}, false
 	}
-	if c.pkg.Types == nil || c.pipeline == nil {
-		return templates.TypeRef{}, false
+	if c.pkg.Types == nil {
+		return c.uncheckable(fn, "the package did not type-check")
 	}
 	obj, _ := c.pkg.Types.Scope().Lookup(name).(*types.Func)
 	if obj == nil {
-		return templates.TypeRef{}, false // a redeclaration: the compile error says so
+		return c.uncheckable(fn, "it is not a package-level function of the type-checked package") // a redeclaration
 	}
 	sig, _ := obj.Type().(*types.Signature)
 	if sig == nil || hasInvalid(sig) {
-		return templates.TypeRef{}, false // the compile error says why
+		return c.uncheckable(fn, "its signature did not type-check")
 	}
 	qual := func(p *types.Package) string {
 		if p == c.pkg.Types {
@@ -237,6 +250,11 @@ func (c *checker) factory(fn *ast.FuncDecl) (templates.TypeRef, bool) {
 	p := results.At(0).Type()
 	resultPos := c.fset.Position(fn.Type.Results.List[0].Type.Pos())
 	iface := c.pipeline
+	if iface == nil {
+		// The package does not import the runtime: the parameter is the
+		// context.Context of this very type universe.
+		iface = PipelineInterface(params.At(0).Type())
+	}
 	if !types.Implements(p, iface) {
 		ps := types.TypeString(p, qual)
 		c.ds.Add(resultPos, "%s: %s, got %s: %s does not implement runtime.Pipeline (%s)", name, want, got, ps, missing(p, iface, qual))
@@ -248,6 +266,18 @@ func (c *checker) factory(fn *ast.FuncDecl) (templates.TypeRef, bool) {
 		return templates.TypeRef{}, false
 	}
 	return ref, true
+}
+
+// uncheckable gives up on fn's signature. When the package has compile
+// errors, they say why (and are reported); otherwise the factory is
+// reported here, so that no directive is ever dropped without a word.
+func (c *checker) uncheckable(fn *ast.FuncDecl, why string) (templates.TypeRef, bool) {
+	if len(c.pkg.Errors) > 0 || len(c.pkg.TypeErrors) > 0 {
+		c.deferred = true
+	} else {
+		c.ds.Add(c.fset.Position(fn.Name.Pos()), "%s: cannot check the factory's signature: %s", fn.Name.Name, why)
+	}
+	return templates.TypeRef{}, false
 }
 
 // missing says why t does not implement iface.

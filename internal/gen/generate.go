@@ -112,6 +112,9 @@ func Generate(ctx context.Context, cfg Config) (*Result, error) {
 			return nil, err
 		}
 		res := checkPackage(l, pkg, cfg.Main, &ds)
+		if res.internal != nil {
+			return nil, res.internal
+		}
 		if res.directives {
 			if err := requiresAgora(pkg); err != nil {
 				return nil, err

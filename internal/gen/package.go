@@ -21,6 +21,9 @@ type pkgResult struct {
 	worker     *templates.Worker
 	// dir is the package's directory.
 	dir string
+	// internal is a broken invariant of the checks: agoragen's bug, not the
+	// user's.
+	internal error
 }
 
 // checkPackage scans and checks one loaded package. forceMain is the -main
@@ -33,7 +36,7 @@ func checkPackage(l *loaded, pkg *packages.Package, forceMain bool, ds *Diagnost
 		return res
 	}
 	res.directives = true
-	c := &checker{fset: l.fset, pkg: pkg, pipeline: pipelineInterface(pkg), ds: ds}
+	c := &checker{fset: l.fset, pkg: pkg, pipeline: pipelineInterface(pkg), ds: ds, fates: map[*directive]fate{}}
 	before := ds.Len()
 
 	w := &templates.Worker{PackagePath: pkg.PkgPath, PackageName: pkg.Name}
@@ -43,13 +46,16 @@ func checkPackage(l *loaded, pkg *packages.Package, forceMain bool, ds *Diagnost
 	}
 	decls := c.checkSchedules(s.schedules)
 	generated := c.checkNames(decls, w)
+	beforeCompile := ds.Len()
 	c.compileErrors(generated)
 	if ds.Len() > before {
+		res.internal = account(l.fset, s, c.fates, ds.Len() > beforeCompile, nil)
 		return res
 	}
 	for _, d := range decls {
 		w.Pipelines = append(w.Pipelines, d.Pipeline)
 	}
+	res.internal = account(l.fset, s, c.fates, false, w)
 	if pkg.Types != nil {
 		w.Taken = pkg.Types.Scope().Names()
 	}

@@ -13,50 +13,43 @@ import (
 	"github.com/agora-etl/agora/templates"
 )
 
-// pipelineInterface returns the runtime.Pipeline interface in the type
-// universe of pkg. When pkg imports the runtime (directly or not) that is the
-// real declaration, read from the import graph at no cost. Otherwise it is
-// built from pkg's own context.Context: loading the runtime only for its
-// Pipeline would type-check a package that imports net/http, which costs
-// more than the rest of a run. Interface satisfaction is structural, so the
-// answer is the same; TestPipelineInterfaceMatchesRuntime keeps the two
-// declarations identical. It returns nil when pkg does not import context,
-// in which case no function of pkg can be a factory.
+// pipelineInterface returns the runtime.Pipeline interface of pkg's import
+// graph, read from it at no cost, or nil when pkg does not import the
+// runtime. The factory check then builds the interface from the factory's
+// own context.Context parameter (PipelineInterface), which is always in the
+// factory's type universe, whatever the package imports, and whether or not
+// a generated file that imports the runtime exists yet. Loading the runtime
+// or context for the purpose would cost more than the rest of a run (the
+// runtime imports net/http), and a separate load would be another universe,
+// whose context.Context no user type could implement against. Interface
+// satisfaction is structural, so the answer is the same;
+// TestPipelineInterfaceMatchesRuntime keeps the two declarations identical.
 func pipelineInterface(pkg *packages.Package) *types.Interface {
-	var runtimePkg, contextPkg *types.Package
+	var runtimePkg *types.Package
 	seen := map[*packages.Package]bool{}
 	var visit func(p *packages.Package)
 	visit = func(p *packages.Package) {
-		if seen[p] || (runtimePkg != nil && contextPkg != nil) {
+		if seen[p] || runtimePkg != nil {
 			return
 		}
 		seen[p] = true
-		switch p.PkgPath {
-		case templates.RuntimePath:
+		if p.PkgPath == templates.RuntimePath {
 			runtimePkg = p.Types
-		case "context":
-			contextPkg = p.Types
 		}
 		for _, imp := range p.Imports {
 			visit(imp)
 		}
 	}
 	visit(pkg)
-	if runtimePkg != nil {
-		if obj, ok := runtimePkg.Scope().Lookup("Pipeline").(*types.TypeName); ok {
-			if iface, ok := obj.Type().Underlying().(*types.Interface); ok {
-				return iface
-			}
+	if runtimePkg == nil {
+		return nil
+	}
+	if obj, ok := runtimePkg.Scope().Lookup("Pipeline").(*types.TypeName); ok {
+		if iface, ok := obj.Type().Underlying().(*types.Interface); ok {
+			return iface
 		}
 	}
-	if contextPkg == nil {
-		return nil
-	}
-	ctxObj, ok := contextPkg.Scope().Lookup("Context").(*types.TypeName)
-	if !ok {
-		return nil
-	}
-	return PipelineInterface(ctxObj.Type())
+	return nil
 }
 
 // PipelineInterface builds interface{ Run(ctx context.Context) error } with

@@ -41,8 +41,10 @@ type Options struct {
 
 // Run generates, writes or compares the files and reports to the writers. It
 // returns the process exit code: 0 on success, 1 when there are diagnostics
-// (or, with Check, differences), 2 when the packages cannot be loaded or the
-// options are wrong.
+// (or, with Check, differences), 2 when the packages cannot be loaded, the
+// options are wrong, or a check of agoragen's own invariants failed
+// (ErrInternal: a schedule directive that became neither a pipeline nor a
+// diagnostic).
 func Run(ctx context.Context, opts Options) int {
 	stdout, stderr := opts.Stdout, opts.Stderr
 	if stdout == nil {
@@ -99,6 +101,9 @@ func Run(ctx context.Context, opts Options) int {
 			}
 			if opts.Verbose {
 				fmt.Fprintf(stderr, "agoragen: wrote %s\n", rel(f.Path))
+			}
+			if newImports(f) && missingSums(ctx, filepath.Dir(f.Path)) {
+				fmt.Fprintf(stderr, "agoragen: %s imports packages whose checksums go.sum lacks; run go mod tidy before go build\n", rel(f.Path))
 			}
 		case Check, Diff:
 			if !f.Changed() {

@@ -31,6 +31,9 @@ type scanned struct {
 	// any is true when the package holds any //agora: comment, even a bad
 	// one: such a package is the generator's business.
 	any bool
+	// silent lists the //agora: comments rejected without a diagnostic,
+	// which account reports as an internal error.
+	silent []*ast.Comment
 }
 
 // scanFiles finds every //agora: comment in files, checks its syntax and
@@ -45,11 +48,12 @@ func scanFiles(fset *token.FileSet, files []*ast.File, ds *Diagnostics) scanned 
 					continue
 				}
 				s.any = true
+				before := ds.Len()
 				d := parseDirective(fset, f, c, ds)
-				if d == nil {
-					continue
-				}
-				if !place(fset, f, g, owners[g], d, ds) {
+				if d == nil || !place(fset, f, g, owners[g], d, ds) {
+					if ds.Len() == before {
+						s.silent = append(s.silent, c)
+					}
 					continue
 				}
 				if d.Def.Name == ScheduleDirective {

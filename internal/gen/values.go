@@ -3,7 +3,9 @@ package gen
 import (
 	"fmt"
 	"go/token"
+	"regexp"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -23,7 +25,11 @@ type value struct {
 func values(fset *token.FileSet, d *directive, ds *Diagnostics) (byName map[string]*value, order []*value) {
 	byName = map[string]*value{}
 	name := Namespace + d.Def.Name
-	for _, a := range d.Args {
+	consumed := unquotedCron(fset, d, ds)
+	for i, a := range d.Args {
+		if consumed[i] {
+			continue
+		}
 		at := d.pos(fset, a.KeyOff)
 		valueAt := d.pos(fset, a.ValueOff)
 		key, ok := d.Def.Key(a.Key)
@@ -52,6 +58,41 @@ func values(fset *token.FileSet, d *directive, ds *Diagnostics) (byName map[stri
 		order = append(order, v)
 	}
 	return byName, order
+}
+
+// cronField matches one field of a cron expression written bare: digits,
+// names (MON, JAN), ranges, steps, lists and the * and ? wildcards.
+var cronField = regexp.MustCompile(`^[0-9A-Za-z*?/,\-]+$`)
+
+// unquotedCron finds cron= values written without quotes, whose remaining
+// fields the splitter took for keys (cron=0 * * * *), reports each once with
+// the quoted form to write, and returns the indexes of the arguments that
+// belong to it, which are then not reported again as unknown keys.
+func unquotedCron(fset *token.FileSet, d *directive, ds *Diagnostics) map[int]bool {
+	consumed := map[int]bool{}
+	for i, a := range d.Args {
+		if a.Key != "cron" || !a.HasValue || a.Quoted {
+			continue
+		}
+		fields := []string{a.Value}
+		j := i + 1
+		for ; j < len(d.Args); j++ {
+			next := d.Args[j]
+			if _, known := d.Def.Key(next.Key); known || next.HasValue || !cronField.MatchString(next.Key) {
+				break
+			}
+			fields = append(fields, next.Key)
+		}
+		if len(fields) == 1 {
+			continue
+		}
+		for k := i; k < j; k++ {
+			consumed[k] = true
+		}
+		expr := strings.Join(fields, " ")
+		ds.Add(d.pos(fset, a.ValueOff), "quote the cron expression: write cron=%q (unquoted, the value ends at the first space)", expr)
+	}
+	return consumed
 }
 
 // parseValue converts v.Value to v.Key's type.

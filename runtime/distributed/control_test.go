@@ -12,8 +12,8 @@ import (
 	"github.com/agora-etl/agora/runtime"
 )
 
-// fleetRun is one run seen by a test fleet.
-type fleetRun struct {
+// controlRun is one run seen by a test fleet.
+type controlRun struct {
 	worker string
 	lease  runtime.Lease
 }
@@ -27,7 +27,7 @@ type testFleet struct {
 	admin  *RedisWorkerCoordinator
 
 	mu   sync.Mutex
-	runs []fleetRun
+	runs []controlRun
 }
 
 func newTestFleet(t *testing.T, n int, schedule runtime.Schedule, runFor time.Duration) *testFleet {
@@ -54,7 +54,7 @@ func newTestFleet(t *testing.T, n int, schedule runtime.Schedule, runFor time.Du
 					return runtime.PipelineFunc(func(ctx context.Context) error {
 						lease, _ := runtime.LeaseFromContext(ctx)
 						f.mu.Lock()
-						f.runs = append(f.runs, fleetRun{worker, lease})
+						f.runs = append(f.runs, controlRun{worker, lease})
 						f.mu.Unlock()
 						time.Sleep(runFor)
 						return nil
@@ -77,10 +77,10 @@ func newTestFleet(t *testing.T, n int, schedule runtime.Schedule, runFor time.Du
 	return f
 }
 
-func (f *testFleet) seen() []fleetRun {
+func (f *testFleet) seen() []controlRun {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return append([]fleetRun(nil), f.runs...)
+	return append([]controlRun(nil), f.runs...)
 }
 
 func TestPauseStopsEveryReplicaAndResumeRestarts(t *testing.T) {
