@@ -18,6 +18,10 @@ func (r *runner) attempt(runNumber int64, now time.Time) (outcome, error, time.T
 	// it back this executor counts as busy. With the local one only the
 	// user's code does.
 	remote := env.local == nil
+	if p := r.pre; p != nil && (!p.ok || p.err != nil) {
+		// Refused in a batch already: nothing here blocks.
+		return r.skipped(runNumber, p.err), p.err, r.now()
+	}
 	if remote {
 		env.enterBusy()
 		defer env.leaveBusy()
@@ -43,7 +47,8 @@ func (r *runner) attempt(runNumber int64, now time.Time) (outcome, error, time.T
 		return outcomeStopped, nil, now
 	}
 
-	ctx := newRunContext(env.parent, lease, r)
+	span := r.startRunSpan(lease)
+	ctx := newRunContext(env.runBase(span), lease, r)
 	start := now
 	if remote {
 		start = r.now() // asking took time
@@ -52,7 +57,7 @@ func (r *runner) attempt(runNumber int64, now time.Time) (outcome, error, time.T
 	before := r.st
 	r.ctx = ctx
 	r.st.state, r.st.next = StateRunning, 0
-	r.st.lastStart, r.st.runNumber, r.st.token = start.UnixNano(), lease.RunNumber, lease.FencingToken
+	r.st.since, r.st.runNumber, r.st.token = start.UnixNano(), lease.RunNumber, lease.FencingToken
 	r.mu.Unlock()
 	if !env.stillHeld(r, lease) {
 		// Lost between the grant and now, while there was no run context
@@ -61,6 +66,7 @@ func (r *runner) attempt(runNumber int64, now time.Time) (outcome, error, time.T
 		r.ctx, r.st = nil, before
 		r.mu.Unlock()
 		r.logRun(slog.LevelWarn, "lease lost before the run started; not running", lease)
+		endUnstartedRunSpan(span)
 		return outcomeNotAcquired, nil, r.now()
 	}
 	if cause := env.cause(); cause != nil {
@@ -77,8 +83,9 @@ func (r *runner) attempt(runNumber int64, now time.Time) (outcome, error, time.T
 	}
 
 	end := r.now()
+	cause := ctx.cancelled()
 	if runErr != nil {
-		runErr = withCause(runErr, ctx.cancelled())
+		runErr = withCause(runErr, cause)
 	}
 	ctx.cancel(nil)
 	if relErr := env.finishLease(ctx, r, runErr == nil); relErr != nil {
@@ -91,6 +98,7 @@ func (r *runner) attempt(runNumber int64, now time.Time) (outcome, error, time.T
 		r.mu.Unlock()
 	}
 	r.ended(lease, runErr, end.Sub(start), records)
+	endRunSpan(span, runErr, cause, records)
 	if runErr != nil {
 		return outcomeFailure, runErr, end
 	}
@@ -107,7 +115,7 @@ func (r *runner) skipped(runNumber int64, err error) outcome {
 		r.logRun(slog.LevelWarn, "cannot ask the coordinator for a lease; not running", Lease{RunNumber: runNumber}, slog.Any("error", err))
 		return outcomeLeaseError
 	default:
-		r.logRun(slog.LevelDebug, "lease held elsewhere, skipping", Lease{RunNumber: runNumber})
+		r.heldElsewhere(runNumber)
 		return outcomeNotAcquired
 	}
 }

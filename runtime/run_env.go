@@ -15,6 +15,7 @@ type runEnv struct {
 	completer RunCompleter
 	logger    *slog.Logger
 	d         *dispatcher // nil when driven by Start
+	tracing   runTracing
 	// parent is the parent of every run context. The pool passes a parent
 	// that is never cancelled and cancels runs one by one.
 	parent context.Context
@@ -74,11 +75,16 @@ func (env *runEnv) acquire(r *runner, runNumber int64, now time.Time) (Lease, bo
 		}
 		return env.local.acquireEntry(r.local, id, runNumber, now)
 	}
-	ctx, cancel := context.WithTimeout(env.hard, LeaseAcquireTimeout)
-	defer cancel()
-	ok, err := env.coord.TryAcquireLease(ctx, id, runNumber)
-	if !ok || err != nil {
-		return Lease{}, false, err
+	if p := r.pre; p != nil {
+		// Granted in a batch (refusals never get here).
+		r.pre = nil
+	} else {
+		ctx, cancel := context.WithTimeout(env.hard, LeaseAcquireTimeout)
+		ok, err := env.coord.TryAcquireLease(ctx, id, runNumber)
+		cancel()
+		if !ok || err != nil {
+			return Lease{}, false, err
+		}
 	}
 	lease, held := env.coord.CurrentLease(id)
 	if !held {

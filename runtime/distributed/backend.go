@@ -32,6 +32,8 @@ type leaseBackend interface {
 	complete(ctx context.Context, ref leaseRef) (bool, error)
 	// validate reports whether token is the pipeline's lease in force.
 	validate(ctx context.Context, pipelineID string, token int64) (bool, error)
+	// holder reads the pipeline's lease in force, whoever holds it.
+	holder(ctx context.Context, pipelineID string) (storedLease, bool, error)
 	// ping checks that the backend can currently grant leases.
 	ping(ctx context.Context) error
 	// status describes the backend for /status (nil when nothing to add).
@@ -44,7 +46,13 @@ type leaseBackend interface {
 type leaseRequest struct {
 	PipelineID string
 	Owner      string // unique per coordinator instance
-	Mode       int64  // requested run number: > 0 slot, RunNumberAuto, RunNumberOnce
+	Worker     string // the worker id
+	// RecordKey is the worker's record key (boxed once), which a grant
+	// refreshes; "" when a refresh was confirmed recently enough that
+	// recordSent stands instead (see beginAcquire).
+	RecordKey  any
+	recordSent time.Time
+	Mode       int64 // requested run number: > 0 slot, RunNumberAuto, RunNumberOnce
 }
 
 // acquireOutcome says what happened to an acquire attempt.
@@ -54,6 +62,7 @@ const (
 	outcomeHeld          acquireOutcome = iota // another owner holds the lease
 	outcomeAcquired                            // the lease is ours
 	outcomeSlotCompleted                       // the slot already ran
+	outcomeUnregistered                        // this worker's record is missing: write it, then ask again
 )
 
 // acquireResult is the answer to a leaseRequest.

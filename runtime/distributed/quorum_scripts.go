@@ -17,9 +17,9 @@ var (
 	//go:embed lua/quorum_release.lua
 	quorumReleaseSource string
 
-	quorumAcquireScript = redis.NewScript(quorumAcquireSource)
-	quorumRenewScript   = redis.NewScript(quorumRenewSource)
-	quorumReleaseScript = redis.NewScript(quorumReleaseSource)
+	quorumAcquireScript = newScript(quorumAcquireSource)
+	quorumRenewScript   = newScript(quorumRenewSource)
+	quorumReleaseScript = newScript(quorumReleaseSource)
 
 	quorumScripts = []*redis.Script{quorumAcquireScript, quorumRenewScript, quorumReleaseScript}
 )

@@ -2,6 +2,8 @@ package distributed
 
 import (
 	"context"
+	"crypto/sha1"
+	"encoding/hex"
 	"net"
 	"sync/atomic"
 	"testing"
@@ -9,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/agora-etl/agora/internal/redistest"
 	"github.com/agora-etl/agora/runtime"
 )
 
@@ -67,7 +70,9 @@ func TestRoundTripsPerOperation(t *testing.T) {
 			t.Fatalf("ValidateLease = %v, %v", ok, err)
 		}
 	})
-	check("renew one", 1, 1, func() {
+	// A renewal round refreshes the worker record first, in the same
+	// pipeline (takeover.go).
+	check("renew one", 1, 2, func() {
 		if err := c.RenewLease(ctx, "p"); err != nil {
 			t.Fatal(err)
 		}
@@ -92,7 +97,7 @@ func TestRoundTripsPerOperation(t *testing.T) {
 	for _, p := range []string{"a", "b", "c", "d", "e", "f", "g", "h"} {
 		mustAcquire(t, c, p, runtime.RunNumberAuto)
 	}
-	check("renewal of all 8 held leases", 1, 8, func() {
+	check("renewal of all 8 held leases", 1, 9, func() {
 		if ok, _ := c.renewAll(); !ok {
 			t.Fatal("renewal round failed")
 		}
@@ -102,20 +107,57 @@ func TestRoundTripsPerOperation(t *testing.T) {
 			t.Fatal("acquired a held lease")
 		}
 	})
+	if err := c.heartbeat(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// The server's own count: no steady-state call (scripts loaded at
+	// Connect) may have been answered NOSCRIPT and resent with EVAL.
+	admin := r.client(0)
+	if n := noScriptReplies(t, admin); n != 0 {
+		t.Errorf("the server answered NOSCRIPT %d times in steady state; want 0", n)
+	}
+	for _, s := range []*redis.Script{acquireScript, renewScript, completeScript, heartbeatScript} {
+		if got, want := s.Hash(), sha1Hex(scriptSource(s)); got != want {
+			t.Errorf("script hash %q after Connect, want its SHA1 %q", got, want)
+		}
+	}
 
 	// After the server forgets its scripts (restart, SCRIPT FLUSH) the first
 	// call of each falls back to EVAL once.
 	if err := r.client(0).ScriptFlush(ctx).Err(); err != nil {
 		t.Fatal(err)
 	}
-	check("renewal after SCRIPT FLUSH", 2, 16, func() {
+	check("renewal after SCRIPT FLUSH", 2, 18, func() {
 		if ok, _ := c.renewAll(); !ok {
 			t.Fatal("renewal round failed")
 		}
 	})
-	check("renewal once reloaded", 1, 8, func() {
+	afterFlush := noScriptReplies(t, admin)
+	if afterFlush != 9 {
+		t.Errorf("%d NOSCRIPT replies after SCRIPT FLUSH, want the record refresh and the 8 renewals", afterFlush)
+	}
+	check("renewal once reloaded", 1, 9, func() {
 		if ok, _ := c.renewAll(); !ok {
 			t.Fatal("renewal round failed")
 		}
 	})
+	if n := noScriptReplies(t, admin) - afterFlush; n != 0 {
+		t.Errorf("%d NOSCRIPT replies once the scripts were reloaded, want 0", n)
+	}
+}
+
+// noScriptReplies returns how many NOSCRIPT errors the server has replied
+// since it started, from INFO errorstats.
+func noScriptReplies(t *testing.T, admin *redis.Client) int64 {
+	t.Helper()
+	info, err := admin.Info(ctx, "errorstats").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return redistest.ParseErrorStats(info)["NOSCRIPT"]
+}
+
+func sha1Hex(s string) string {
+	sum := sha1.Sum([]byte(s))
+	return hex.EncodeToString(sum[:])
 }

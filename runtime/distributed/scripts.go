@@ -3,6 +3,7 @@ package distributed
 import (
 	"context"
 	_ "embed"
+	"fmt"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -21,25 +22,56 @@ var (
 	//go:embed lua/heartbeat.lua
 	heartbeatSource string
 
-	acquireScript   = redis.NewScript(acquireSource)
-	renewScript     = redis.NewScript(renewSource)
-	completeScript  = redis.NewScript(completeSource)
-	heartbeatScript = redis.NewScript(heartbeatSource)
+	acquireScript   = newScript(acquireSource)
+	renewScript     = newScript(renewSource)
+	completeScript  = newScript(completeSource)
+	heartbeatScript = newScript(heartbeatSource)
 
 	primaryScripts = []*redis.Script{acquireScript, renewScript, completeScript, heartbeatScript}
 )
 
 // loadScripts makes the server know scripts (one pipelined round trip), so
 // the first request after connecting needs no EVAL fallback.
+//
+// It sends SCRIPT LOAD itself rather than calling Script.Load: from go-redis
+// v9.19.0, Script.Load stores the command's value as the script's hash at
+// once, and inside a pipeline that value is still empty, so every later
+// EVALSHA would ask for "" and fall back to EVAL. The scripts keep the
+// SHA1 NewScript computed locally; the server's answer is only checked
+// against it.
 func loadScripts(ctx context.Context, c redis.Cmdable, scripts []*redis.Script) error {
+	cmds := make([]*redis.StringCmd, len(scripts))
 	_, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for _, s := range scripts {
-			s.Load(ctx, p)
+		for i, s := range scripts {
+			cmds[i] = p.ScriptLoad(ctx, scriptSource(s))
 		}
 		return nil
 	})
-	return err
+	if err != nil {
+		return err
+	}
+	for i, s := range scripts {
+		if got := cmds[i].Val(); got != s.Hash() {
+			return fmt.Errorf("distributed: the server hashed a script to %q, want %q", got, s.Hash())
+		}
+	}
+	return nil
 }
+
+// scriptSources maps each script newScript made to its source, for SCRIPT
+// LOAD; written only while the package initialises.
+var scriptSources = map[*redis.Script]string{}
+
+// newScript returns a script for src (its SHA1 computed locally) and
+// remembers the source.
+func newScript(src string) *redis.Script {
+	s := redis.NewScript(src)
+	scriptSources[s] = src
+	return s
+}
+
+// scriptSource returns the Lua source of a script newScript made.
+func scriptSource(s *redis.Script) string { return scriptSources[s] }
 
 // isNoScript reports whether err says the server lacks a script.
 func isNoScript(err error) bool { return redis.HasErrorPrefix(err, "NOSCRIPT") }
