@@ -78,9 +78,12 @@ type SinkStats struct {
 type upsertPath int
 
 const (
+	// upsertAuto picks by batch size: upsertStaged from stagedMinRows
+	// rows on, upsertMultiRow below.
+	upsertAuto upsertPath = iota
 	// upsertMultiRow sends INSERT ... VALUES (...), (...) ON CONFLICT
 	// statements of many rows each.
-	upsertMultiRow upsertPath = iota
+	upsertMultiRow
 	// upsertStaged COPYs the batch into a temporary table and moves it
 	// with one INSERT ... SELECT ... ON CONFLICT.
 	upsertStaged
@@ -127,9 +130,15 @@ func NewSink(pool *pgxpool.Pool, cfg SinkConfig, opts ...SinkOption) (*Sink, err
 	return s, nil
 }
 
-// defaultUpsertPath is the faster of the two upsert paths as measured by
-// BenchmarkUpsert (BENCHMARKS.md).
-const defaultUpsertPath = upsertStaged
+// defaultUpsertPath picks the faster upsert path for each batch, as
+// measured by BenchmarkWrite (BENCHMARKS.md): the staging table's fixed
+// cost per batch (a COPY and a statement more) pays off only for large
+// batches.
+const defaultUpsertPath = upsertAuto
+
+// stagedMinRows is the batch size from which staging beats multi-row
+// statements in BenchmarkWrite.
+const stagedMinRows = 2000
 
 // Stats returns the sink's counts so far.
 func (s *Sink) Stats() SinkStats {
@@ -188,7 +197,7 @@ func (s *Sink) Write(ctx context.Context, records []etl.Record) error {
 			return nil
 		})
 	}
-	byCopy := !s.tbl.Upsert() || s.upsertBy == upsertStaged
+	byCopy := !s.tbl.Upsert() || s.upsertBy == upsertStaged || s.upsertBy == upsertAuto && rows.len() >= stagedMinRows
 	err = tx(func(tx pgx.Tx) error { return s.writeBulk(ctx, tx, rows, byCopy) })
 	if err != nil && byCopy && copyEncodeFailed(ctx, err) {
 		// COPY's binary format takes no text for typed columns (a
@@ -315,8 +324,10 @@ func (s *Sink) writeStaged(ctx context.Context, tx pgx.Tx, rows *batchRows) erro
 	cols := rows.cols
 	stage := s.stageName(cols)
 	// A session's temporary table outlives the transaction; ON COMMIT
-	// DELETE ROWS empties it at every commit, so it is made once per
-	// connection and never shows another batch's rows.
+	// DELETE ROWS truncates it at every commit (a rollback empties it
+	// too), so it is made once per connection, never shows another batch's
+	// rows, and never fills with dead rows, which DELETE would leave in a
+	// table no autovacuum visits.
 	create := fmt.Sprintf("CREATE TEMP TABLE IF NOT EXISTS %s ON COMMIT DELETE ROWS AS SELECT %s FROM %s WITH NO DATA",
 		stage, sqlrec.QuoteList(cols), s.ident.Sanitize())
 	if _, err := tx.Exec(ctx, create); err != nil {

@@ -262,7 +262,6 @@ func rowArgs(r etl.Record, cols []string) ([]any, error) {
 func (s *Sink) insertSQL(cols []string, n int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "INSERT INTO %s (%s) VALUES ", sqlrec.QuoteIdent(s.cfg.Table), sqlrec.QuoteList(cols))
-	p := 1
 	for i := range n {
 		if i > 0 {
 			b.WriteByte(',')
@@ -272,8 +271,9 @@ func (s *Sink) insertSQL(cols []string, n int) string {
 			if j > 0 {
 				b.WriteByte(',')
 			}
-			fmt.Fprintf(&b, "?%d", p)
-			p++
+			// Plain ? placeholders: the driver binds numbered ones (?N)
+			// by searching the arguments, quadratic in a long statement.
+			b.WriteByte('?')
 		}
 		b.WriteByte(')')
 	}
