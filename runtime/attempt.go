@@ -18,6 +18,10 @@ func (r *runner) attempt(runNumber int64, now time.Time) (outcome, error, time.T
 	// it back this executor counts as busy. With the local one only the
 	// user's code does.
 	remote := env.local == nil
+	if p := r.pre; p != nil && (!p.ok || p.err != nil) {
+		// Refused in a batch already: nothing here blocks.
+		return r.skipped(runNumber, p.err), p.err, r.now()
+	}
 	if remote {
 		env.enterBusy()
 		defer env.leaveBusy()

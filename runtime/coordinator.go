@@ -64,6 +64,29 @@ type RunCompleter interface {
 	CompleteLease(ctx context.Context, pipelineID string) error
 }
 
+// BatchLeaser is implemented by coordinators that can decide many lease
+// requests in one round trip. The pool then asks for the leases of the runs
+// due together (a cron second shared by thousands of pipelines) in batches,
+// one goroutine per batch, instead of one blocking request per run.
+type BatchLeaser interface {
+	// TryAcquireLeases is TryAcquireLease for every request; the reply at
+	// index i answers reqs[i].
+	TryAcquireLeases(ctx context.Context, reqs []LeaseRequest) []LeaseReply
+}
+
+// LeaseRequest asks a BatchLeaser for one pipeline's lease.
+type LeaseRequest struct {
+	PipelineID string
+	RunNumber  int64
+}
+
+// LeaseReply is what TryAcquireLease would have returned for one
+// LeaseRequest.
+type LeaseReply struct {
+	Acquired bool
+	Err      error
+}
+
 // HealthReporter is implemented by coordinators that can say whether they are
 // usable. /readyz answers 503 while Healthy returns an error.
 type HealthReporter interface {

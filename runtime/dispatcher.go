@@ -1,8 +1,11 @@
 package runtime
 
 import (
+	"context"
+	"errors"
 	"math"
 	goruntime "runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -29,6 +32,12 @@ import (
 type dispatcher struct {
 	clock    Clock
 	onFinish func(r *runner, err error)
+	// leaser, when the coordinator is one, gets the lease requests of the
+	// runners due together in one call per batch (see acquireBatch).
+	leaser BatchLeaser
+	// batching counts acquireBatch goroutines, which queue work: the loop
+	// closes the queue only after they are done.
+	batching sync.WaitGroup
 
 	mu       sync.Mutex // guards heap, runner.inHeap and runner.done
 	heap     dueHeap
@@ -305,7 +314,10 @@ func (d *dispatcher) idle() <-chan struct{} {
 
 func (d *dispatcher) loop() {
 	defer close(d.loopDone)
-	defer close(d.work)
+	defer func() {
+		d.batching.Wait()
+		close(d.work)
+	}()
 	var (
 		timer Timer
 		due   []*runner
@@ -513,6 +525,9 @@ func (d *dispatcher) spinTo(due int64) bool {
 	return true
 }
 
+// errShortBatchReply answers a request a BatchLeaser left unanswered.
+var errShortBatchReply = errors.New("runtime: the coordinator answered fewer lease requests than were asked")
+
 // dispatchBatch is how many due runners the loop queues at a time.
 const dispatchBatch = 128
 
@@ -525,13 +540,61 @@ func (d *dispatcher) dispatch(due []*runner) {
 	n := int64(len(due))
 	d.running.Add(n)
 	d.dispatched.Add(n)
-	d.queued.Add(n)
+	if d.leaser != nil && len(due) > 1 {
+		d.batching.Add(1)
+		go d.acquireBatch(slices.Clone(due))
+		return
+	}
+	d.queue(due)
+}
+
+// queue hands runners, already counted as running, to the executors.
+func (d *dispatcher) queue(due []*runner) {
+	d.queued.Add(int64(len(due)))
 	for _, r := range due {
 		d.work <- r
 	}
 	if d.busy.Load() >= d.executors.Load() {
 		d.startExecutor()
 	}
+}
+
+// acquireBatch decides the attempt of each runner of a batch due together,
+// asks the coordinator for all their leases in one call, and then queues
+// the runners, each with its answer, for the executors. So a burst of
+// thousands of due pipelines costs a few pipelined round trips and one
+// goroutine per batch, not a blocked executor per request; refused runners
+// pass through an executor without waiting on anything.
+func (d *dispatcher) acquireBatch(batch []*runner) {
+	defer d.batching.Done()
+	reqs := make([]LeaseRequest, 0, len(batch))
+	asked := make([]*preAcquired, 0, len(batch))
+	for _, r := range batch {
+		if r.isStopped() {
+			continue // its executor finishes it
+		}
+		p := &preAcquired{}
+		p.runNumber, p.run = r.decide(r.now())
+		r.pre = p
+		if p.run {
+			reqs = append(reqs, LeaseRequest{PipelineID: r.id(), RunNumber: p.runNumber})
+			asked = append(asked, p)
+		}
+	}
+	if len(reqs) > 0 {
+		env := batch[0].env
+		ctx, cancel := context.WithTimeout(env.hard, LeaseAcquireTimeout)
+		replies := d.leaser.TryAcquireLeases(ctx, reqs)
+		cancel()
+		for i, p := range asked {
+			if i < len(replies) {
+				p.ok, p.err = replies[i].Acquired, replies[i].Err
+			} else {
+				p.err = errShortBatchReply
+			}
+		}
+	}
+	d.queue(batch)
 }
 
 // shiftLocked adjusts every waiting runner for a backward clock jump.

@@ -278,6 +278,9 @@ func (p *WorkerPool) Run(ctx context.Context) error {
 	pr.env.tracing = runTracing{provider: cfg.tracerProvider, workerID: cfg.workerID}
 	pr.d = newDispatcher(cfg.clock, pr.onFinish, len(p.pipelines))
 	pr.env.d = pr.d
+	if b, ok := coord.(BatchLeaser); ok && pr.env.local == nil {
+		pr.d.leaser = b
+	}
 	ids := make([]string, 0, len(p.pipelines))
 	for _, sp := range p.pipelines {
 		r := newRunner(sp, pr.env)

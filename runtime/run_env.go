@@ -75,11 +75,16 @@ func (env *runEnv) acquire(r *runner, runNumber int64, now time.Time) (Lease, bo
 		}
 		return env.local.acquireEntry(r.local, id, runNumber, now)
 	}
-	ctx, cancel := context.WithTimeout(env.hard, LeaseAcquireTimeout)
-	defer cancel()
-	ok, err := env.coord.TryAcquireLease(ctx, id, runNumber)
-	if !ok || err != nil {
-		return Lease{}, false, err
+	if p := r.pre; p != nil {
+		// Granted in a batch (refusals never get here).
+		r.pre = nil
+	} else {
+		ctx, cancel := context.WithTimeout(env.hard, LeaseAcquireTimeout)
+		ok, err := env.coord.TryAcquireLease(ctx, id, runNumber)
+		cancel()
+		if !ok || err != nil {
+			return Lease{}, false, err
+		}
 	}
 	lease, held := env.coord.CurrentLease(id)
 	if !held {

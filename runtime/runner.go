@@ -77,6 +77,9 @@ type runner struct {
 	following int64 // cron: the slot after slot, when already known
 	failures  int32 // consecutive failed runs
 	retry     bool  // the next attempt retries slot after a failure
+	// pre is the decision and lease reply the dispatcher obtained for the
+	// next attempt in a batch (see dispatcher.acquireBatch); nil otherwise.
+	pre *preAcquired
 
 	// dispatcher bookkeeping
 	inHeap   bool    // waiting in the heap; guarded by the dispatcher's lock
@@ -114,6 +117,15 @@ type runStats struct {
 	token       int64
 	lastErr     string
 	records     RecordCounts // totals over every run
+}
+
+// preAcquired is an attempt decided, and its lease asked for, ahead of the
+// executor that makes it.
+type preAcquired struct {
+	runNumber int64
+	run       bool // false: decide found nothing to run
+	ok        bool // the lease was granted
+	err       error
 }
 
 func newRunner(sp *ScheduledPipeline, env *runEnv) *runner {
@@ -220,11 +232,21 @@ func (r *runner) stateOf() PipelineState {
 // made) and reports done when the pipeline must not run again, with the
 // error it stops with.
 func (r *runner) step(now time.Time) (end time.Time, done bool, err error) {
-	runNumber, run := r.decide(now)
+	var (
+		runNumber int64
+		run       bool
+	)
+	if p := r.pre; p != nil {
+		runNumber, run = p.runNumber, p.run
+	} else {
+		runNumber, run = r.decide(now)
+	}
 	if !run {
+		r.pre = nil
 		return now, false, nil
 	}
 	o, runErr, end := r.attempt(runNumber, now)
+	r.pre = nil
 	done, err = r.plan(o, runErr, end)
 	return end, done, err
 }

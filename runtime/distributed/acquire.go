@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/agora-etl/agora/runtime"
 )
@@ -22,44 +23,90 @@ import (
 //   - false, err: Redis could not be asked (fail-safe: no run), unless
 //     FallbackToLocal grants an unfenced local lease instead (true, nil).
 func (c *RedisWorkerCoordinator) TryAcquireLease(ctx context.Context, pipelineID string, runNumber int64) (bool, error) {
+	req, ok, err := c.beginAcquire(pipelineID, runNumber)
+	if !ok {
+		return false, err
+	}
+	defer c.endAcquire(pipelineID)
+	opCtx, cancel := c.opContext(ctx)
+	sent := c.clock.Now()
+	res, err := c.backend.acquire(opCtx, req)
+	if err == nil && res.Outcome == outcomeUnregistered {
+		sent, res, err = c.acquireRegistered(opCtx, req)
+	}
+	cancel()
+	return c.settleAcquire(ctx, req, sent, res, err)
+}
+
+// beginAcquire checks a request and marks its pipeline busy; ok false
+// means it is answered already (with err, or refused locally). After ok,
+// endAcquire must follow.
+func (c *RedisWorkerCoordinator) beginAcquire(pipelineID string, runNumber int64) (req leaseRequest, ok bool, err error) {
 	if pipelineID == "" {
-		return false, errors.New("distributed: TryAcquireLease: empty pipeline id")
+		return req, false, errors.New("distributed: TryAcquireLease: empty pipeline id")
 	}
 	if runNumber < runtime.RunNumberOnce {
-		return false, fmt.Errorf("%w: %d (want a slot > 0, RunNumberAuto or RunNumberOnce)", ErrInvalidRunNumber, runNumber)
+		return req, false, fmt.Errorf("%w: %d (want a slot > 0, RunNumberAuto or RunNumberOnce)", ErrInvalidRunNumber, runNumber)
 	}
 	c.mu.Lock()
 	switch {
 	case c.closed:
 		c.mu.Unlock()
-		return false, ErrClosed
+		return req, false, ErrClosed
 	case !c.running:
 		c.mu.Unlock()
-		return false, ErrNotStarted
+		return req, false, ErrNotStarted
 	case c.leases[pipelineID] != nil || c.busy[pipelineID]:
 		// This worker holds the lease, or is asking for or giving back it:
 		// either way not free, and asking Redis would only cost a round trip.
 		c.mu.Unlock()
 		c.stats.contended.Add(1)
-		return false, nil
+		return req, false, nil
 	}
 	c.busy[pipelineID] = true
 	c.inFlight.Add(1)
-	owner, workerID := c.owner, c.workerID
+	req = leaseRequest{PipelineID: pipelineID, Owner: c.owner, Worker: c.workerID, Mode: runNumber}
+	// A grant must leave the worker's record alive for recordGiveUp from
+	// where the lease's deadline counts. After a record write within the
+	// last heartbeat interval the deadline counts from that write, and the
+	// script need not refresh the record (one command less per grant);
+	// otherwise the script refreshes it, and it counts from the send.
+	if now := c.clock.Now(); !c.recordOK.IsZero() && now.Sub(c.recordOK) < c.s.HeartbeatInterval {
+		req.recordSent = c.recordOK
+	} else {
+		req.RecordKey = c.recordKeyArg
+	}
 	c.mu.Unlock()
-	defer func() {
-		c.mu.Lock()
-		delete(c.busy, pipelineID)
-		c.mu.Unlock()
-		c.inFlight.Done()
-	}()
+	return req, true, nil
+}
 
-	opCtx, cancel := c.opContext(ctx)
+// endAcquire ends what beginAcquire started.
+func (c *RedisWorkerCoordinator) endAcquire(pipelineID string) {
+	c.mu.Lock()
+	delete(c.busy, pipelineID)
+	c.mu.Unlock()
+	c.inFlight.Done()
+}
+
+// acquireRegistered writes the worker record, found missing by an acquire
+// (never written, or the server restarted empty), and asks once more.
+func (c *RedisWorkerCoordinator) acquireRegistered(ctx context.Context, req leaseRequest) (time.Time, acquireResult, error) {
+	if err := c.heartbeat(ctx); err != nil {
+		return time.Time{}, acquireResult{}, err
+	}
+	req.RecordKey, req.recordSent = c.recordKeyArg, time.Time{}
 	sent := c.clock.Now()
-	res, err := c.backend.acquire(opCtx, leaseRequest{
-		PipelineID: pipelineID, Owner: owner, Mode: runNumber,
-	})
-	cancel()
+	res, err := c.backend.acquire(ctx, req)
+	if err == nil && res.Outcome == outcomeUnregistered {
+		err = errors.New("distributed: the worker record vanished again right after it was written")
+	}
+	return sent, res, err
+}
+
+// settleAcquire turns the backend's answer to req, sent at sent, into
+// TryAcquireLease's result, recording a granted lease.
+func (c *RedisWorkerCoordinator) settleAcquire(ctx context.Context, req leaseRequest, sent time.Time, res acquireResult, err error) (bool, error) {
+	pipelineID, runNumber, owner := req.PipelineID, req.Mode, req.Owner
 	if err != nil {
 		if ctx.Err() != nil {
 			return false, ctx.Err()
@@ -84,7 +131,7 @@ func (c *RedisWorkerCoordinator) TryAcquireLease(ctx context.Context, pipelineID
 	h := &heldLease{
 		lease: runtime.Lease{
 			PipelineID:   pipelineID,
-			WorkerID:     workerID,
+			WorkerID:     req.Worker,
 			RunNumber:    res.RunNumber,
 			FencingToken: res.Token,
 			AcquiredAt:   sent,
@@ -92,8 +139,15 @@ func (c *RedisWorkerCoordinator) TryAcquireLease(ctx context.Context, pipelineID
 		},
 		mode:     runNumber,
 		lastSent: sent,
-		deadline: sent.Add(min(c.s.LeaseRenewalDeadline, res.ValidFor)),
 	}
+	var recordSent time.Time
+	if c.takesOver() {
+		recordSent = req.recordSent
+		if recordSent.IsZero() {
+			recordSent = sent // the grant refreshed the record
+		}
+	}
+	h.setDeadline(c.s, sent, res.ValidFor, recordSent)
 	h.stored = h.ref(owner).value()
 	c.mu.Lock()
 	stopped := !c.running

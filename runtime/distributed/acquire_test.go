@@ -259,7 +259,7 @@ func TestFailedOnceRunCanBeRetried(t *testing.T) {
 func TestOwnLeftoverLeaseIsTakenWithANewToken(t *testing.T) {
 	u := newUnit(t)
 	a := u.started(u.options(), "a")
-	req := leaseRequest{PipelineID: "p", Owner: a.owner, Mode: 42}
+	req := leaseRequest{PipelineID: "p", Owner: a.owner, Worker: "a", RecordKey: a.recordKey, Mode: 42}
 	// The first reply is lost (a retried command): the lease sits in Redis
 	// under this owner although the worker never learnt of it.
 	first, err := a.backend.acquire(ctx, req)

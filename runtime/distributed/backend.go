@@ -46,7 +46,13 @@ type leaseBackend interface {
 type leaseRequest struct {
 	PipelineID string
 	Owner      string // unique per coordinator instance
-	Mode       int64  // requested run number: > 0 slot, RunNumberAuto, RunNumberOnce
+	Worker     string // the worker id
+	// RecordKey is the worker's record key (boxed once), which a grant
+	// refreshes; "" when a refresh was confirmed recently enough that
+	// recordSent stands instead (see beginAcquire).
+	RecordKey  any
+	recordSent time.Time
+	Mode       int64 // requested run number: > 0 slot, RunNumberAuto, RunNumberOnce
 }
 
 // acquireOutcome says what happened to an acquire attempt.
@@ -56,6 +62,7 @@ const (
 	outcomeHeld          acquireOutcome = iota // another owner holds the lease
 	outcomeAcquired                            // the lease is ours
 	outcomeSlotCompleted                       // the slot already ran
+	outcomeUnregistered                        // this worker's record is missing: write it, then ask again
 )
 
 // acquireResult is the answer to a leaseRequest.

@@ -44,9 +44,12 @@ type RedisWorkerCoordinator struct {
 	s       settings
 	client  redis.UniversalClient
 	backend leaseBackend
-	keys    keys
-	log     *slog.Logger
-	clock   runtime.Clock
+	// finisher batches releases and completions on a single Redis (nil
+	// otherwise).
+	finisher *finishBatcher
+	keys     keys
+	log      *slog.Logger
+	clock    runtime.Clock
 
 	lostCB atomic.Pointer[func(string, runtime.Lease)]
 
@@ -55,6 +58,11 @@ type RedisWorkerCoordinator struct {
 	running  bool // between Start and Stop
 	workerID string
 	owner    string // workerID plus a random suffix: unique per instance
+	// recordKey is the worker record's key, fixed at Start, and boxed.
+	recordKey    string
+	recordKeyArg any
+	// recordOK is when the last record write that went through was sent.
+	recordOK time.Time
 	// record holds the worker record's fields fixed at Start, so a
 	// heartbeat does not recompute them.
 	record workerRecord
@@ -78,14 +86,29 @@ type heldLease struct {
 	mode     int64     // the run number asked for: slot, RunNumberAuto or RunNumberOnce
 	lastSent time.Time // when the last successful acquire or renewal was sent
 	deadline time.Time // give the lease up locally if not renewed by then
-	fallback bool      // an unfenced local lease (FallbackToLocal)
-	stored   string    // the lease's value in Redis; set before the lease is shared
+	// recordUntil bounds deadline when takeover is on: recordGiveUp after
+	// the send of the last record refresh a renewal confirmed (zero: off).
+	recordUntil time.Time
+	fallback    bool   // an unfenced local lease (FallbackToLocal)
+	stored      string // the lease's value in Redis; set before the lease is shared
 }
 
 func (h *heldLease) ref(owner string) leaseRef {
 	return leaseRef{
 		PipelineID: h.lease.PipelineID, Owner: owner, Token: h.lease.FencingToken,
 		RunNumber: h.lease.RunNumber, Mode: h.mode, stored: h.stored,
+	}
+}
+
+// setDeadline sets h's deadline from a grant or renewal sent at sent and
+// valid for validFor, and from the record rule when recordSent is set.
+func (h *heldLease) setDeadline(s settings, sent time.Time, validFor time.Duration, recordSent time.Time) {
+	h.deadline = sent.Add(min(s.LeaseRenewalDeadline, validFor))
+	if !recordSent.IsZero() {
+		h.recordUntil = recordSent.Add(s.recordGiveUp)
+	}
+	if !h.recordUntil.IsZero() && h.recordUntil.Before(h.deadline) {
+		h.deadline = h.recordUntil
 	}
 }
 
@@ -98,20 +121,7 @@ func NewRedisWorkerCoordinator(opts Options) (*RedisWorkerCoordinator, error) {
 	}
 	routeRedisClientLogs()
 	clientLogSecrets.add(s.redactor)
-	ro := *s.primary.opts
-	// Without this, go-redis ignores context deadlines on socket reads, and a
-	// stalled server would hold a renewal past the lease's deadline.
-	ro.ContextTimeoutEnabled = true
-	// go-redis dials 5 times, 100 ms apart, before failing a command; a lease
-	// request against a dead server should fail fast instead (fail-safe), and
-	// the pool's background re-dial still reconnects on its own.
-	if ro.DialerRetries == 0 {
-		ro.DialerRetries = 2
-	}
-	if ro.DialerRetryTimeout == 0 {
-		ro.DialerRetryTimeout = 50 * time.Millisecond
-	}
-	client := redis.NewClient(&ro)
+	client := newPrimaryClient(s.primary)
 	backend, err := newLeaseBackend(client, s)
 	if err != nil {
 		_ = client.Close()
@@ -127,6 +137,9 @@ func NewRedisWorkerCoordinator(opts Options) (*RedisWorkerCoordinator, error) {
 		leases:  map[string]*heldLease{},
 		busy:    map[string]bool{},
 		local:   newLocalState(),
+	}
+	if b, ok := backend.(*singleBackend); ok {
+		c.finisher = &finishBatcher{send: b.finishMany, one: b.finishOne, timeout: s.opTimeout}
 	}
 	c.health.reachable.Store(true)
 	return c, nil
@@ -204,6 +217,9 @@ func (c *RedisWorkerCoordinator) Start(ctx context.Context, workerID string, pip
 	c.running = true
 	c.workerID = workerID
 	c.owner = workerID + "#" + hex.EncodeToString(suffix)
+	c.recordKey = c.keys.worker(workerID)
+	c.recordKeyArg = c.recordKey
+	c.recordOK = time.Time{}
 	c.record = newWorkerRecord(workerID, pipelineIDs, c.clock.Now())
 	c.loopStop = make(chan struct{})
 	stop := c.loopStop
@@ -301,7 +317,9 @@ func (c *RedisWorkerCoordinator) SetLeaseLostCallback(cb func(pipelineID string,
 func (c *RedisWorkerCoordinator) CurrentLease(pipelineID string) (runtime.Lease, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if h := c.leases[pipelineID]; h != nil {
+	// Past its deadline a lease is no longer this worker's, even before the
+	// renewal loop has removed it: another worker may already hold it.
+	if h := c.leases[pipelineID]; h != nil && (h.fallback || c.clock.Now().Before(h.deadline)) {
 		return h.lease, true
 	}
 	return runtime.Lease{}, false
@@ -323,6 +341,23 @@ func (c *RedisWorkerCoordinator) isClosed() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.closed
+}
+
+// takesOver reports whether leases of dead workers are taken over from the
+// registry (see takeover.go).
+func (c *RedisWorkerCoordinator) takesOver() bool {
+	b, ok := c.backend.(*singleBackend)
+	return ok && b.registry != ""
+}
+
+// noteRecord records that a write of the worker record sent at sent went
+// through.
+func (c *RedisWorkerCoordinator) noteRecord(sent time.Time) {
+	c.mu.Lock()
+	if sent.After(c.recordOK) {
+		c.recordOK = sent
+	}
+	c.mu.Unlock()
 }
 
 // opContext bounds one Redis operation by opTimeout (or ctx's earlier

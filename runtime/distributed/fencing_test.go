@@ -54,7 +54,8 @@ func TestFencingKeyTTLExpiresIdleKeys(t *testing.T) {
 			t.Errorf("TTL of %s = %s, want 1h", key, ttl)
 		}
 	}
-	u.mr.FastForward(time.Hour)
+	// Time passes for the worker too: its heartbeat keeps its record.
+	u.advance(time.Hour)
 	if u.mr.Exists("agora:distributed:token:{p}") || u.mr.Exists("agora:distributed:done:{p}") {
 		t.Fatal("idle counter or completed slot kept")
 	}

@@ -51,3 +51,6 @@ func globEscape(s string) string {
 	}
 	return string(out)
 }
+
+// keysFor returns the key builder of s's prefix.
+func keysFor(s settings) keys { return keys{prefix: s.KeyPrefix} }

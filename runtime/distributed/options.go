@@ -32,12 +32,21 @@ func DefaultLeaseRenewalDeadline(ttl time.Duration) time.Duration { return ttl *
 type Options struct {
 	// RedisURL is the primary Redis: registry, fencing counters, leases.
 	// redis://[user:password@]host[:port][/db], rediss:// for TLS, or
-	// unix://[user:password@]/path/to/redis.sock[?db=N]. Required.
+	// unix://[user:password@]/path/to/redis.sock[?db=N]; a Redis Cluster as
+	// redis+cluster://[user:password@]host:port?addr=host2:port2&addr=…,
+	// a primary found through Sentinels as
+	// redis+sentinel://sentinel:port?addr=sentinel2:port&master_name=NAME
+	// (the primary's credentials as username and password parameters);
+	// rediss+cluster:// and rediss+sentinel:// for TLS. Required.
 	RedisURL string
 	// LeaseTTL is how long a lease lives unless renewed (default 300 s).
 	LeaseTTL time.Duration
 	// HeartbeatInterval is how often the worker record is refreshed (default
 	// 30 s, or LeaseTTL/3 when that is shorter). It must be below LeaseTTL.
+	// The record expires after 3×HeartbeatInterval without a refresh, and a
+	// dead worker's leases are taken over then; a worker gives its leases up
+	// locally shortly before that unless a renewal round confirmed its
+	// record (see takeover.go and docs/distributed.md).
 	HeartbeatInterval time.Duration
 	// KeyPrefix starts every key (default "agora:distributed:"). Braces are
 	// not allowed: the coordinator puts the pipeline id in a {hash tag}.
@@ -53,7 +62,9 @@ type Options struct {
 	// LeaseRenewalDeadline is how long renewal may keep failing, counted on
 	// the monotonic clock from when the last successful renewal was sent,
 	// before a lease is given up locally. Default: two thirds of LeaseTTL; it
-	// must be below LeaseTTL.
+	// must be below LeaseTTL. The takeover rule may give a lease up sooner:
+	// 3×HeartbeatInterval less a 1 % + 5 ms margin after the last confirmed
+	// record refresh.
 	LeaseRenewalDeadline time.Duration
 	// RedlockRedisURLs, when it names at least three independent masters,
 	// turns on quorum leases.

@@ -128,6 +128,9 @@ func newQuorumBackend(primary redis.UniversalClient, s settings) (leaseBackend, 
 	rs := s
 	rs.LeaseTTL = b.reservation
 	b.reserver = newSingleBackend(primary, rs, primaryKeyCache)
+	// Quorum leases keep to their TTL: the nodes know nothing of the
+	// registry, so a takeover on the primary alone would only waste tokens.
+	b.reserver.registry, b.reserver.registryArg = "", nil
 	if b.validity <= b.nodeTimeout {
 		return nil, fmt.Errorf("%w: LeaseTTL %s with RedlockClockDriftFactor %v leaves a lease valid for %s, not more than one quorum request may take (%s); raise LeaseTTL or lower the drift factor",
 			ErrInvalidConfig, s.LeaseTTL, s.RedlockClockDriftFactor, b.validity, b.nodeTimeout)

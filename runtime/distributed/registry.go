@@ -33,37 +33,52 @@ type WorkerInfo struct {
 }
 
 // workerRecordTTL keeps a record through two missed heartbeats.
-func (c *RedisWorkerCoordinator) workerRecordTTL() time.Duration { return 3 * c.s.HeartbeatInterval }
+func (c *RedisWorkerCoordinator) workerRecordTTL() time.Duration { return c.s.recordTTL }
 
 // heartbeat writes the whole worker record (so it reappears after a Redis
 // restart) and its expiry, atomically in one round trip. A script rather than
 // MULTI/EXEC: an error reply inside a transaction (LOADING, say) can leave
 // unread replies on a pooled connection.
 func (c *RedisWorkerCoordinator) heartbeat(ctx context.Context) error {
+	call, ok := c.recordCall()
+	if !ok {
+		return nil
+	}
+	ctx, cancel := c.opContext(ctx)
+	defer cancel()
+	sent := c.clock.Now()
+	if err := call.script.Run(ctx, c.client, call.keys, call.args...).Err(); err != nil {
+		return c.failure("heartbeat", err)
+	}
+	c.noteRecord(sent)
+	c.noteOK()
+	return nil
+}
+
+// recordCall returns the heartbeat script call that writes the worker
+// record, or false when the worker is not running.
+func (c *RedisWorkerCoordinator) recordCall() (scriptCall, bool) {
 	c.mu.Lock()
 	if !c.running {
 		c.mu.Unlock()
-		return nil
+		return scriptCall{}, false
 	}
 	rec := c.record
 	c.mu.Unlock()
-	ctx, cancel := c.opContext(ctx)
-	defer cancel()
-	err := heartbeatScript.Run(ctx, c.client, []string{c.keys.worker(rec.id)},
-		c.workerRecordTTL().Milliseconds(),
-		"id", rec.id,
-		"host", rec.host,
-		"pid", rec.pid,
-		"pipelines", rec.pipelines,
-		"started_ms", rec.startedMs,
-		"heartbeat_ms", c.clock.Now().UnixMilli(),
-		"version", rec.version,
-	).Err()
-	if err != nil {
-		return c.failure("heartbeat", err)
-	}
-	c.noteOK()
-	return nil
+	return scriptCall{
+		script: heartbeatScript,
+		keys:   []string{c.keys.worker(rec.id)},
+		args: []any{
+			c.workerRecordTTL().Milliseconds(),
+			"id", rec.id,
+			"host", rec.host,
+			"pid", rec.pid,
+			"pipelines", rec.pipelines,
+			"started_ms", rec.startedMs,
+			"heartbeat_ms", c.clock.Now().UnixMilli(),
+			"version", rec.version,
+		},
+	}, true
 }
 
 // workerRecord is the part of a worker's registry record that does not
@@ -137,33 +152,18 @@ func (c *RedisWorkerCoordinator) ListWorkers(ctx context.Context) ([]WorkerInfo,
 }
 
 // scanWorkerKeys returns every worker key, scanning each master of a
-// cluster.
+// cluster: a worker's record lives in the slot of its own key, so the
+// records of one fleet are spread over every shard.
 func (c *RedisWorkerCoordinator) scanWorkerKeys(ctx context.Context) ([]string, error) {
 	pattern := c.keys.workerPattern()
-	scan := func(ctx context.Context, client redis.Cmdable) ([]string, error) {
+	return collectFromPrimaryNodes(ctx, c.client, func(ctx context.Context, node redis.Cmdable) ([]string, error) {
 		var out []string
-		iter := client.Scan(ctx, 0, pattern, 100).Iterator()
+		iter := node.Scan(ctx, 0, pattern, 100).Iterator()
 		for iter.Next(ctx) {
 			out = append(out, iter.Val())
 		}
 		return out, iter.Err()
-	}
-	cluster, ok := c.client.(*redis.ClusterClient)
-	if !ok {
-		return scan(ctx, c.client)
-	}
-	var (
-		mu  sync.Mutex
-		all []string
-	)
-	err := cluster.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
-		keys, err := scan(ctx, node)
-		mu.Lock()
-		all = append(all, keys...)
-		mu.Unlock()
-		return err
 	})
-	return all, err
 }
 
 func parseWorkerRecord(m map[string]string) (WorkerInfo, bool) {

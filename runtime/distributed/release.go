@@ -79,15 +79,21 @@ func (c *RedisWorkerCoordinator) giveBack(ctx context.Context, h *heldLease, own
 			// something a test moves.
 			time.Sleep(time.Duration(attempt) * 25 * time.Millisecond)
 		}
-		opCtx, cancel := c.opContext(ctx)
 		var owned bool
 		var err error
-		if completed {
-			owned, err = c.backend.complete(opCtx, ref)
+		if attempt == 0 && c.finisher != nil {
+			// The first attempt joins whatever else is being given back.
+			rep := c.finisher.do(finishReq{ref: ref, completed: completed})
+			owned, err = rep.owned, rep.err
 		} else {
-			owned, err = c.backend.release(opCtx, ref)
+			opCtx, cancel := c.opContext(ctx)
+			if completed {
+				owned, err = c.backend.complete(opCtx, ref)
+			} else {
+				owned, err = c.backend.release(opCtx, ref)
+			}
+			cancel()
 		}
-		cancel()
 		if err == nil {
 			c.noteOK()
 			if owned || lastErr != nil {

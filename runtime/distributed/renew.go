@@ -28,10 +28,10 @@ func (c *RedisWorkerCoordinator) RenewLease(ctx context.Context, pipelineID stri
 	c.mu.Unlock()
 
 	opCtx, cancel := c.opContext(ctx)
-	sent := c.clock.Now()
-	res := c.backend.renew(opCtx, []leaseRef{ref})[0]
+	results, sent, recordSent := c.renewRound(opCtx, []leaseRef{ref})
+	res := results[0]
 	cancel()
-	lost, failed := c.applyRenewals([]*heldLease{h}, []renewResult{res}, sent)
+	lost, failed := c.applyRenewals([]*heldLease{h}, results, sent, recordSent)
 	c.notifyLost(lost, "gone or held by another worker")
 	switch {
 	case len(lost) > 0:
@@ -93,13 +93,12 @@ func (c *RedisWorkerCoordinator) renewAll() (ok bool, earliest time.Time) {
 	}
 
 	// A stalled Redis must not hold the round past the first deadline.
-	sent := c.clock.Now()
-	timeout := max(min(c.s.renewEvery, earliest.Sub(sent)), time.Millisecond)
+	timeout := max(min(c.s.renewEvery, earliest.Sub(c.clock.Now())), time.Millisecond)
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	results := c.backend.renew(ctx, refs)
+	results, sent, recordSent := c.renewRound(ctx, refs)
 	cancel()
 
-	lost, failed := c.applyRenewals(held, results, sent)
+	lost, failed := c.applyRenewals(held, results, sent, recordSent)
 	if failed {
 		c.stats.renewalFailures.Add(1)
 		for _, r := range results {
@@ -115,10 +114,34 @@ func (c *RedisWorkerCoordinator) renewAll() (ok bool, earliest time.Time) {
 	return !failed, earliest
 }
 
+// renewRound renews refs, first refreshing the worker record when takeover
+// is on: a lease renewed right after its holder's record was refreshed
+// cannot have been taken over before the refresh, so the record rule's
+// deadline counts from the refresh's send (recordSent; zero when the
+// refresh failed or takeover is off). sent is when the renewals were sent.
+//
+// Both go in one pipelined round trip, the refresh first: Redis runs a
+// connection's commands in order.
+func (c *RedisWorkerCoordinator) renewRound(ctx context.Context, refs []leaseRef) (results []renewResult, sent, recordSent time.Time) {
+	sent = c.clock.Now()
+	b, ok := c.backend.(*singleBackend)
+	call, running := c.recordCall()
+	if !ok || b.registry == "" || !running {
+		return c.backend.renew(ctx, refs), sent, time.Time{}
+	}
+	results, err := b.renewAfter(ctx, &call, refs)
+	if err != nil {
+		_ = c.failure("heartbeat", err)
+		return results, sent, time.Time{}
+	}
+	c.noteRecord(sent)
+	return results, sent, sent
+}
+
 // applyRenewals records the results of a renewal round sent at sent and
 // removes the leases Redis no longer holds for this worker, returning them.
 // Leases released or replaced meanwhile are left alone.
-func (c *RedisWorkerCoordinator) applyRenewals(held []*heldLease, results []renewResult, sent time.Time) (lost []*heldLease, failed bool) {
+func (c *RedisWorkerCoordinator) applyRenewals(held []*heldLease, results []renewResult, sent, recordSent time.Time) (lost []*heldLease, failed bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for i, h := range held {
@@ -137,7 +160,7 @@ func (c *RedisWorkerCoordinator) applyRenewals(held []*heldLease, results []rene
 		}
 		h.lastSent = sent
 		h.lease.ExpiresAt = sent.Add(r.ValidFor)
-		h.deadline = sent.Add(min(c.s.LeaseRenewalDeadline, r.ValidFor))
+		h.setDeadline(c.s, sent, r.ValidFor, recordSent)
 	}
 	if !failed && len(results) > 0 {
 		c.noteOK()

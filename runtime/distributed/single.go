@@ -22,7 +22,13 @@ type singleBackend struct {
 
 	// Boxed once: the per-call allocations of arguments are a measurable
 	// part of a cycle.
-	ttlArg, stateTTLArg, onceArg any
+	ttlArg, stateTTLArg, onceArg, recordTTLArg any
+
+	// registry is the worker record key prefix the acquire script checks a
+	// holder's record under, for takeover (see takeover.go); "" keeps to
+	// the lease TTL.
+	registry    string
+	registryArg any // registry, boxed once
 }
 
 // newSingleBackend returns a backend on client; keys may be shared with
@@ -31,12 +37,20 @@ func newSingleBackend(client redis.UniversalClient, s settings, keys *keyCache) 
 	if keys == nil {
 		keys = newKeyCache(primaryKeys(s.KeyPrefix))
 	}
-	return &singleBackend{
+	b := &singleBackend{
 		client: client, keys: keys, s: s,
-		ttlArg:      s.LeaseTTL.Milliseconds(),
-		stateTTLArg: s.FencingKeyTTL.Milliseconds(),
-		onceArg:     s.onceTTL.Milliseconds(),
+		ttlArg:       s.LeaseTTL.Milliseconds(),
+		stateTTLArg:  s.FencingKeyTTL.Milliseconds(),
+		onceArg:      s.onceTTL.Milliseconds(),
+		recordTTLArg: s.recordTTL.Milliseconds(),
 	}
+	// The script reads the holder's record by a key it is not passed, which
+	// only one server holding every key allows.
+	if _, cluster := client.(*redis.ClusterClient); !cluster {
+		b.registry = keysFor(s).worker("")
+		b.registryArg = b.registry
+	}
+	return b
 }
 
 // primaryKeys builds a pipeline's keys on the primary under prefix.
@@ -47,30 +61,51 @@ func primaryKeys(prefix string) func(pipelineID string) []string {
 // pipelineKeys returns the lease, token, done and once keys of a pipeline.
 func (b *singleBackend) pipelineKeys(pipelineID string) []string { return b.keys.get(pipelineID) }
 
+// prepare loads the scripts on every master of a cluster: SCRIPT LOAD has
+// no key, so through a ClusterClient it would reach one node.
 func (b *singleBackend) prepare(ctx context.Context) error {
-	return loadScripts(ctx, b.client, primaryScripts)
+	return forEachPrimaryNode(ctx, b.client, func(ctx context.Context, node redis.Cmdable) error {
+		return loadScripts(ctx, node, primaryScripts)
+	})
 }
 
-func (b *singleBackend) ping(ctx context.Context) error { return b.client.Ping(ctx).Err() }
+// ping asks every master of a cluster: a shard that is down cannot grant
+// the leases of its pipelines.
+func (b *singleBackend) ping(ctx context.Context) error {
+	return forEachPrimaryNode(ctx, b.client, func(ctx context.Context, node redis.Cmdable) error {
+		return node.Ping(ctx).Err()
+	})
+}
 
 func (b *singleBackend) status() any { return nil }
 
 func (b *singleBackend) close() error { return nil }
 
 func (b *singleBackend) acquire(ctx context.Context, req leaseRequest) (acquireResult, error) {
+	keys, args := b.acquireCall(req)
+	reply, err := acquireScript.Run(ctx, b.client, keys, args...).Int64()
+	if err != nil {
+		return acquireResult{}, err
+	}
+	return parseAcquireReply(reply, req.Mode, b.s)
+}
+
+// acquireCall returns the acquire script's keys and arguments for req.
+func (b *singleBackend) acquireCall(req leaseRequest) ([]string, []any) {
 	keys := b.pipelineKeys(req.PipelineID)
 	if req.Mode != runtime.RunNumberOnce {
 		// Only a Once request reads the once marker; every key passed costs
 		// the server a little.
 		keys = keys[:3]
 	}
-	reply, err := acquireScript.Run(ctx, b.client, keys,
-		req.Owner, req.Mode, b.ttlArg, b.stateTTLArg,
-	).Int64()
-	if err != nil {
-		return acquireResult{}, err
+	registry, own := any(""), any("")
+	if b.registry != "" {
+		registry = b.registryArg
+		if req.RecordKey != nil {
+			own = req.RecordKey
+		}
 	}
-	return parseAcquireReply(reply, req.Mode, b.s)
+	return keys, []any{req.Owner, req.Mode, b.ttlArg, b.stateTTLArg, registry, own, b.recordTTLArg}
 }
 
 // parseAcquireReply decodes the acquire script's reply: the new token, 0 for
@@ -88,21 +123,38 @@ func parseAcquireReply(reply, mode int64, s settings) (acquireResult, error) {
 		return acquireResult{Outcome: outcomeHeld}, nil
 	case reply == -1:
 		return acquireResult{Outcome: outcomeSlotCompleted}, nil
+	case reply == -2:
+		return acquireResult{Outcome: outcomeUnregistered}, nil
 	default:
 		return acquireResult{}, fmt.Errorf("distributed: malformed reply %d from the acquire script", reply)
 	}
 }
 
 func (b *singleBackend) renew(ctx context.Context, refs []leaseRef) []renewResult {
-	calls := make([]scriptCall, len(refs))
-	for i, ref := range refs {
-		calls[i] = scriptCall{
+	out, _ := b.renewAfter(ctx, nil, refs)
+	return out
+}
+
+// renewAfter renews refs in one pipelined round trip that first runs
+// first, when not nil (the worker record's refresh), and returns its error.
+func (b *singleBackend) renewAfter(ctx context.Context, first *scriptCall, refs []leaseRef) ([]renewResult, error) {
+	calls := make([]scriptCall, 0, len(refs)+1)
+	if first != nil {
+		calls = append(calls, *first)
+	}
+	for _, ref := range refs {
+		calls = append(calls, scriptCall{
 			script: renewScript,
 			keys:   b.pipelineKeys(ref.PipelineID)[:1],
 			args:   []any{ref.value(), b.ttlArg},
-		}
+		})
 	}
 	cmds := runPipelined(ctx, b.client, calls)
+	var firstErr error
+	if first != nil {
+		firstErr = cmds[0].Err()
+		cmds = cmds[1:]
+	}
 	out := make([]renewResult, len(refs))
 	for i, cmd := range cmds {
 		n, err := cmd.Int64()
@@ -112,7 +164,7 @@ func (b *singleBackend) renew(ctx context.Context, refs []leaseRef) []renewResul
 		}
 		out[i] = renewResult{Held: n == 1, ValidFor: b.s.LeaseTTL}
 	}
-	return out
+	return out, firstErr
 }
 
 // release is a compare-and-delete without a script: the lease is a list

@@ -56,6 +56,13 @@ type settings struct {
 	opTimeout time.Duration
 	// onceTTL is how long a completed Once run keeps others from running it.
 	onceTTL time.Duration
+	// recordTTL is the worker record's expiry: 3×HeartbeatInterval.
+	recordTTL time.Duration
+	// recordGiveUp is how long after the send of its last confirmed record
+	// refresh a worker keeps a lease: recordTTL less recordMargin, so it
+	// stops first when another worker takes over from a record gone
+	// silent (see takeover.go).
+	recordGiveUp time.Duration
 }
 
 // resolve applies defaults to o and checks it, returning every problem.
@@ -151,6 +158,14 @@ func check(o Options, names settingNames, requireURL bool) (settings, error) {
 				bad("%s[%d]: %v", names.RedlockRedisURLs, i, err)
 				continue
 			}
+			if u.topology != topologySingle {
+				// A Cluster shard or a Sentinel-managed primary fails over to
+				// a replica that may lack the latest writes: not an
+				// independent vote.
+				bad("%s[%d] (%s) names a Redis %s; each quorum node must be one independent master, named by a redis://, rediss:// or unix:// URL",
+					names.RedlockRedisURLs, i, u.redacted, u.topology)
+				continue
+			}
 			key := endpointKey(u)
 			if j, dup := seen[key]; dup {
 				bad("%s[%d] (%s) is the same server as %s[%d]; quorum nodes must be independent",
@@ -177,6 +192,8 @@ func check(o Options, names settingNames, requireURL bool) (settings, error) {
 	s.retryDelay = min(max(s.renewEvery/4, 10*time.Millisecond), 5*time.Second)
 	s.opTimeout = min(max(s.LeaseRenewalDeadline/2, 50*time.Millisecond), 5*time.Second)
 	s.onceTTL = 2 * s.LeaseTTL
+	s.recordTTL = 3 * s.HeartbeatInterval
+	s.recordGiveUp = s.recordTTL - recordMargin(s.recordTTL)
 	return s, nil
 }
 

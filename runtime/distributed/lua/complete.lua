@@ -13,15 +13,16 @@ local owned = redis.call('LREM', KEYS[1], 1, ARGV[1])
 local mode = tonumber(ARGV[2])
 if mode > 0 then
   local keyttl = tonumber(ARGV[4])
-  local done = redis.call('GET', KEYS[3])
-  if not done or tonumber(done) < mode then
-    if keyttl > 0 then
-      redis.call('SET', KEYS[3], ARGV[2], 'PX', keyttl)
-    else
-      redis.call('SET', KEYS[3], ARGV[2])
-    end
-  elseif keyttl > 0 then
-    redis.call('PEXPIRE', KEYS[3], keyttl)
+  -- Slots complete in order almost always, so the slot is written first
+  -- and the mark put back in the rare case a later slot was recorded.
+  local prev
+  if keyttl > 0 then
+    prev = redis.call('SET', KEYS[3], ARGV[2], 'PX', keyttl, 'GET')
+  else
+    prev = redis.call('SET', KEYS[3], ARGV[2], 'GET')
+  end
+  if prev and tonumber(prev) > mode then
+    redis.call('SET', KEYS[3], prev, 'KEEPTTL')
   end
   if keyttl > 0 then
     redis.call('PEXPIRE', KEYS[2], keyttl)

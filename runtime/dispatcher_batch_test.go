@@ -1,0 +1,143 @@
+package runtime_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/agora-etl/agora/runtime"
+	"github.com/agora-etl/agora/runtime/clocktest"
+)
+
+// batchCoord is a fakeCoord that also decides lease requests in batches,
+// counting the batches and the requests made one by one.
+type batchCoord struct {
+	*fakeCoord
+	singles atomic.Int64
+	mu      sync.Mutex
+	batches []int
+}
+
+func (c *batchCoord) TryAcquireLease(ctx context.Context, id string, n int64) (bool, error) {
+	c.singles.Add(1)
+	return c.fakeCoord.TryAcquireLease(ctx, id, n)
+}
+
+func (c *batchCoord) TryAcquireLeases(ctx context.Context, reqs []runtime.LeaseRequest) []runtime.LeaseReply {
+	c.mu.Lock()
+	c.batches = append(c.batches, len(reqs))
+	c.mu.Unlock()
+	out := make([]runtime.LeaseReply, len(reqs))
+	for i, r := range reqs {
+		out[i].Acquired, out[i].Err = c.fakeCoord.TryAcquireLease(ctx, r.PipelineID, r.RunNumber)
+	}
+	return out
+}
+
+func (c *batchCoord) batchSizes() []int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]int(nil), c.batches...)
+}
+
+func TestBurstAsksForLeasesInBatches(t *testing.T) {
+	const n = 300
+	clock := clocktest.NewFake(t0)
+	coord := &batchCoord{fakeCoord: newFakeCoord()}
+	// Every third pipeline is held elsewhere.
+	coord.decide = func(id string, _ int64) (bool, error) { return !strings.HasSuffix(id, "-held"), nil }
+	var runs atomic.Int64
+	ran := map[string]int64{}
+	var mu sync.Mutex
+	var sps []*runtime.ScheduledPipeline
+	for i := range n {
+		id := fmt.Sprintf("p%d", i)
+		if i%3 == 0 {
+			id += "-held"
+		}
+		sps = append(sps, &runtime.ScheduledPipeline{PipelineID: id, Schedule: runtime.MustCron("* * * * * *"),
+			Factory: func(context.Context) (runtime.Pipeline, error) {
+				return runtime.PipelineFunc(func(ctx context.Context) error {
+					lease, ok := runtime.LeaseFromContext(ctx)
+					if !ok || lease.FencingToken == 0 {
+						t.Errorf("%s ran without its lease", id)
+					}
+					mu.Lock()
+					ran[id] = lease.RunNumber
+					mu.Unlock()
+					runs.Add(1)
+					return nil
+				}), nil
+			}})
+	}
+	d := &poolDriver{clock: clock, logs: &syncBuffer{}, opts: []runtime.PoolOption{runtime.WithCoordinator(coord)}}
+	d.start(t, sps...)
+	advanceTo(t, clock, d, t0.Add(time.Second))
+	if got := runs.Load(); got != n-n/3 {
+		t.Fatalf("%d runs, want %d (the pipelines not held elsewhere)", got, n-n/3)
+	}
+	slot := t0.Add(time.Second).Unix()
+	mu.Lock()
+	for id, run := range ran {
+		if run != slot || strings.HasSuffix(id, "-held") {
+			t.Errorf("%s ran slot %d, want %d and never a held one", id, run, slot)
+		}
+	}
+	mu.Unlock()
+	if s := coord.singles.Load(); s != 0 {
+		t.Errorf("%d lease requests made one by one; want every one in a batch", s)
+	}
+	total, sizes := 0, coord.batchSizes()
+	for _, s := range sizes {
+		total += s
+	}
+	if total != n || len(sizes) > n/64 {
+		t.Errorf("batches %v: %d requests in %d batches; want all %d in a few", sizes, total, len(sizes), n)
+	}
+	for _, st := range d.pool.Status().Pipelines {
+		if strings.HasSuffix(st.PipelineID, "-held") && st.Skipped == 0 {
+			t.Errorf("%s: refused attempt not counted as skipped: %+v", st.PipelineID, st)
+			break
+		}
+	}
+	if err := d.stop(t); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// slowBatchCoord answers lease batches only after a pause, so a stop can
+// come while one is in flight.
+type slowBatchCoord struct {
+	*batchCoord
+	asked chan struct{}
+	once  sync.Once
+}
+
+func (c *slowBatchCoord) TryAcquireLeases(ctx context.Context, reqs []runtime.LeaseRequest) []runtime.LeaseReply {
+	c.once.Do(func() { close(c.asked) })
+	time.Sleep(50 * time.Millisecond)
+	return c.batchCoord.TryAcquireLeases(ctx, reqs)
+}
+
+func TestStopWhileALeaseBatchIsInFlight(t *testing.T) {
+	clock := clocktest.NewFake(t0)
+	coord := &slowBatchCoord{batchCoord: &batchCoord{fakeCoord: newFakeCoord()}, asked: make(chan struct{})}
+	var sps []*runtime.ScheduledPipeline
+	for i := range 300 {
+		sps = append(sps, &runtime.ScheduledPipeline{PipelineID: fmt.Sprintf("p%d", i), Schedule: runtime.MustCron("* * * * * *"),
+			Factory: func(context.Context) (runtime.Pipeline, error) {
+				return runtime.PipelineFunc(func(context.Context) error { return nil }), nil
+			}})
+	}
+	d := &poolDriver{clock: clock, logs: &syncBuffer{}, opts: []runtime.PoolOption{runtime.WithCoordinator(coord)}}
+	d.start(t, sps...)
+	clock.Set(t0.Add(time.Second))
+	waitClosed(t, coord.asked, "a lease batch in flight")
+	if err := d.stop(t); err != nil {
+		t.Fatal(err)
+	}
+}

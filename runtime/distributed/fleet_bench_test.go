@@ -1,0 +1,369 @@
+package distributed
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/bsm/redislock"
+	"github.com/go-co-op/gocron/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/agora-etl/agora/internal/redistest"
+	"github.com/agora-etl/agora/runtime"
+)
+
+// The fleet benchmark: 3 replica processes (this test binary re-executed as
+// TestFleetReplica) share one redis-server, each with N pipelines on
+// "* * * * * *". Every run records which pipeline and slot it ran and how
+// late it started; the parent reads INFO cpu and commandstats at both ends
+// of the measured window and counts missed and duplicate slots.
+//
+// Contenders, one after another in the same benchmark run:
+//   - agora: a WorkerPool with the Redis coordinator (defaults);
+//   - gocron: gocron v2 with a bsm/redislock distributed locker (the lock
+//     is the job's name, held while the job runs, as gocron asks it);
+//   - floor: the least any implementation must do, with no fencing, no
+//     completion record and no release: each replica sends one SET NX PX
+//     per pipeline and slot (pipelined, 128 a round trip) and the one that
+//     set it "runs".
+//
+// AGORA_FLEET_SECONDS sets the measured window (default 10 s),
+// AGORA_FLEET_SIZES the pipeline counts (default "1000,5000").
+
+const (
+	fleetImplEnv  = "AGORA_FLEET_IMPL"
+	fleetURLEnv   = "AGORA_FLEET_URL"
+	fleetNEnv     = "AGORA_FLEET_N"
+	fleetUntilEnv = "AGORA_FLEET_UNTIL" // Unix ns at which the replica stops
+	fleetOutEnv   = "AGORA_FLEET_OUT"
+	fleetIDEnv    = "AGORA_FLEET_ID"
+	fleetReplicas = 3
+)
+
+// fleetRun is one execution: pipeline, slot (Unix s) and start lateness.
+type fleetRun struct {
+	idx    int
+	slot   int64
+	lateUs int64
+}
+
+type fleetRecorder struct {
+	mu   sync.Mutex
+	runs []fleetRun
+}
+
+func (r *fleetRecorder) add(idx int, slot int64, started time.Time) {
+	late := started.Sub(time.Unix(slot, 0)).Microseconds()
+	r.mu.Lock()
+	r.runs = append(r.runs, fleetRun{idx, slot, late})
+	r.mu.Unlock()
+}
+
+func (r *fleetRecorder) write(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriter(f)
+	r.mu.Lock()
+	for _, run := range r.runs {
+		fmt.Fprintf(w, "%d %d %d\n", run.idx, run.slot, run.lateUs)
+	}
+	r.mu.Unlock()
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+// TestFleetReplica is not a test: BenchmarkFleet runs it in each replica
+// process.
+func TestFleetReplica(t *testing.T) {
+	impl := os.Getenv(fleetImplEnv)
+	if impl == "" {
+		t.Skip("replica process for BenchmarkFleet")
+	}
+	n, _ := strconv.Atoi(os.Getenv(fleetNEnv))
+	untilNs, _ := strconv.ParseInt(os.Getenv(fleetUntilEnv), 10, 64)
+	until := time.Unix(0, untilNs)
+	url, id := os.Getenv(fleetURLEnv), os.Getenv(fleetIDEnv)
+	rec := &fleetRecorder{runs: make([]fleetRun, 0, n*30)}
+	ctx, cancel := context.WithDeadline(context.Background(), until)
+	defer cancel()
+	var err error
+	switch impl {
+	case "agora":
+		err = fleetAgora(ctx, url, id, n, rec)
+	case "gocron":
+		err = fleetGocron(ctx, url, n, rec)
+	case "floor":
+		err = fleetFloor(ctx, url, id, n, rec)
+	default:
+		t.Fatalf("unknown implementation %q", impl)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rec.write(os.Getenv(fleetOutEnv)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func fleetAgora(ctx context.Context, url, id string, n int, rec *fleetRecorder) error {
+	quiet := slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelError}))
+	coord, err := NewRedisWorkerCoordinator(Options{RedisURL: url, Logger: quiet})
+	if err != nil {
+		return err
+	}
+	defer coord.Close()
+	pool := runtime.NewWorkerPool(runtime.WithCoordinator(coord), runtime.WithWorkerID(id),
+		runtime.WithLogger(quiet), runtime.WithSignalHandling(false))
+	every := runtime.MustCron("* * * * * *")
+	for i := range n {
+		pool.Register(&runtime.ScheduledPipeline{
+			PipelineID: fmt.Sprintf("p%05d", i), Schedule: every,
+			Factory: func(context.Context) (runtime.Pipeline, error) {
+				return runtime.PipelineFunc(func(ctx context.Context) error {
+					started := time.Now()
+					lease, _ := runtime.LeaseFromContext(ctx)
+					rec.add(i, lease.RunNumber, started)
+					return nil
+				}), nil
+			},
+		})
+	}
+	return pool.Run(ctx)
+}
+
+// redislockLocker adapts bsm/redislock to gocron's Locker.
+type redislockLocker struct{ c *redislock.Client }
+
+func (l redislockLocker) Lock(ctx context.Context, key string) (gocron.Lock, error) {
+	lock, err := l.c.Obtain(ctx, key, 5*time.Second, nil)
+	if err != nil {
+		return nil, err
+	}
+	return redislockLock{lock}, nil
+}
+
+type redislockLock struct{ l *redislock.Lock }
+
+func (l redislockLock) Unlock(ctx context.Context) error { return l.l.Release(ctx) }
+
+func fleetGocron(ctx context.Context, url string, n int, rec *fleetRecorder) error {
+	opts, err := redis.ParseURL(url)
+	if err != nil {
+		return err
+	}
+	client := redis.NewClient(opts)
+	defer client.Close()
+	s, err := gocron.NewScheduler(gocron.WithDistributedLocker(redislockLocker{redislock.New(client)}))
+	if err != nil {
+		return err
+	}
+	for i := range n {
+		_, err := s.NewJob(gocron.CronJob("* * * * * *", true),
+			gocron.NewTask(func() {
+				// gocron does not tell a job its scheduled time: the slot
+				// is the second it started in (lateness stays below 1 s
+				// at these sizes).
+				started := time.Now()
+				rec.add(i, started.Unix(), started)
+			}),
+			gocron.WithName(fmt.Sprintf("p%05d", i)))
+		if err != nil {
+			return err
+		}
+	}
+	s.Start()
+	<-ctx.Done()
+	return s.Shutdown()
+}
+
+func fleetFloor(ctx context.Context, url, id string, n int, rec *fleetRecorder) error {
+	opts, err := redis.ParseURL(url)
+	if err != nil {
+		return err
+	}
+	client := redis.NewClient(opts)
+	defer client.Close()
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("floor:p%05d:", i)
+	}
+	for {
+		next := time.Now().Truncate(time.Second).Add(time.Second)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(time.Until(next)):
+		}
+		slot := next.Unix()
+		suffix := strconv.FormatInt(slot, 10)
+		var wg sync.WaitGroup
+		for from := 0; from < n; from += 128 {
+			to := min(from+128, n)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				cmds := make([]*redis.BoolCmd, to-from)
+				_, _ = client.Pipelined(context.Background(), func(p redis.Pipeliner) error {
+					for i := from; i < to; i++ {
+						cmds[i-from] = p.SetNX(context.Background(), keys[i]+suffix, id, 10*time.Second)
+					}
+					return nil
+				})
+				for i, c := range cmds {
+					if c.Val() {
+						rec.add(from+i, slot, time.Now())
+					}
+				}
+			}()
+		}
+		wg.Wait()
+	}
+}
+
+// fleetResult is one contender's numbers over the measured window.
+type fleetResult struct {
+	runs, distinct, missed, duplicates int
+	p50, p99                           time.Duration
+	cpuSeconds                         float64
+	commands                           int64
+	window                             time.Duration
+}
+
+func runFleet(b *testing.B, impl string, n int, window time.Duration) fleetResult {
+	srv := redistest.Start(b)
+	admin := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer admin.Close()
+	dir := b.TempDir()
+	// Slots are whole seconds: the window starts at a second boundary after
+	// a warm-up that lets every replica register its pipelines.
+	start := time.Now().Add(4 * time.Second).Truncate(time.Second)
+	end := start.Add(window)
+	until := end.Add(2 * time.Second) // let the window's last slots finish
+	var cmds []*exec.Cmd
+	for r := range fleetReplicas {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestFleetReplica$", "-test.bench=^$")
+		cmd.Env = append(os.Environ(),
+			fleetImplEnv+"="+impl, fleetURLEnv+"="+srv.URL(), fleetNEnv+"="+strconv.Itoa(n),
+			fleetUntilEnv+"="+strconv.FormatInt(until.UnixNano(), 10),
+			fleetOutEnv+"="+filepath.Join(dir, fmt.Sprintf("r%d", r)), fleetIDEnv+"="+fmt.Sprintf("replica-%d", r))
+		cmd.Stderr = os.Stderr
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		cmds = append(cmds, cmd)
+	}
+	snapshot := func() (float64, int64) {
+		info, err := admin.Info(context.Background(), "cpu", "commandstats").Result()
+		if err != nil {
+			b.Fatal(err)
+		}
+		var calls int64
+		for name, st := range redistest.ParseCommandStats(info) {
+			if name != "info" {
+				calls += st.Calls
+			}
+		}
+		return redistest.ParseCPUSeconds(info), calls
+	}
+	// Snapshots half a second before each end: the runs of a slot start
+	// at its boundary, so the window's commands are those of its slots.
+	time.Sleep(time.Until(start.Add(-500 * time.Millisecond)))
+	cpu0, calls0 := snapshot()
+	time.Sleep(time.Until(end.Add(-500 * time.Millisecond)))
+	cpu1, calls1 := snapshot()
+	for _, cmd := range cmds {
+		if err := cmd.Wait(); err != nil {
+			b.Fatalf("%s replica: %v", impl, err)
+		}
+	}
+
+	res := fleetResult{cpuSeconds: cpu1 - cpu0, commands: calls1 - calls0, window: window}
+	seen := make(map[[2]int64]int, n*int(window/time.Second))
+	var lates []int64
+	for r := range fleetReplicas {
+		f, err := os.Open(filepath.Join(dir, fmt.Sprintf("r%d", r)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			var run fleetRun
+			if _, err := fmt.Sscan(sc.Text(), &run.idx, &run.slot, &run.lateUs); err != nil {
+				b.Fatal(err)
+			}
+			if run.slot < start.Unix() || run.slot >= end.Unix() {
+				continue
+			}
+			res.runs++
+			seen[[2]int64{int64(run.idx), run.slot}]++
+			lates = append(lates, run.lateUs)
+		}
+		f.Close()
+	}
+	res.distinct = len(seen)
+	res.duplicates = res.runs - res.distinct
+	res.missed = n*int(window/time.Second) - res.distinct
+	slices.Sort(lates)
+	if len(lates) > 0 {
+		res.p50 = time.Duration(lates[len(lates)/2]) * time.Microsecond
+		res.p99 = time.Duration(lates[len(lates)*99/100]) * time.Microsecond
+	}
+	return res
+}
+
+func BenchmarkFleet(b *testing.B) {
+	window := 10 * time.Second
+	if s := os.Getenv("AGORA_FLEET_SECONDS"); s != "" {
+		secs, err := strconv.Atoi(s)
+		if err != nil || secs < 2 {
+			b.Fatalf("AGORA_FLEET_SECONDS=%q: want whole seconds ≥ 2", s)
+		}
+		window = time.Duration(secs) * time.Second
+	}
+	sizes := []int{1000, 5000}
+	if s := os.Getenv("AGORA_FLEET_SIZES"); s != "" {
+		sizes = nil
+		for _, f := range strings.Split(s, ",") {
+			n, err := strconv.Atoi(f)
+			if err != nil || n < 1 {
+				b.Fatalf("AGORA_FLEET_SIZES=%q: want pipeline counts like 1000,5000", s)
+			}
+			sizes = append(sizes, n)
+		}
+	}
+	for _, n := range sizes {
+		for _, impl := range []string{"agora", "gocron", "floor"} {
+			b.Run(fmt.Sprintf("N=%d/%s", n, impl), func(b *testing.B) {
+				for range b.N {
+					r := runFleet(b, impl, n, window)
+					b.ReportMetric(float64(r.p50.Microseconds())/1000, "p50-ms")
+					b.ReportMetric(float64(r.p99.Microseconds())/1000, "p99-ms")
+					b.ReportMetric(100*r.cpuSeconds/r.window.Seconds(), "redis-cpu-%")
+					if r.distinct > 0 {
+						b.ReportMetric(float64(r.commands)/float64(r.distinct), "cmds/run")
+						b.ReportMetric(1e6*r.cpuSeconds/float64(r.distinct), "redis-µs/run")
+					}
+					b.ReportMetric(float64(r.missed), "missed")
+					b.ReportMetric(float64(r.duplicates), "duplicates")
+					b.ReportMetric(float64(r.distinct), "slots-run")
+				}
+			})
+		}
+	}
+}
