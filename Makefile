@@ -11,11 +11,14 @@ test:
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem ./...
 
-# lint fails on unformatted files and go vet findings.
+# lint fails on unformatted files, go vet findings, stale generated files and
+# invalid example config files.
 lint:
 	@out=$$(gofmt -l . ); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) run ./cmd/agoragen -check ./examples/...
+	$(GO) run ./cmd/agora check --config examples/config-only/pipelines.toml
+	$(GO) run ./cmd/agora check --config examples/config-only/files.toml
 
 # generate runs go generate: agoragen rewrites the examples' worker.go.
 generate:

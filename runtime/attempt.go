@@ -47,7 +47,8 @@ func (r *runner) attempt(runNumber int64, now time.Time) (outcome, error, time.T
 		return outcomeStopped, nil, now
 	}
 
-	ctx := newRunContext(env.parent, lease, r)
+	span := r.startRunSpan(lease)
+	ctx := newRunContext(env.runBase(span), lease, r)
 	start := now
 	if remote {
 		start = r.now() // asking took time
@@ -56,7 +57,7 @@ func (r *runner) attempt(runNumber int64, now time.Time) (outcome, error, time.T
 	before := r.st
 	r.ctx = ctx
 	r.st.state, r.st.next = StateRunning, 0
-	r.st.lastStart, r.st.runNumber, r.st.token = start.UnixNano(), lease.RunNumber, lease.FencingToken
+	r.st.since, r.st.runNumber, r.st.token = start.UnixNano(), lease.RunNumber, lease.FencingToken
 	r.mu.Unlock()
 	if !env.stillHeld(r, lease) {
 		// Lost between the grant and now, while there was no run context
@@ -65,6 +66,7 @@ func (r *runner) attempt(runNumber int64, now time.Time) (outcome, error, time.T
 		r.ctx, r.st = nil, before
 		r.mu.Unlock()
 		r.logRun(slog.LevelWarn, "lease lost before the run started; not running", lease)
+		endUnstartedRunSpan(span)
 		return outcomeNotAcquired, nil, r.now()
 	}
 	if cause := env.cause(); cause != nil {
@@ -81,14 +83,22 @@ func (r *runner) attempt(runNumber int64, now time.Time) (outcome, error, time.T
 	}
 
 	end := r.now()
+	cause := ctx.cancelled()
 	if runErr != nil {
-		runErr = withCause(runErr, ctx.cancelled())
+		runErr = withCause(runErr, cause)
 	}
 	ctx.cancel(nil)
 	if relErr := env.finishLease(ctx, r, runErr == nil); relErr != nil {
 		r.logRun(slog.LevelWarn, "releasing the lease failed", lease, slog.Any("error", relErr))
 	}
-	r.ended(lease, runErr, end.Sub(start))
+	records := ctx.records.snapshot()
+	if !records.IsZero() {
+		r.mu.Lock()
+		r.st.records = r.st.records.Add(records)
+		r.mu.Unlock()
+	}
+	r.ended(lease, runErr, end.Sub(start), records)
+	endRunSpan(span, runErr, cause, records)
 	if runErr != nil {
 		return outcomeFailure, runErr, end
 	}
@@ -105,7 +115,7 @@ func (r *runner) skipped(runNumber int64, err error) outcome {
 		r.logRun(slog.LevelWarn, "cannot ask the coordinator for a lease; not running", Lease{RunNumber: runNumber}, slog.Any("error", err))
 		return outcomeLeaseError
 	default:
-		r.logRun(slog.LevelDebug, "lease held elsewhere, skipping", Lease{RunNumber: runNumber})
+		r.heldElsewhere(runNumber)
 		return outcomeNotAcquired
 	}
 }
@@ -124,13 +134,17 @@ func isPoolCause(cause error) bool {
 	return errors.Is(cause, ErrLeaseLost) || errors.Is(cause, ErrGracefulTimeout) || errors.Is(cause, ErrForcedShutdown)
 }
 
-// ended logs the end of a run.
-func (r *runner) ended(lease Lease, runErr error, took time.Duration) {
+// ended logs the end of a run, with its record counts when it moved any.
+func (r *runner) ended(lease Lease, runErr error, took time.Duration, records RecordCounts) {
+	attrs := []slog.Attr{slog.Duration("duration", took)}
+	if !records.IsZero() {
+		attrs = append(attrs, records.attrs()...)
+	}
 	if runErr != nil {
-		r.logRun(slog.LevelError, "run failed", lease, slog.Duration("duration", took), slog.Any("error", runErr))
+		r.logRun(slog.LevelError, "run failed", lease, append(attrs, slog.Any("error", runErr))...)
 		return
 	}
-	r.logRun(slog.LevelInfo, "run finished", lease, slog.Duration("duration", took))
+	r.logRun(slog.LevelInfo, "run finished", lease, attrs...)
 }
 
 // invoke calls the factory, runs the pipeline and closes it, turning panics

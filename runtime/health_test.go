@@ -101,6 +101,7 @@ func TestHealthEndpointsOverHTTP(t *testing.T) {
 			Runs      int        `json:"runs"`
 			Skipped   int        `json:"skipped"`
 			Errors    int        `json:"consecutive_errors"`
+			Since     *time.Time `json:"running_since"`
 			LastStart *time.Time `json:"last_run_start"`
 			LastEnd   *time.Time `json:"last_run_end"`
 			LastError *string    `json:"last_error"`
@@ -116,7 +117,7 @@ func TestHealthEndpointsOverHTTP(t *testing.T) {
 		t.Fatalf("status %s", body)
 	}
 	c, n := st.Pipelines[0], st.Pipelines[1]
-	if c.ID != "consumer" || c.State != "running" || c.Schedule != "continuous" || c.LastStart == nil || c.Token != 101 || c.NextRun != nil || c.LastError == nil {
+	if c.ID != "consumer" || c.State != "running" || c.Schedule != "continuous" || c.Since == nil || c.LastStart != nil || c.LastEnd != nil || c.Token != 101 || c.NextRun != nil || c.LastError == nil {
 		t.Fatalf("consumer status %+v", c)
 	}
 	if n.ID != "nightly" || n.State != "idle" || n.Schedule != `cron="0 3 * * *"` || n.NextRun == nil || n.NextRun.Hour() != 3 || n.LastStart != nil || n.Runs != 0 {

@@ -44,6 +44,11 @@ func Main(getWorker func() (*WorkerPool, error)) {
 //
 // The logger built from the flags becomes slog.Default before getWorker is
 // called and is the pool's logger unless getWorker set one with WithLogger.
+// When the pool has no tracer provider and OTEL_EXPORTER_OTLP_ENDPOINT or
+// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set, runs are traced over OTLP/HTTP
+// as the OTEL_* variables say, with service.name from OTEL_SERVICE_NAME or
+// else the program's name; the pool flushes and shuts that provider down
+// as Run returns.
 // Cancelling ctx shuts the pool down gracefully, like SIGINT. A nil stderr
 // means os.Stderr.
 func RunMain(ctx context.Context, args []string, stderr io.Writer, getWorker func() (*WorkerPool, error)) int {
@@ -111,6 +116,10 @@ func RunMain(ctx context.Context, args []string, stderr io.Writer, getWorker fun
 	}
 	if pool.cfg.logger == nil {
 		pool.cfg.logger = logger
+	}
+	if err := traceFromEnv(ctx, pool, logger); err != nil {
+		logger.Error("cannot set up tracing", slog.Any("error", err))
+		return ExitFailure
 	}
 
 	err = pool.Run(ctx)

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"go.opentelemetry.io/otel/trace"
 )
 
 // DefaultGracefulShutdownTimeout is how long runs in flight may take to finish
@@ -45,6 +47,7 @@ type WorkerPool struct {
 	started chan struct{}
 	run     atomic.Pointer[poolRun]
 	health  atomic.Pointer[HealthServer]
+	hooked  atomic.Bool // the shutdown hooks have run
 }
 
 type poolConfig struct {
@@ -58,6 +61,8 @@ type poolConfig struct {
 	clock           Clock
 	noSignals       bool
 	signals         <-chan os.Signal // tests inject signals here
+	tracerProvider  trace.TracerProvider
+	shutdownHooks   []func(context.Context) error
 }
 
 // PoolOption configures a WorkerPool.
@@ -122,11 +127,15 @@ func withSignalChannel(ch <-chan os.Signal) PoolOption {
 	return func(c *poolConfig) { c.signals = ch }
 }
 
-// NewWorkerPool returns an empty pool configured by opts.
+// NewWorkerPool returns an empty pool configured by opts. A nil option is
+// ignored, so an option that may be absent (distributed.CoordinatorFromEnv
+// without a Redis URL) can be passed as it comes.
 func NewWorkerPool(opts ...PoolOption) *WorkerPool {
 	p := &WorkerPool{started: make(chan struct{})}
 	for _, opt := range opts {
-		opt(&p.cfg)
+		if opt != nil {
+			opt(&p.cfg)
+		}
 	}
 	if p.cfg.workerID == "" {
 		p.cfg.workerID = newWorkerID()
@@ -238,6 +247,7 @@ func (p *WorkerPool) Run(ctx context.Context) error {
 	p.mu.Lock()
 	if err := p.validate(); err != nil {
 		p.mu.Unlock()
+		p.flushAndRunHooks(ctx)
 		return err
 	}
 	if !p.ran.CompareAndSwap(false, true) {
@@ -245,6 +255,7 @@ func (p *WorkerPool) Run(ctx context.Context) error {
 		return fmt.Errorf("%w: a WorkerPool runs once", ErrAlreadyRunning)
 	}
 	p.mu.Unlock()
+	defer p.flushAndRunHooks(ctx)
 	cfg := p.cfg
 	if cfg.gracefulTimeout == 0 {
 		cfg.gracefulTimeout = DefaultGracefulShutdownTimeout
@@ -264,6 +275,7 @@ func (p *WorkerPool) Run(ctx context.Context) error {
 		runners:  make([]*runner, 0, len(p.pipelines)),
 		terminal: make(chan struct{}),
 	}
+	pr.env.tracing = runTracing{provider: cfg.tracerProvider, workerID: cfg.workerID}
 	pr.d = newDispatcher(cfg.clock, pr.onFinish, len(p.pipelines))
 	pr.env.d = pr.d
 	if b, ok := coord.(BatchLeaser); ok && pr.env.local == nil {

@@ -565,3 +565,16 @@ func TestRegisterAfterRunIsIgnored(t *testing.T) {
 		t.Fatal("a pipeline registered after Run started was run")
 	}
 }
+
+// TestNilPoolOptionIsIgnored lets an option that may be absent, such as
+// distributed.CoordinatorFromEnv without a Redis URL, be passed as is.
+func TestNilPoolOptionIsIgnored(t *testing.T) {
+	pool := runtime.NewWorkerPool(nil, runtime.WithWorkerID("w-nil"), nil, runtime.WithSignalHandling(false), runtime.WithLogger(testLogger(&syncBuffer{})))
+	if pool.WorkerID() != "w-nil" {
+		t.Fatalf("WorkerID = %q", pool.WorkerID())
+	}
+	pool.Register(&runtime.ScheduledPipeline{PipelineID: "once", Schedule: runtime.Once(), Factory: nopFactory})
+	if err := pool.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -21,6 +21,8 @@ type runContext struct {
 
 	inner atomic.Pointer[cancelLayer]
 	cause atomic.Pointer[error] // set by cancel before or without a layer
+
+	records recordTally // what CountRecords adds to
 }
 
 type cancelLayer struct {
@@ -113,14 +115,16 @@ func (c *runContext) Value(key any) any {
 	return c.value(key)
 }
 
-// value answers the lease and shutdown keys and passes other keys on to the
-// base.
+// value answers the lease, shutdown and record-count keys and passes other
+// keys on to the base.
 func (c *runContext) value(key any) any {
 	switch key.(type) {
 	case leaseKey:
 		return c.lease
 	case shutdownKey:
 		return c.r.stopChan()
+	case recordsKey:
+		return &c.records
 	}
 	return c.base.Value(key)
 }

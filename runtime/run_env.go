@@ -15,6 +15,7 @@ type runEnv struct {
 	completer RunCompleter
 	logger    *slog.Logger
 	d         *dispatcher // nil when driven by Start
+	tracing   runTracing
 	// parent is the parent of every run context. The pool passes a parent
 	// that is never cancelled and cancels runs one by one.
 	parent context.Context

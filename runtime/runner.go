@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Timing rules shared by ScheduledPipeline.Start and WorkerPool.
@@ -66,6 +68,8 @@ type runner struct {
 	sp    *ScheduledPipeline
 	env   *runEnv
 	local *localEntry // the LocalCoordinator's state, from the first attempt
+	// tracer makes the run spans, from the first traced run (tracing.go)
+	tracer trace.Tracer
 
 	// plan; times in Unix ns, 0 meaning none
 	next      int64 // when the next attempt is due; 0: never
@@ -87,10 +91,12 @@ type runner struct {
 	plannedAt int64
 
 	stopped atomic.Bool
-	mu      sync.Mutex    // guards stopCh, st and ctx
+	mu      sync.Mutex    // guards stopCh, st, ctx and heldLogged
 	stopCh  chan struct{} // made on first use
 	ctx     *runContext   // the run in flight, if any
 	st      runStats
+	// heldLogged is when heldElsewhere last logged at info level (Unix ns).
+	heldLogged int64
 }
 
 // runStats is the runner's part of PipelineStatus, kept flat so a run
@@ -103,12 +109,14 @@ type runStats struct {
 	skipped     uint64
 	missed      uint64
 	leaseErrors uint64
-	lastStart   int64
+	lastStart   int64 // of the last finished run
+	since       int64 // start of the run in flight, 0 when none is
 	lastEnd     int64
 	next        int64
 	runNumber   int64
 	token       int64
 	lastErr     string
+	records     RecordCounts // totals over every run
 }
 
 // preAcquired is an attempt decided, and its lease asked for, ahead of the
@@ -425,6 +433,7 @@ func (r *runner) publish(o outcome, runErr error, end int64, state PipelineState
 	case outcomeSuccess, outcomeFailure:
 		r.ctx = nil
 		r.st.runs++
+		r.st.lastStart, r.st.since = r.st.since, 0
 		r.st.lastEnd = end
 		r.st.runNumber, r.st.token = 0, 0
 		r.st.lastErr = ""
@@ -503,12 +512,14 @@ func (r *runner) status() PipelineStatus {
 		MissedSlots:       st.missed,
 		LeaseErrors:       st.leaseErrors,
 		ConsecutiveErrors: int(st.consecutive),
+		RunningSince:      timePtr(timeOf(st.since)),
 		LastRunStart:      timePtr(timeOf(st.lastStart)),
 		LastRunEnd:        timePtr(timeOf(st.lastEnd)),
 		LastError:         st.lastErr,
 		NextRun:           timePtr(timeOf(st.next)),
 		RunNumber:         st.runNumber,
 		LeaseToken:        st.token,
+		Records:           st.records,
 	}
 }
 

@@ -106,7 +106,11 @@ func describeCronError(rest string, err error) error {
 	}
 	fields := strings.Fields(rest)
 	if len(fields) < 5 || len(fields) > 6 {
-		return fmt.Errorf("has %d fields, want 5 (minute hour day-of-month month day-of-week) or 6 (a leading seconds field, then those five)", len(fields))
+		noun := "fields"
+		if len(fields) == 1 {
+			noun = "field"
+		}
+		return fmt.Errorf("has %d %s, want 5 (minute hour day-of-month month day-of-week) or 6 (a leading seconds field, then those five)", len(fields), noun)
 	}
 	offset := 6 - len(fields)
 	for i, f := range fields {

@@ -151,6 +151,7 @@ func TestCronErrors(t *testing.T) {
 		{"   ", []string{"is empty"}},
 		{"* * *", []string{"has 3 fields", "want 5", "or 6"}},
 		{"* * * * * * *", []string{"has 7 fields"}},
+		{"0", []string{"has 1 field, want 5"}},
 		{"60 * * * *", []string{`minute field "60"`, "above maximum (59)", "minutes are 0-59"}},
 		{"0 24 * * *", []string{`hour field "24"`, "hours are 0-23"}},
 		{"0 0 0 * *", []string{`day-of-month field "0"`, "below minimum (1)"}},

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"sync/atomic"
 	"time"
+
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Defaults of the error policy.
@@ -47,6 +49,11 @@ type ScheduledPipeline struct {
 	// Clock is the time source; nil means SystemClock. In a WorkerPool the
 	// pool's clock is used.
 	Clock Clock
+	// TracerProvider traces this pipeline's runs (see WithTracerProvider),
+	// in place of the pool's; nil means the pool's, and untraced when
+	// started alone. Start flushes it at the end; it is never shut down
+	// by the pipeline.
+	TracerProvider trace.TracerProvider
 
 	active atomic.Pointer[runner]
 }
@@ -69,12 +76,15 @@ func (sp *ScheduledPipeline) Start(ctx context.Context) error {
 		clock = SystemClock{}
 	}
 	coord := NewLocalCoordinator(clock)
-	r := newRunner(sp, newRunEnv(clock, coord, slog.Default(), ctx))
+	env := newRunEnv(clock, coord, slog.Default(), ctx)
+	env.tracing.workerID = newWorkerID()
+	r := newRunner(sp, env)
 	if !sp.active.CompareAndSwap(nil, r) {
 		return fmt.Errorf("%w: pipeline %q", ErrAlreadyRunning, sp.PipelineID)
 	}
 	defer sp.active.CompareAndSwap(r, nil)
-	if err := coord.Start(ctx, newWorkerID(), []string{sp.PipelineID}); err != nil {
+	defer flushProvider(ctx, sp.TracerProvider)
+	if err := coord.Start(ctx, env.tracing.workerID, []string{sp.PipelineID}); err != nil {
 		return err
 	}
 	defer coord.Stop(context.WithoutCancel(ctx))

@@ -61,9 +61,12 @@ type PipelineStatus struct {
 	LeaseErrors uint64 `json:"lease_errors"`
 	// ConsecutiveErrors counts failed runs since the last success.
 	ConsecutiveErrors int `json:"consecutive_errors"`
-	// LastRunStart is when the last run started; nil before the first.
+	// RunningSince is when the run in flight started; nil when none is.
+	RunningSince *time.Time `json:"running_since"`
+	// LastRunStart is when the last finished run started; nil before the
+	// first has finished. With LastRunEnd it always describes one run.
 	LastRunStart *time.Time `json:"last_run_start"`
-	// LastRunEnd is when the last run ended; nil before the first.
+	// LastRunEnd is when the last finished run ended; nil before the first.
 	LastRunEnd *time.Time `json:"last_run_end"`
 	// LastError is the error of the last run, "" when it succeeded.
 	LastError string `json:"last_error"`
@@ -74,6 +77,9 @@ type PipelineStatus struct {
 	// LeaseToken is the fencing token of the run in flight, 0 when none is
 	// or the lease is unfenced.
 	LeaseToken int64 `json:"lease_token"`
+	// Records totals the records every run so far moved, as the runs
+	// reported them with CountRecords (zero for pipelines that do not).
+	Records RecordCounts `json:"records"`
 }
 
 // PoolStatus is the document served by /status.

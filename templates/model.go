@@ -4,7 +4,11 @@
 // read (and tested) in one place.
 package templates
 
-import "time"
+import (
+	"time"
+
+	"github.com/agora-etl/agora/runtime/distributed"
+)
 
 // Header is the first line of every file agoragen writes. agoragen refuses to
 // overwrite a file that does not carry it, and leaves files that do out of
@@ -17,32 +21,25 @@ const (
 	DistributedPath = "github.com/agora-etl/agora/runtime/distributed"
 )
 
-// Distributed says how a worker finds its coordinator.
-type Distributed uint8
+// Distributed says how a worker finds its coordinator: the runtime's own
+// mode type, so the model, the directive and the generated call
+// distributed.CoordinatorFromEnv(mode) cannot disagree. (Importing the
+// distributed package here also puts its dependencies in the build graph of
+// agoragen, so the go mod tidy that records agoragen as a tool records the
+// go.sum entries the generated worker.go needs as well.)
+type Distributed = distributed.Mode
 
 // The distributed modes of //agora:worker distributed=...
 const (
 	// DistributedAuto wires the Redis coordinator when
 	// AGORA_DISTRIBUTED_REDIS_URL is set and runs alone otherwise.
-	DistributedAuto Distributed = iota
+	DistributedAuto = distributed.ModeAuto
 	// DistributedRequired makes GetWorker fail when no Redis URL is set.
-	DistributedRequired
+	DistributedRequired = distributed.ModeRequired
 	// DistributedOff never uses Redis; the generated file does not import
 	// the distributed package.
-	DistributedOff
+	DistributedOff = distributed.ModeOff
 )
-
-// String returns the mode as written in the directive.
-func (d Distributed) String() string {
-	switch d {
-	case DistributedRequired:
-		return "required"
-	case DistributedOff:
-		return "off"
-	default:
-		return "auto"
-	}
-}
 
 // Worker is everything the generated file of one package says.
 type Worker struct {

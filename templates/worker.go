@@ -135,21 +135,16 @@ func getWorkerBody(g *jen.Group, imp *imports, w Worker, pipelines []Pipeline) {
 	if w.GracefulShutdown > 0 {
 		opts = append(opts, rt("WithGracefulShutdownTimeout").Call(imp.duration(w.GracefulShutdown)))
 	}
-	poolArgs := []jen.Code{}
-	switch {
-	case w.Distributed != DistributedOff && len(opts) == 0:
-		g.Var().Id("opts").Index().Add(rt("PoolOption"))
+	if w.Distributed != DistributedOff {
 		distributedWiring(g, imp, w.Distributed)
-		poolArgs = append(poolArgs, jen.Id("opts").Op("..."))
-	case w.Distributed != DistributedOff:
-		g.Id("opts").Op(":=").Index().Add(rt("PoolOption")).ValuesFunc(multiline(opts))
-		distributedWiring(g, imp, w.Distributed)
-		poolArgs = append(poolArgs, jen.Id("opts").Op("..."))
-	case len(opts) > 0:
-		g.Id("opts").Op(":=").Index().Add(rt("PoolOption")).ValuesFunc(multiline(opts))
-		poolArgs = append(poolArgs, jen.Id("opts").Op("..."))
+		opts = append(opts, jen.Id("coordinator"))
 	}
-	g.Id("pool").Op(":=").Add(rt("NewWorkerPool")).Call(poolArgs...)
+	newPool := g.Id("pool").Op(":=").Add(rt("NewWorkerPool"))
+	if len(opts) > 1 {
+		newPool.CallFunc(multiline(opts))
+	} else {
+		newPool.Call(opts...)
+	}
 	for _, p := range pipelines {
 		fields := []jen.Code{
 			field("PipelineID", jen.Id(p.Const)),
@@ -185,33 +180,14 @@ func multiline(items []jen.Code) func(*jen.Group) {
 	}
 }
 
+// distributedWiring reads the coordinator from the environment. Its errors
+// already name the variable and carry the distributed package's prefix, so
+// they are returned as they are: one prefix per message.
 func distributedWiring(g *jen.Group, imp *imports, mode Distributed) {
-	dist := func(name string) *jen.Statement { return imp.qual(DistributedPath, name) }
-	errorf := func(format string) *jen.Statement {
-		return imp.qual("fmt", "Errorf").Call(jen.Lit(format), jen.Err())
-	}
-	g.List(jen.Id("cfg"), jen.Err()).Op(":=").Add(dist("LoadConfig")).Call()
-	g.If(jen.Err().Op("!=").Nil()).Block(
-		jen.Return(jen.Nil(), errorf("agora worker: distributed settings: %w")),
-	)
-	newCoordinator := []jen.Code{
-		jen.List(jen.Id("coordinator"), jen.Err()).Op(":=").Add(dist("NewRedisWorkerCoordinator")).Call(jen.Id("cfg").Dot("Options").Call()),
-		jen.If(jen.Err().Op("!=").Nil()).Block(
-			jen.Return(jen.Nil(), errorf("agora worker: redis coordinator: %w")),
-		),
-		jen.Id("opts").Op("=").Append(jen.Id("opts"), imp.qual(RuntimePath, "WithCoordinator").Call(jen.Id("coordinator"))),
-	}
-	if mode == DistributedRequired {
-		g.If(jen.Id("cfg").Dot("RedisURL").Op("==").Lit("")).Block(
-			jen.Return(jen.Nil(), imp.qual("errors", "New").Call(jen.Lit(
-				"agora worker: AGORA_DISTRIBUTED_REDIS_URL is not set; this worker requires a Redis coordinator (//agora:worker distributed=required)"))),
-		)
-		for _, c := range newCoordinator {
-			g.Add(c)
-		}
-		return
-	}
-	g.If(jen.Id("cfg").Dot("RedisURL").Op("!=").Lit("")).Block(newCoordinator...)
+	modeName := map[Distributed]string{DistributedAuto: "ModeAuto", DistributedRequired: "ModeRequired"}[mode]
+	g.List(jen.Id("coordinator"), jen.Err()).Op(":=").
+		Add(imp.qual(DistributedPath, "CoordinatorFromEnv")).Call(imp.qual(DistributedPath, modeName))
+	g.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err()))
 }
 
 func describe(s Schedule) string {

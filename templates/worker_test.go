@@ -64,12 +64,18 @@ func TestRenderDistributedModes(t *testing.T) {
 		t.Errorf("off imports distributed or passes options:\n%s", out)
 	}
 	w.Distributed = DistributedRequired
-	if out := render(t, w); !strings.Contains(out, `if cfg.RedisURL == "" {`) || !strings.Contains(out, "AGORA_DISTRIBUTED_REDIS_URL is not set") {
-		t.Errorf("required does not fail without a URL:\n%s", out)
+	if out := render(t, w); !strings.Contains(out, "distributed.CoordinatorFromEnv(distributed.ModeRequired)") || !strings.Contains(out, "runtime.NewWorkerPool(coordinator)") {
+		t.Errorf("required does not ask for a required coordinator:\n%s", out)
 	}
 	w.Distributed = DistributedAuto
-	if out := render(t, w); !strings.Contains(out, `if cfg.RedisURL != "" {`) {
-		t.Errorf("auto does not wire the coordinator conditionally:\n%s", out)
+	out := render(t, w)
+	if !strings.Contains(out, "distributed.CoordinatorFromEnv(distributed.ModeAuto)") || !strings.Contains(out, "runtime.NewWorkerPool(coordinator)") {
+		t.Errorf("auto does not ask for an optional coordinator:\n%s", out)
+	}
+	// The distributed package's errors carry their own prefix; wrapping
+	// them again would repeat it.
+	if strings.Contains(out, "Errorf") || !strings.Contains(out, "return nil, err\n") {
+		t.Errorf("GetWorker rewraps the coordinator's error:\n%s", out)
 	}
 }
 

@@ -15,7 +15,7 @@ import (
 
 	"github.com/alicebob/miniredis/v2"
 
-	"github.com/agora-etl/agora/cmd/agoragen/internal/gen"
+	"github.com/agora-etl/agora/internal/gen"
 )
 
 // goldenModule lays out every golden case with an expected file as a package

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agora-etl/agora/cmd/agoragen/internal/gen"
+	"github.com/agora-etl/agora/internal/gen"
 )
 
 // TestDocsDescribeEveryKey keeps docs/agoragen.md in step with the registry
@@ -32,4 +32,22 @@ func TestDocsDescribeEveryKey(t *testing.T) {
 			t.Errorf("docs/agoragen.md does not describe flag %s", flag)
 		}
 	}
+}
+
+// TestReadmeSaysWhenADeadReplicasRunsComeBack keeps the options table
+// honest about the cost of a killed lease holder.
+func TestReadmeSaysWhenADeadReplicasRunsComeBack(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, "| `LeaseTTL` |") {
+			if !strings.Contains(line, "a dead replica's runs are taken over after at most LeaseTTL") {
+				t.Fatalf("the LeaseTTL row does not say when a dead replica's runs are taken over:\n%s", line)
+			}
+			return
+		}
+	}
+	t.Fatal("README.md has no LeaseTTL row")
 }

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agora-etl/agora/cmd/agoragen/internal/gen"
+	"github.com/agora-etl/agora/internal/gen"
 )
 
 var update = flag.Bool("update", false, "rewrite the want/ files of testdata/golden")

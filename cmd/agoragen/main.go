@@ -19,7 +19,7 @@ import (
 	"os"
 	"os/signal"
 
-	"github.com/agora-etl/agora/cmd/agoragen/internal/gen"
+	"github.com/agora-etl/agora/internal/gen"
 )
 
 func main() {

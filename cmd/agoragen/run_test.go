@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agora-etl/agora/cmd/agoragen/internal/gen"
+	"github.com/agora-etl/agora/internal/gen"
 )
 
 // userModule writes a module that requires this checkout of agora, with the

@@ -2,9 +2,11 @@
 // fault and benchmark tests: each on a free 127.0.0.1 port, in its own
 // temporary directory, without persistence, stopped when the test ends.
 //
-// Tests that need a real server call Start. Without a redis-server binary the
-// test is skipped, except under CI=true where it fails: CI must never pass by
-// skipping the tests that matter.
+// Tests that need a real server call Start; StartCluster starts a Redis
+// Cluster of such servers, StartSentinels a primary, a replica and three
+// Sentinels. Without a redis-server binary (or redis-cli, for a cluster) the
+// test is skipped, except under CI=true where it fails: CI must never pass
+// by skipping the tests that matter.
 package redistest
 
 import (
@@ -36,6 +38,10 @@ type config struct {
 	password string
 	tls      bool
 	args     []string
+	// sentinelConf, when set, makes the server a Sentinel: the text is
+	// written to sentinel.conf (which Sentinel rewrites as it learns) and
+	// the file passed first, as Sentinel requires.
+	sentinelConf string
 }
 
 // WithPassword makes the server require password (requirepass), for tests of
@@ -232,6 +238,13 @@ func (s *Server) start() error {
 	args := []string{
 		"--bind", "127.0.0.1",
 		"--port", strconv.Itoa(s.port),
+	}
+	if s.cfg.sentinelConf != "" {
+		conf := filepath.Join(s.dir, "sentinel.conf")
+		if err := os.WriteFile(conf, []byte(s.cfg.sentinelConf), 0o600); err != nil {
+			return err
+		}
+		args = append([]string{conf, "--sentinel"}, args...)
 	}
 	if s.cfg.tls {
 		args = []string{

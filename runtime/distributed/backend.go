@@ -32,6 +32,8 @@ type leaseBackend interface {
 	complete(ctx context.Context, ref leaseRef) (bool, error)
 	// validate reports whether token is the pipeline's lease in force.
 	validate(ctx context.Context, pipelineID string, token int64) (bool, error)
+	// holder reads the pipeline's lease in force, whoever holds it.
+	holder(ctx context.Context, pipelineID string) (storedLease, bool, error)
 	// ping checks that the backend can currently grant leases.
 	ping(ctx context.Context) error
 	// status describes the backend for /status (nil when nothing to add).

@@ -21,8 +21,11 @@ import (
 const EnvPrefix = "AGORA_DISTRIBUTED"
 
 // Config holds the AGORA_DISTRIBUTED_* settings. LoadConfig fills it from the
-// environment; Options turns it into coordinator Options. Zero values mean
-// the defaults documented on Options. An empty RedisURL means the worker runs
+// environment, with the defaults in force for what is not set (LeaseTTL
+// 300 s, HeartbeatInterval 30 s, KeyPrefix "agora:distributed:", renewal
+// deadline ⅔ of the TTL, clock drift 0.01); Options turns it into
+// coordinator Options. In a Config built by hand, zero values mean the
+// defaults documented on Options. An empty RedisURL means the worker runs
 // without Redis (one replica, in-process leases).
 type Config struct {
 	// RedisURL is AGORA_DISTRIBUTED_REDIS_URL.
@@ -101,7 +104,24 @@ func LoadConfig() (Config, error) {
 	if len(errs) > 0 {
 		return Config{}, errors.Join(errs...)
 	}
-	return cfg, nil
+	return cfg.withDefaults(), nil
+}
+
+// withDefaults fills the unset settings of a valid c with the values in
+// force, so that printing, logging or serving the Config (or its Options)
+// shows them rather than zeros. It uses the same rules as the coordinator,
+// which therefore builds the same thing from either.
+func (c Config) withDefaults() Config {
+	s, err := check(c.Options(), envNames, false)
+	if err != nil {
+		return c
+	}
+	c.LeaseTTL = Seconds(s.LeaseTTL)
+	c.HeartbeatInterval = Seconds(s.HeartbeatInterval)
+	c.KeyPrefix = s.KeyPrefix
+	c.LeaseRenewalDeadline = Seconds(s.LeaseRenewalDeadline)
+	c.RedlockClockDriftFactor = s.RedlockClockDriftFactor
+	return c
 }
 
 // joinedErrors returns the errors err joins, or err alone.
@@ -222,9 +242,29 @@ func describeParseError(err error) error {
 		return fmt.Errorf("%w: %s=%q is not a boolean; use true or false", ErrInvalidConfig, pe.KeyName, pe.Value)
 	case "RedlockClockDriftFactor":
 		return fmt.Errorf("%w: %s=%q is not a number such as 0.01", ErrInvalidConfig, pe.KeyName, pe.Value)
-	default:
-		return fmt.Errorf("%w: %s=%q: %v", ErrInvalidConfig, pe.KeyName, pe.Value, cause)
 	}
+	if errors.Is(cause, errNotSeconds) {
+		ex := secondsExamples[pe.FieldName]
+		if ex[0] == "" {
+			ex = [2]string{"60", "1m"}
+		}
+		return fmt.Errorf("%w: %s=%q is not a number of seconds (%s) or a duration (%s)", ErrInvalidConfig, pe.KeyName, pe.Value, ex[0], ex[1])
+	}
+	return fmt.Errorf("%w: %s=%q: %v", ErrInvalidConfig, pe.KeyName, pe.Value, cause)
+}
+
+// errNotSeconds is Seconds.Decode's error for text that is neither a number
+// nor a duration; describeParseError adds an example fit for the variable.
+var errNotSeconds = errors.New("is not a number of seconds or a duration")
+
+// secondsExamples are the examples an unreadable duration variable's error
+// shows, in both spellings: the variable's default where it has one (the
+// heartbeat's is not the TTL's), a plausible value otherwise.
+var secondsExamples = map[string][2]string{
+	"LeaseTTL":             {"300", "5m"},
+	"HeartbeatInterval":    {"30", "30s"},
+	"FencingKeyTTL":        {"86400", "24h"},
+	"LeaseRenewalDeadline": {"200", "3m20s"},
 }
 
 // Seconds is a duration read from the environment either as a number of
@@ -252,7 +292,7 @@ func (s *Seconds) Decode(v string) error {
 	}
 	d, err := time.ParseDuration(v)
 	if err != nil {
-		return errors.New("is not a number of seconds (300) or a duration (5m)")
+		return errNotSeconds
 	}
 	*s = Seconds(d)
 	return nil

@@ -36,8 +36,41 @@ func TestLoadConfigEmptyMeansNoRedis(t *testing.T) {
 		t.Fatalf("RedisURL = %q", cfg.RedisURL)
 	}
 	o := cfg.Options()
-	if o.RedisURL != "" || o.LeaseTTL != 0 || o.RedlockRedisURLs != nil {
+	if o.RedisURL != "" || o.RedlockRedisURLs != nil || o.FallbackToLocal || o.FencingKeyTTL != 0 {
 		t.Fatalf("Options = %+v", o)
+	}
+}
+
+// TestLoadConfigShowsTheDefaultsInForce keeps what a worker prints or
+// serves about its settings equal to what it uses.
+func TestLoadConfigShowsTheDefaultsInForce(t *testing.T) {
+	clearEnv(t)
+	cfg, err := LoadConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := cfg.Options()
+	if o.LeaseTTL != 300*time.Second || o.HeartbeatInterval != 30*time.Second || o.KeyPrefix != "agora:distributed:" ||
+		o.RedlockClockDriftFactor != 0.01 || o.LeaseRenewalDeadline != 200*time.Second {
+		t.Fatalf("Options = %+v, want the documented defaults", o)
+	}
+	for _, want := range []string{"lease_ttl=5m0s", "heartbeat_interval=30s", `key_prefix="agora:distributed:"`, "redlock_clock_drift_factor=0.01"} {
+		if !strings.Contains(cfg.String(), want) {
+			t.Errorf("String() = %s, lacks %s", cfg, want)
+		}
+	}
+	// A short TTL brings the heartbeat and the deadline down with it, as the
+	// coordinator would.
+	setEnv(t, map[string]string{"AGORA_DISTRIBUTED_LEASE_TTL_SECONDS": "30"})
+	cfg, err = LoadConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := cfg.Options(); o.LeaseTTL != 30*time.Second || o.HeartbeatInterval != 10*time.Second || o.LeaseRenewalDeadline != 20*time.Second {
+		t.Fatalf("Options = %+v, want TTL 30s, heartbeat 10s, deadline 20s", o)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatalf("a loaded Config does not validate: %v", err)
 	}
 }
 
@@ -107,7 +140,9 @@ func TestLoadConfigErrorsNameTheVariable(t *testing.T) {
 		{"URL without scheme", map[string]string{"AGORA_DISTRIBUTED_REDIS_URL": ":" + secret + "@h:6379"},
 			[]string{"AGORA_DISTRIBUTED_REDIS_URL:", "has no scheme", ":xxxxx@h:6379"}},
 		{"TTL not a number", map[string]string{"AGORA_DISTRIBUTED_REDIS_URL": base, "AGORA_DISTRIBUTED_LEASE_TTL_SECONDS": "five"},
-			[]string{`AGORA_DISTRIBUTED_LEASE_TTL_SECONDS="five": is not a number of seconds`}},
+			[]string{`AGORA_DISTRIBUTED_LEASE_TTL_SECONDS="five" is not a number of seconds (300) or a duration (5m)`}},
+		{"heartbeat not a number", map[string]string{"AGORA_DISTRIBUTED_REDIS_URL": base, "AGORA_DISTRIBUTED_HEARTBEAT_INTERVAL": "often"},
+			[]string{`AGORA_DISTRIBUTED_HEARTBEAT_INTERVAL="often" is not a number of seconds (30) or a duration (30s)`}},
 		{"negative TTL", map[string]string{"AGORA_DISTRIBUTED_REDIS_URL": base, "AGORA_DISTRIBUTED_LEASE_TTL_SECONDS": "-5"},
 			[]string{"AGORA_DISTRIBUTED_LEASE_TTL_SECONDS (-5s) must not be negative"}},
 		{"heartbeat >= TTL", map[string]string{"AGORA_DISTRIBUTED_REDIS_URL": base, "AGORA_DISTRIBUTED_LEASE_TTL_SECONDS": "20", "AGORA_DISTRIBUTED_HEARTBEAT_INTERVAL": "20"},

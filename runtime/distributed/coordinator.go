@@ -4,13 +4,11 @@
 //
 // A worker binary builds the coordinator from the environment:
 //
-//	cfg, err := distributed.LoadConfig()
-//	...
-//	if cfg.RedisURL != "" {
-//		coord, err := distributed.NewRedisWorkerCoordinator(cfg.Options())
-//		...
-//		pool := runtime.NewWorkerPool(runtime.WithCoordinator(coord))
+//	coordinator, err := distributed.CoordinatorFromEnv(distributed.ModeAuto)
+//	if err != nil {
+//		return nil, err // names the AGORA_DISTRIBUTED_* variable
 //	}
+//	pool := runtime.NewWorkerPool(coordinator) // nil without a Redis URL: ignored
 //
 // The rules it enforces — slots, run numbers, fencing tokens, renewal,
 // fail-safe behaviour — and the assumptions they rest on are described in
@@ -123,20 +121,7 @@ func NewRedisWorkerCoordinator(opts Options) (*RedisWorkerCoordinator, error) {
 	}
 	routeRedisClientLogs()
 	clientLogSecrets.add(s.redactor)
-	ro := *s.primary.opts
-	// Without this, go-redis ignores context deadlines on socket reads, and a
-	// stalled server would hold a renewal past the lease's deadline.
-	ro.ContextTimeoutEnabled = true
-	// go-redis dials 5 times, 100 ms apart, before failing a command; a lease
-	// request against a dead server should fail fast instead (fail-safe), and
-	// the pool's background re-dial still reconnects on its own.
-	if ro.DialerRetries == 0 {
-		ro.DialerRetries = 2
-	}
-	if ro.DialerRetryTimeout == 0 {
-		ro.DialerRetryTimeout = 50 * time.Millisecond
-	}
-	client := redis.NewClient(&ro)
+	client := newPrimaryClient(s.primary)
 	backend, err := newLeaseBackend(client, s)
 	if err != nil {
 		_ = client.Close()

@@ -32,7 +32,12 @@ func DefaultLeaseRenewalDeadline(ttl time.Duration) time.Duration { return ttl *
 type Options struct {
 	// RedisURL is the primary Redis: registry, fencing counters, leases.
 	// redis://[user:password@]host[:port][/db], rediss:// for TLS, or
-	// unix://[user:password@]/path/to/redis.sock[?db=N]. Required.
+	// unix://[user:password@]/path/to/redis.sock[?db=N]; a Redis Cluster as
+	// redis+cluster://[user:password@]host:port?addr=host2:port2&addr=…,
+	// a primary found through Sentinels as
+	// redis+sentinel://sentinel:port?addr=sentinel2:port&master_name=NAME
+	// (the primary's credentials as username and password parameters);
+	// rediss+cluster:// and rediss+sentinel:// for TLS. Required.
 	RedisURL string
 	// LeaseTTL is how long a lease lives unless renewed (default 300 s).
 	LeaseTTL time.Duration

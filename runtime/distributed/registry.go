@@ -152,33 +152,18 @@ func (c *RedisWorkerCoordinator) ListWorkers(ctx context.Context) ([]WorkerInfo,
 }
 
 // scanWorkerKeys returns every worker key, scanning each master of a
-// cluster.
+// cluster: a worker's record lives in the slot of its own key, so the
+// records of one fleet are spread over every shard.
 func (c *RedisWorkerCoordinator) scanWorkerKeys(ctx context.Context) ([]string, error) {
 	pattern := c.keys.workerPattern()
-	scan := func(ctx context.Context, client redis.Cmdable) ([]string, error) {
+	return collectFromPrimaryNodes(ctx, c.client, func(ctx context.Context, node redis.Cmdable) ([]string, error) {
 		var out []string
-		iter := client.Scan(ctx, 0, pattern, 100).Iterator()
+		iter := node.Scan(ctx, 0, pattern, 100).Iterator()
 		for iter.Next(ctx) {
 			out = append(out, iter.Val())
 		}
 		return out, iter.Err()
-	}
-	cluster, ok := c.client.(*redis.ClusterClient)
-	if !ok {
-		return scan(ctx, c.client)
-	}
-	var (
-		mu  sync.Mutex
-		all []string
-	)
-	err := cluster.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
-		keys, err := scan(ctx, node)
-		mu.Lock()
-		all = append(all, keys...)
-		mu.Unlock()
-		return err
 	})
-	return all, err
 }
 
 func parseWorkerRecord(m map[string]string) (WorkerInfo, bool) {

@@ -61,11 +61,21 @@ func primaryKeys(prefix string) func(pipelineID string) []string {
 // pipelineKeys returns the lease, token, done and once keys of a pipeline.
 func (b *singleBackend) pipelineKeys(pipelineID string) []string { return b.keys.get(pipelineID) }
 
+// prepare loads the scripts on every master of a cluster: SCRIPT LOAD has
+// no key, so through a ClusterClient it would reach one node.
 func (b *singleBackend) prepare(ctx context.Context) error {
-	return loadScripts(ctx, b.client, primaryScripts)
+	return forEachPrimaryNode(ctx, b.client, func(ctx context.Context, node redis.Cmdable) error {
+		return loadScripts(ctx, node, primaryScripts)
+	})
 }
 
-func (b *singleBackend) ping(ctx context.Context) error { return b.client.Ping(ctx).Err() }
+// ping asks every master of a cluster: a shard that is down cannot grant
+// the leases of its pipelines.
+func (b *singleBackend) ping(ctx context.Context) error {
+	return forEachPrimaryNode(ctx, b.client, func(ctx context.Context, node redis.Cmdable) error {
+		return node.Ping(ctx).Err()
+	})
+}
 
 func (b *singleBackend) status() any { return nil }
 

@@ -19,22 +19,32 @@ type counters struct {
 type health struct {
 	reachable atomic.Bool
 	lastError atomic.Pointer[string]
+	log       outageLog
 }
 
 // failure records a failed Redis operation and returns its error, redacted
 // and wrapped with what was being done. It logs when Redis goes from
-// reachable to unreachable, not on every failure.
+// reachable to unreachable, not on every failure, and when that flaps at
+// most once a minute (see outageLog).
 func (c *RedisWorkerCoordinator) failure(what string, err error) error {
 	err = fmt.Errorf("distributed: %s: %w", what, c.s.redactor.wrap(err))
 	c.stats.errors.Add(1)
 	msg := err.Error()
 	c.health.lastError.Store(&msg)
 	if c.health.reachable.Swap(false) {
+		logIt, unlogged := c.health.log.down(c.clock.Now())
+		if !logIt {
+			return err
+		}
+		args := []any{"error", err}
+		if unlogged > 0 {
+			args = append(args, "unlogged_outages", unlogged)
+		}
 		if errors.Is(err, ErrQuorumNotReached) {
 			// The primary answered; too few quorum nodes did. The error names them.
-			c.log.Warn("distributed: Redlock quorum unreachable", "error", err)
+			c.log.Warn("distributed: Redlock quorum unreachable", args...)
 		} else {
-			c.log.Warn("distributed: Redis unreachable", "redis", c.s.primary.redacted, "error", err)
+			c.log.Warn("distributed: Redis unreachable", append([]any{"redis", c.s.primary.redacted}, args...)...)
 		}
 	}
 	return err
@@ -42,7 +52,7 @@ func (c *RedisWorkerCoordinator) failure(what string, err error) error {
 
 // noteOK records a successful Redis operation.
 func (c *RedisWorkerCoordinator) noteOK() {
-	if !c.health.reachable.Swap(true) {
+	if !c.health.reachable.Swap(true) && c.health.log.up() {
 		c.log.Info("distributed: Redis reachable again", "redis", c.s.primary.redacted)
 	}
 }
@@ -72,8 +82,18 @@ func (c *RedisWorkerCoordinator) Healthy(ctx context.Context) error {
 type CoordinatorStatus struct {
 	// Mode is "redis" (single primary) or "redlock" (quorum).
 	Mode string `json:"mode"`
-	// Redis is the primary's URL, password redacted.
+	// Redis is the primary's URL, passwords redacted.
 	Redis string `json:"redis"`
+	// Topology is how the primary is deployed: "single" (one server),
+	// "cluster" (Redis Cluster) or "sentinel" (a primary found through
+	// Sentinels).
+	Topology string `json:"topology"`
+	// Nodes are the addresses the URL names, without credentials: the
+	// server, the cluster's seed nodes or the Sentinels.
+	Nodes []string `json:"nodes"`
+	// MasterName is the name the Sentinels know the primary by (sentinel
+	// topology only).
+	MasterName string `json:"master_name,omitempty"`
 	// WorkerID is the registered worker, empty before Start.
 	WorkerID string `json:"worker_id,omitempty"`
 	// Running is true between Start and Stop.
@@ -126,6 +146,8 @@ func (c *RedisWorkerCoordinator) Status() any {
 	st := CoordinatorStatus{
 		Mode:            "redis",
 		Redis:           c.s.primary.redacted,
+		Topology:        string(c.s.primary.topology),
+		Nodes:           append([]string{}, c.s.primary.nodes...),
 		Reachable:       c.health.reachable.Load(),
 		FallbackToLocal: c.s.FallbackToLocal,
 		LeaseTTL:        c.s.LeaseTTL.String(),
@@ -143,6 +165,9 @@ func (c *RedisWorkerCoordinator) Status() any {
 	}
 	if len(c.s.quorum) > 0 {
 		st.Mode = "redlock"
+	}
+	if f := c.s.primary.failover; f != nil {
+		st.MasterName = f.MasterName
 	}
 	if msg := c.health.lastError.Load(); msg != nil {
 		st.LastError = *msg

@@ -12,9 +12,16 @@ import (
 )
 
 // redisURL is a parsed Redis URL together with the form that may be shown.
+// Exactly one of opts, cluster and failover is set, by topology.
 type redisURL struct {
 	redacted string
-	opts     *redis.Options
+	topology topology
+	opts     *redis.Options         // topologySingle
+	cluster  *redis.ClusterOptions  // topologyCluster
+	failover *redis.FailoverOptions // topologySentinel
+	// nodes are the addresses the URL names (host:port, no credentials):
+	// the server, the cluster seeds or the Sentinels.
+	nodes []string
 }
 
 // redactedPassword replaces passwords wherever agora prints a URL.
@@ -22,22 +29,24 @@ const redactedPassword = "xxxxx"
 
 // parseRedisURL accepts redis://, rediss:// (TLS) and unix:// URLs with an
 // optional user:password@ (ACL user or legacy requirepass) and a /db path or
-// ?db= parameter, plus go-redis's query parameters such as dial_timeout.
-// Errors never contain the password.
+// ?db= parameter, plus go-redis's query parameters such as dial_timeout;
+// and the Redis Cluster and Sentinel forms redis+cluster://,
+// rediss+cluster://, redis+sentinel:// and rediss+sentinel:// (see
+// parseTopologyURL). Errors never contain the password.
 func parseRedisURL(raw string) (redisURL, error) {
 	if strings.TrimSpace(raw) == "" {
 		return redisURL{}, errors.New("is empty")
 	}
 	shown := redactRawURL(raw)
 	if !strings.Contains(raw, "://") {
-		return redisURL{}, fmt.Errorf("%q has no scheme; write redis://host:6379, rediss://host:6380 (TLS) or unix:///path/to/redis.sock", shown)
+		return redisURL{}, fmt.Errorf("%q has no scheme; write redis://host:6379, rediss://host:6380 (TLS), unix:///path/to/redis.sock, redis+cluster://host:6379 or redis+sentinel://host:26379?master_name=NAME", shown)
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
 		// url.Parse errors quote pieces of the input. When the input has a
 		// user part, a piece could be a password, so say less.
 		if strings.Contains(raw, "@") {
-			return redisURL{}, fmt.Errorf("%q is not a valid URL (percent-encode special characters such as @ : / # ? in the password)", shown)
+			return redisURL{}, fmt.Errorf("%q is not a valid URL (percent-encode special characters such as @ : / # ? & in the password)", shown)
 		}
 		var uerr *url.Error
 		if errors.As(err, &uerr) {
@@ -45,14 +54,17 @@ func parseRedisURL(raw string) (redisURL, error) {
 		}
 		return redisURL{}, fmt.Errorf("%q is not a valid URL: %v", shown, err)
 	}
-	if passwordMisread(raw, u) {
+	if passwordMisread(raw, u) || queryPasswordMisread(raw) {
 		// The password holds an unencoded / ? # or @, so the URL parser took
 		// part of it for a path, query, fragment or host: nothing it
 		// reports can be shown, and nothing it parsed can be trusted.
-		return redisURL{}, fmt.Errorf("%q is not a valid URL (percent-encode special characters such as @ : / # ? in the password)", shown)
+		return redisURL{}, fmt.Errorf("%q is not a valid URL (percent-encode special characters such as @ : / # ? & in the password)", shown)
 	}
 	if u.Fragment != "" {
 		return redisURL{}, fmt.Errorf("%q has a #fragment; percent-encode # in a password as %%23", shown)
+	}
+	if base, topo, ok := topologyScheme(u.Scheme); ok {
+		return parseTopologyURL(raw, u, shown, base, topo)
 	}
 	switch u.Scheme {
 	case "redis", "rediss":
@@ -69,14 +81,14 @@ func parseRedisURL(raw string) (redisURL, error) {
 			}
 		}
 	default:
-		return redisURL{}, fmt.Errorf("%q: scheme %q is not supported; use redis://, rediss:// (TLS) or unix://", shown, u.Scheme)
+		return redisURL{}, fmt.Errorf("%q: scheme %q is not supported; use redis://, rediss:// (TLS), unix://, redis+cluster:// or redis+sentinel:// (rediss+cluster:// and rediss+sentinel:// for TLS)", shown, u.Scheme)
 	}
 	opts, err := redis.ParseURL(raw)
 	if err != nil {
 		r := newRedactor(raw)
 		return redisURL{}, fmt.Errorf("%q: %s", shown, r.redact(err.Error()))
 	}
-	return redisURL{redacted: shown, opts: opts}, nil
+	return redisURL{redacted: shown, topology: topologySingle, opts: opts, nodes: []string{opts.Addr}}, nil
 }
 
 func checkTCPURL(u *url.URL) error {
@@ -143,14 +155,16 @@ func rawUserInfo(raw string) (head, password, tail string, ok bool) {
 	return raw[:start+colon+1], rest[colon+1 : at], rest[at:], true
 }
 
-// redactRawURL hides the password of a URL that may not parse: everything
-// between the first ':' of the user part and the last '@' is replaced.
+// redactRawURL hides the passwords of a URL that may not parse: everything
+// between the first ':' of the user part and the last '@' is replaced, and
+// so is the value of a password query parameter (the master password of a
+// Sentinel URL).
 func redactRawURL(raw string) string {
 	head, _, tail, ok := rawUserInfo(raw)
 	if !ok {
-		return raw
+		return redactQueryPassword(raw)
 	}
-	return head + redactedPassword + tail
+	return head + redactedPassword + redactQueryPassword(tail)
 }
 
 // redactor removes secrets (passwords, whole URLs) from text that leaves the
@@ -207,6 +221,15 @@ func urlSecrets(raw string) []string {
 	// that do not parse.
 	if _, written, _, ok := rawUserInfo(raw); ok {
 		add(written)
+	}
+	for _, p := range queryPasswords(raw) {
+		add(p)
+		if decoded, err := url.QueryUnescape(p); err == nil {
+			add(decoded)
+		}
+		if decoded, err := url.PathUnescape(p); err == nil {
+			add(decoded)
+		}
 	}
 	return out
 }

@@ -158,6 +158,14 @@ func check(o Options, names settingNames, requireURL bool) (settings, error) {
 				bad("%s[%d]: %v", names.RedlockRedisURLs, i, err)
 				continue
 			}
+			if u.topology != topologySingle {
+				// A Cluster shard or a Sentinel-managed primary fails over to
+				// a replica that may lack the latest writes: not an
+				// independent vote.
+				bad("%s[%d] (%s) names a Redis %s; each quorum node must be one independent master, named by a redis://, rediss:// or unix:// URL",
+					names.RedlockRedisURLs, i, u.redacted, u.topology)
+				continue
+			}
 			key := endpointKey(u)
 			if j, dup := seen[key]; dup {
 				bad("%s[%d] (%s) is the same server as %s[%d]; quorum nodes must be independent",

@@ -28,8 +28,20 @@ type report struct {
 
 func newReport(out io.Writer) *report { return &report{out: out} }
 
+// tokenNote explains the 16-digit numbers of the last column, once.
+const tokenNote = "fencing tokens are the Redis clock in microseconds when the lease was granted (or the last token + 1): always increasing per pipeline"
+
 func (r *report) header() {
+	fmt.Fprintln(r.out, tokenNote)
 	fmt.Fprintf(r.out, "%-16s %-22s %-10s %s\n", "PIPELINE", "SLOT", "REPLICA", "FENCING TOKEN")
+}
+
+// plural is n followed by one or many.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, one)
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 // line records a log line of replica; it reports false for lines that are
@@ -129,9 +141,9 @@ func (r *report) summary() {
 		}
 		verdict := "each slot ran exactly once"
 		if twice > 0 {
-			verdict = fmt.Sprintf("%d slots ran more than once", twice)
+			verdict = plural(twice, "slot", "slots") + " ran more than once"
 		}
-		fmt.Fprintf(r.out, "  %-16s %3d runs (%s), highest token %d: %s\n", name, len(runs), strings.Join(parts, ", "), maxToken, verdict)
+		fmt.Fprintf(r.out, "  %-16s %-8s (%s), highest token %d: %s\n", name, plural(len(runs), "run", "runs"), strings.Join(parts, ", "), maxToken, verdict)
 	}
 	if len(names) == 0 {
 		fmt.Fprintln(r.out, "  no runs")

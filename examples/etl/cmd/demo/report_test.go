@@ -35,8 +35,38 @@ func TestReportParsesRunsAndFindsDuplicates(t *testing.T) {
 		t.Fatalf("duplicates = %d, want 1", d)
 	}
 	r.summary()
-	if !strings.Contains(out.String(), "1 slots ran more than once") {
+	if !strings.Contains(out.String(), "1 slot ran more than once") {
 		t.Fatalf("summary does not report the duplicate:\n%s", out.String())
+	}
+}
+
+// TestSummaryCountsInWords reads as a person would write it: "1 run",
+// "2 runs".
+func TestSummaryCountsInWords(t *testing.T) {
+	var out bytes.Buffer
+	r := newReport(&out)
+	r.line("replica-1", []byte(`{"msg":"pipeline ran","pipeline":"schema-migrate","run_number":1795948054963585,"fencing_token":1795948054963585}`))
+	r.line("replica-2", []byte(`{"msg":"pipeline ran","pipeline":"inventory-sync","run_number":1767225600,"fencing_token":7}`))
+	r.line("replica-3", []byte(`{"msg":"pipeline ran","pipeline":"inventory-sync","run_number":1767225605,"fencing_token":8}`))
+	r.summary()
+	got := out.String()
+	for _, want := range []string{"schema-migrate   1 run    (replica-1 1)", "inventory-sync   2 runs   (replica-2 1, replica-3 1)"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("summary lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "1 runs") {
+		t.Errorf("summary says \"1 runs\":\n%s", got)
+	}
+}
+
+// TestHeaderExplainsTheTokens says once what the 16-digit numbers are.
+func TestHeaderExplainsTheTokens(t *testing.T) {
+	var out bytes.Buffer
+	newReport(&out).header()
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 2 || !strings.Contains(lines[0], "microseconds") || !strings.Contains(lines[0], "always increasing") || !strings.HasPrefix(lines[1], "PIPELINE") {
+		t.Fatalf("header:\n%s", out.String())
 	}
 }
 

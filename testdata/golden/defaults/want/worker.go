@@ -4,7 +4,6 @@ package defaults
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/agora-etl/agora/runtime"
@@ -33,19 +32,11 @@ var (
 // package, with the settings of its //agora:worker directive.
 // When AGORA_DISTRIBUTED_REDIS_URL is set, replicas share leases through that Redis.
 func GetWorker() (*runtime.WorkerPool, error) {
-	var opts []runtime.PoolOption
-	cfg, err := distributed.LoadConfig()
+	coordinator, err := distributed.CoordinatorFromEnv(distributed.ModeAuto)
 	if err != nil {
-		return nil, fmt.Errorf("agora worker: distributed settings: %w", err)
+		return nil, err
 	}
-	if cfg.RedisURL != "" {
-		coordinator, err := distributed.NewRedisWorkerCoordinator(cfg.Options())
-		if err != nil {
-			return nil, fmt.Errorf("agora worker: redis coordinator: %w", err)
-		}
-		opts = append(opts, runtime.WithCoordinator(coordinator))
-	}
-	pool := runtime.NewWorkerPool(opts...)
+	pool := runtime.NewWorkerPool(coordinator)
 	pool.Register(&runtime.ScheduledPipeline{
 		PipelineID:   PipelineHttpSync,
 		Factory:      runtime.FactoryOf(NewHTTPSync),

@@ -4,8 +4,6 @@ package billing
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"time"
 
 	"github.com/agora-etl/agora/runtime"
@@ -28,22 +26,14 @@ var (
 // package, with the settings of its //agora:worker directive.
 // It fails unless AGORA_DISTRIBUTED_REDIS_URL names the Redis that replicas share leases through.
 func GetWorker() (*runtime.WorkerPool, error) {
-	opts := []runtime.PoolOption{
-		runtime.WithGracefulShutdownTimeout(2 * time.Minute),
-	}
-	cfg, err := distributed.LoadConfig()
+	coordinator, err := distributed.CoordinatorFromEnv(distributed.ModeRequired)
 	if err != nil {
-		return nil, fmt.Errorf("agora worker: distributed settings: %w", err)
+		return nil, err
 	}
-	if cfg.RedisURL == "" {
-		return nil, errors.New("agora worker: AGORA_DISTRIBUTED_REDIS_URL is not set; this worker requires a Redis coordinator (//agora:worker distributed=required)")
-	}
-	coordinator, err := distributed.NewRedisWorkerCoordinator(cfg.Options())
-	if err != nil {
-		return nil, fmt.Errorf("agora worker: redis coordinator: %w", err)
-	}
-	opts = append(opts, runtime.WithCoordinator(coordinator))
-	pool := runtime.NewWorkerPool(opts...)
+	pool := runtime.NewWorkerPool(
+		runtime.WithGracefulShutdownTimeout(2*time.Minute),
+		coordinator,
+	)
 	pool.Register(&runtime.ScheduledPipeline{
 		PipelineID:           PipelineInvoices,
 		Factory:              runtime.FactoryOf(BuildInvoices),

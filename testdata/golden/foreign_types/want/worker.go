@@ -4,7 +4,6 @@ package foreign
 
 import (
 	"context"
-	agorafmt "fmt"
 	"time"
 
 	runtime1 "github.com/agora-etl/agora/runtime"
@@ -38,19 +37,11 @@ var (
 // package, with the settings of its //agora:worker directive.
 // When AGORA_DISTRIBUTED_REDIS_URL is set, replicas share leases through that Redis.
 func GetWorker() (*runtime1.WorkerPool, error) {
-	var opts []runtime1.PoolOption
-	cfg, err := distributed.LoadConfig()
+	coordinator, err := distributed.CoordinatorFromEnv(distributed.ModeAuto)
 	if err != nil {
-		return nil, agorafmt.Errorf("agora worker: distributed settings: %w", err)
+		return nil, err
 	}
-	if cfg.RedisURL != "" {
-		coordinator, err := distributed.NewRedisWorkerCoordinator(cfg.Options())
-		if err != nil {
-			return nil, agorafmt.Errorf("agora worker: redis coordinator: %w", err)
-		}
-		opts = append(opts, runtime1.WithCoordinator(coordinator))
-	}
-	pool := runtime1.NewWorkerPool(opts...)
+	pool := runtime1.NewWorkerPool(coordinator)
 	pool.Register(&runtime1.ScheduledPipeline{
 		PipelineID: PipelineAliased,
 		Factory:    runtime1.FactoryOf(BuildAliased),

@@ -1,0 +1,132 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/agora-etl/agora/etl"
+)
+
+// Exit codes of Main.
+const (
+	// ExitOK follows success.
+	ExitOK = 0
+	// ExitFailure follows a failed run, an invalid config file or a worker
+	// that failed.
+	ExitFailure = 1
+	// ExitUsage follows an unknown command, flag or missing argument.
+	ExitUsage = 2
+)
+
+// Option configures Main.
+type Option func(*env)
+
+// env is what a command runs with.
+type env struct {
+	ctx      context.Context
+	stdin    io.Reader
+	stdout   io.Writer
+	stderr   io.Writer
+	registry *etl.Registry
+	goTool   string
+	lookup   func(string) (string, bool)
+}
+
+// WithRegistry makes config files look component types up in r instead of
+// Builtins(), so a program can add components of its own.
+func WithRegistry(r *etl.Registry) Option { return func(e *env) { e.registry = r } }
+
+// WithOutput sets where the commands write (default os.Stdout and
+// os.Stderr). Sinks such as stdout still write to the process's stdout.
+func WithOutput(stdout, stderr io.Writer) Option {
+	return func(e *env) { e.stdout, e.stderr = stdout, stderr }
+}
+
+// WithContext sets the context commands run under. Cancelling it shuts a
+// worker down gracefully, like SIGINT.
+func WithContext(ctx context.Context) Option { return func(e *env) { e.ctx = ctx } }
+
+// WithGoTool sets the go command --module builds with (default "go" from
+// PATH).
+func WithGoTool(path string) Option { return func(e *env) { e.goTool = path } }
+
+// Main runs the agora command with args (without the program name) and
+// returns its exit code.
+func Main(args []string, opts ...Option) int {
+	e := &env{ctx: context.Background(), stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, goTool: "go", lookup: os.LookupEnv}
+	for _, opt := range opts {
+		opt(e)
+	}
+	if e.registry == nil {
+		e.registry = Builtins()
+	}
+	if len(args) == 0 {
+		usage(e.stderr)
+		return ExitUsage
+	}
+	name, rest := args[0], args[1:]
+	cmd, ok := commands()[name]
+	if !ok {
+		switch name {
+		case "help", "-h", "-help", "--help":
+			return help(e, rest)
+		}
+		fmt.Fprintf(e.stderr, "agora: unknown command %q\n\n", name)
+		usage(e.stderr)
+		return ExitUsage
+	}
+	return cmd.run(e, rest)
+}
+
+// command is one subcommand.
+type command struct {
+	summary string
+	usage   string
+	run     func(e *env, args []string) int
+}
+
+func commands() map[string]command {
+	return map[string]command{
+		"worker":  {summary: "run a long-lived worker from an agora/v1 file or an annotated Go package", usage: workerUsage, run: worker},
+		"run":     {summary: "run every (or the named) pipeline of an agora/v1 file once, now", usage: runUsage, run: runOnce},
+		"check":   {summary: "validate an agora/v1 file without running it", usage: checkUsage, run: check},
+		"version": {summary: "print the agora version", usage: versionUsage, run: version},
+	}
+}
+
+// commandOrder lists the commands in the order help shows them.
+var commandOrder = []string{"worker", "run", "check", "version"}
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, "usage: agora COMMAND [flags]\n\nCommands:\n")
+	cmds := commands()
+	for _, name := range commandOrder {
+		fmt.Fprintf(w, "  %-8s %s\n", name, cmds[name].summary)
+	}
+	fmt.Fprint(w, "  help     print help for a command (agora help worker)\n\nExit codes: 0 ok, 1 failure or invalid config, 2 usage.\n")
+}
+
+func help(e *env, args []string) int {
+	if len(args) == 0 {
+		usage(e.stdout)
+		return ExitOK
+	}
+	cmd, ok := commands()[args[0]]
+	if !ok {
+		fmt.Fprintf(e.stderr, "agora help: unknown command %q\n\n", args[0])
+		usage(e.stderr)
+		return ExitUsage
+	}
+	fmt.Fprint(e.stdout, cmd.usage)
+	return ExitOK
+}
+
+// signalContext is ctx cancelled by the first SIGINT or SIGTERM, for the
+// commands that do not run a pool (which handles signals itself).
+func signalContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+}

@@ -1,0 +1,71 @@
+package config
+
+import (
+	"context"
+	"io"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agora-etl/agora/runtime"
+)
+
+// TestExampleWithTheBuiltinComponents loads the reference's example file,
+// unchanged, with the default registry and runs its pipeline once: {"id":1}
+// on standard output.
+func TestExampleWithTheBuiltinComponents(t *testing.T) {
+	f, err := Load("testdata/example.toml")
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	t.Setenv("AGORA_DISTRIBUTED_REDIS_URL", "")
+	pool, err := f.Pool(runtime.WithHealthAddr("127.0.0.1:0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := pool.Status().Pipelines; len(st) != 1 || st[0].PipelineID != "orders" || st[0].Schedule != runtime.Every(15*time.Minute).String() {
+		t.Fatalf("pool pipelines = %+v", st)
+	}
+
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout := os.Stdout
+	os.Stdout = w // the stdout sink takes os.Stdout when a run builds it
+	pl, err := f.Pipelines[0].Factory()(context.Background())
+	os.Stdout = stdout
+	if err != nil {
+		t.Fatalf("Factory: %v", err)
+	}
+	runErr := pl.Run(context.Background())
+	w.Close()
+	got, _ := io.ReadAll(r)
+	if runErr != nil {
+		t.Fatalf("Run: %v", runErr)
+	}
+	if string(got) != "{\"id\":1}\n" {
+		t.Errorf("stdout = %q, want {\"id\":1}", got)
+	}
+}
+
+// TestBuiltinSchemasAreChecked shows that component tables are checked
+// against the built-in components' own configuration structs.
+func TestBuiltinSchemasAreChecked(t *testing.T) {
+	doc := `format = "agora/v1"
+[pipelines.p]
+source = { type = "redis_stream", url = "redis://:pw@127.0.0.1:1/0", stream = "s", group = "g", block = 5, strat = "0" }
+sinks = [{ type = "file", path = "out.jsonl", fromat = "jsonl" }]
+schedule = { mode = "continuous" }
+`
+	_, err := Parse("b.toml", []byte(doc))
+	want := []string{
+		`b.toml:3:105: pipelines.p.source.block: want a duration string such as "5s", got an integer`,
+		`b.toml:3:108: pipelines.p.source: unknown key "strat" (did you mean "start"?)`,
+		`b.toml:4:47: pipelines.p.sinks[0]: unknown key "fromat" (did you mean "format"?)`,
+	}
+	if err == nil || err.Error() != strings.Join(want, "\n") {
+		t.Errorf("diagnostics:\n%v\nwant\n%s", err, strings.Join(want, "\n"))
+	}
+}

@@ -1,0 +1,206 @@
+package config
+
+import (
+	"math"
+	"regexp"
+	"slices"
+	"time"
+
+	"github.com/agora-etl/agora/etl"
+	"github.com/agora-etl/agora/runtime"
+)
+
+// FormatV1 is the only format this package reads.
+const FormatV1 = "agora/v1"
+
+// DefaultBatchSize is the batch size of a pipeline that sets none.
+const DefaultBatchSize = 500
+
+// File is a checked agora/v1 file.
+type File struct {
+	// Path is the name the file was loaded under.
+	Path string
+	// Worker holds the [worker] settings.
+	Worker Worker
+	// Pipelines are the [pipelines.<id>] tables in the order they first
+	// appear in the file.
+	Pipelines []*Pipeline
+
+	lookupEnv func(string) (string, bool)
+}
+
+// Worker is the [worker] table. Zero values mean "not set": the pool's
+// defaults apply.
+type Worker struct {
+	// HealthPort serves /healthz, /readyz and /status when HasHealthPort.
+	HealthPort int
+	// HasHealthPort is true when health_port was set (0 picks a free port).
+	HasHealthPort bool
+	// GracefulShutdownTimeout bounds how long runs may take to finish after
+	// a shutdown begins; 0 means runtime.DefaultGracefulShutdownTimeout.
+	GracefulShutdownTimeout time.Duration
+	// WorkerID names this worker; "" means a unique id per process.
+	WorkerID string
+}
+
+// Pipeline is one [pipelines.<id>] table.
+type Pipeline struct {
+	// ID is the table's key, the pipeline id in leases, logs and /status.
+	ID string
+	// Source is the source table.
+	Source Component
+	// Sinks are the sinks tables, in order; there is at least one.
+	Sinks []Component
+	// DLQ is the dead-letter sink, nil when there is none.
+	DLQ *Component
+	// Schedule says when the pipeline runs.
+	Schedule Schedule
+	// Tracing is the tracing table.
+	Tracing Tracing
+	// BatchSize is how many records a batch holds at most.
+	BatchSize int
+	// ErrorBackoff is the delay after a failed run, doubling per further
+	// failure (default runtime.DefaultErrorBackoff).
+	ErrorBackoff time.Duration
+	// MaxConsecutiveErrors stops the pipeline after this many failed runs
+	// in a row; 0 means never.
+	MaxConsecutiveErrors int
+	// MaxDeadLetters fails a run that dead-letters more records than this;
+	// -1 (max_dead_letters not set) means no limit.
+	MaxDeadLetters int
+}
+
+// PipelineIDs returns the pipeline ids in file order.
+func (f *File) PipelineIDs() []string {
+	ids := make([]string, len(f.Pipelines))
+	for i, p := range f.Pipelines {
+		ids[i] = p.ID
+	}
+	return ids
+}
+
+// Pipeline returns the pipeline with id, or nil.
+func (f *File) Pipeline(id string) *Pipeline {
+	for _, p := range f.Pipelines {
+		if p.ID == id {
+			return p
+		}
+	}
+	return nil
+}
+
+// validID is the alphabet of pipeline ids, the same as in //agora:schedule
+// directives: ids end up in Redis keys, log fields and metric labels.
+var validID = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
+
+var (
+	topKeys      = []string{"format", "worker", "pipelines"}
+	workerKeys   = []string{"health_port", "graceful_shutdown_timeout", "worker_id"}
+	pipelineKeys = []string{"source", "sinks", "schedule", "tracing", "dlq", "batch_size", "error_backoff", "max_consecutive_errors", "max_dead_letters"}
+)
+
+// document checks the whole file.
+func (d *decoder) document(doc map[string]any) *File {
+	root := path{}
+	d.knownKeys(doc, root, topKeys)
+	f := &File{}
+	if _, has := doc["format"]; !has {
+		d.addAt(position{1, 1}, "format is missing: start the file with format = %q", FormatV1)
+	} else if s, ok := d.str(doc, root, "format"); ok && s != FormatV1 {
+		d.atValue(root.child("format"), "format %q is not supported: the supported format is %q", s, FormatV1)
+	}
+	if w, ok := d.table(doc, root, "worker"); ok {
+		f.Worker = d.worker(w, root.child("worker"))
+	}
+	pipes, ok := d.table(doc, root, "pipelines")
+	if _, has := doc["pipelines"]; !has || ok && len(pipes) == 0 {
+		d.addAt(position{1, 1}, "no pipelines: add a [pipelines.<id>] table with a source, sinks and a schedule")
+	}
+	at := root.child("pipelines")
+	ids := make([]string, 0, len(pipes))
+	for id := range pipes {
+		ids = append(ids, id)
+	}
+	slices.SortFunc(ids, func(a, b string) int { return d.ix.order(at.child(a)) - d.ix.order(at.child(b)) })
+	for _, id := range ids {
+		pt, ok := d.table(pipes, at, id)
+		if !ok {
+			continue
+		}
+		if p := d.pipeline(id, pt, at.child(id)); p != nil {
+			f.Pipelines = append(f.Pipelines, p)
+		}
+	}
+	return f
+}
+
+func (d *decoder) worker(m map[string]any, p path) Worker {
+	d.knownKeys(m, p, workerKeys)
+	var w Worker
+	if port, ok := d.integer(m, p, "health_port", 0, 65535); ok {
+		w.HealthPort, w.HasHealthPort = port, true
+	}
+	if t, ok := d.duration(m, p, "graceful_shutdown_timeout", false); ok {
+		w.GracefulShutdownTimeout = t
+	}
+	if id, ok := d.str(m, p, "worker_id"); ok {
+		if id == "" {
+			d.atValue(p.child("worker_id"), "%s: must not be empty (leave it out for a unique id per process)", p.child("worker_id"))
+		}
+		w.WorkerID = id
+	}
+	return w
+}
+
+func (d *decoder) pipeline(id string, m map[string]any, at path) *Pipeline {
+	if !validID.MatchString(id) {
+		d.atKey(at, "pipeline id %q: a pipeline id uses only letters, digits, '_', '.' and '-'", id)
+	}
+	d.knownKeys(m, at, pipelineKeys)
+	p := &Pipeline{ID: id, BatchSize: DefaultBatchSize, ErrorBackoff: runtime.DefaultErrorBackoff, MaxDeadLetters: -1}
+
+	if src, ok := d.table(m, at, "source"); ok {
+		p.Source = d.component(src, at.child("source"), etl.KindSource)
+	} else if _, has := m["source"]; !has {
+		d.atKey(at, "%s: source is missing: add a [%s.source] table with a type", at, at)
+	}
+	sinks, ok := d.tables(m, at, "sinks")
+	_, has := m["sinks"]
+	switch {
+	case !has:
+		d.atKey(at, "%s: sinks are missing: add at least one [[%s.sinks]] table with a type", at, at)
+	case ok && len(sinks) == 0:
+		d.atValue(at.child("sinks"), "%s: no sinks: add at least one [[%s.sinks]] table with a type", at.child("sinks"), at)
+	}
+	for i, s := range sinks {
+		p.Sinks = append(p.Sinks, d.component(s, at.child("sinks").index(i), etl.KindSink))
+	}
+	if dlq, ok := d.table(m, at, "dlq"); ok {
+		c := d.component(dlq, at.child("dlq"), etl.KindSink)
+		p.DLQ = &c
+	}
+	if s, ok := d.table(m, at, "schedule"); ok {
+		p.Schedule = d.schedule(s, at.child("schedule"))
+	} else if _, has := m["schedule"]; !has {
+		d.atKey(at, "%s: schedule is missing: add a [%s.schedule] table with mode = \"every\", \"cron\", \"continuous\" or \"once\"", at, at)
+	}
+	if t, ok := d.table(m, at, "tracing"); ok {
+		p.Tracing = d.tracing(t, at.child("tracing"))
+	}
+	if n, ok := d.integer(m, at, "batch_size", 1, math.MaxInt32); ok {
+		p.BatchSize = n
+	}
+	if b, ok := d.duration(m, at, "error_backoff", false); ok {
+		p.ErrorBackoff = b
+	}
+	if n, ok := d.integer(m, at, "max_consecutive_errors", 0, math.MaxInt); ok {
+		p.MaxConsecutiveErrors = n
+	}
+	if n, ok := d.integer(m, at, "max_dead_letters", 0, math.MaxInt); ok {
+		p.MaxDeadLetters = n
+		if _, hasDLQ := m["dlq"]; !hasDLQ {
+			d.atKey(at.child("max_dead_letters"), "%s: there is no dlq to count dead letters for: add a [%s.dlq] table or remove max_dead_letters", at.child("max_dead_letters"), at)
+		}
+	}
+	return p
+}

@@ -1,0 +1,97 @@
+package config
+
+import (
+	"errors"
+	"os"
+
+	"github.com/agora-etl/agora/etl"
+	"github.com/pelletier/go-toml/v2"
+)
+
+// Option configures Load and Parse.
+type Option func(*options)
+
+type options struct {
+	registry  *etl.Registry
+	lookupEnv func(string) (string, bool)
+}
+
+// WithRegistry sets the components that `type = "..."` names; the default
+// is DefaultRegistry(). Pass a registry with components of your own to
+// build an agora-like binary that knows them.
+func WithRegistry(r *etl.Registry) Option {
+	return func(o *options) { o.registry = r }
+}
+
+// WithLookupEnv sets how ${VAR} references are resolved (default
+// os.LookupEnv), so tests and embedding programs need not touch the
+// process environment.
+func WithLookupEnv(lookup func(string) (string, bool)) Option {
+	return func(o *options) { o.lookupEnv = lookup }
+}
+
+// Load reads and checks the agora/v1 file at path. A file with problems
+// gives a Diagnostics error listing all of them; a file that cannot be read
+// gives a Diagnostics error with the file's name and the reason.
+func Load(path string, opts ...Option) (*File, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		var pe *os.PathError
+		msg := err.Error()
+		if errors.As(err, &pe) {
+			msg = "cannot read the file: " + pe.Err.Error()
+		}
+		return nil, Diagnostics{{File: path, Message: msg}}
+	}
+	return Parse(path, data, opts...)
+}
+
+// Parse checks data as the agora/v1 file named name (used in
+// diagnostics only).
+func Parse(name string, data []byte, opts ...Option) (*File, error) {
+	o := options{lookupEnv: os.LookupEnv}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.registry == nil {
+		o.registry = DefaultRegistry()
+	}
+	var doc map[string]any
+	if err := tomlUnmarshal(data, &doc); err != nil {
+		// The document's meaning is unknown past a syntax error or a key
+		// defined twice, so this is the only diagnostic.
+		return nil, Diagnostics{syntaxDiagnostic(name, err)}
+	}
+	d := &decoder{file: name, ix: newIndex(data), lookupEnv: o.lookupEnv, registry: o.registry, broken: map[string]bool{}}
+	d.interpolate(doc, nil)
+	f := d.document(doc)
+	if len(d.diags) > 0 {
+		return nil, d.diags.sorted()
+	}
+	f.Path = name
+	f.lookupEnv = o.lookupEnv
+	return f, nil
+}
+
+// syntaxDiagnostic positions go-toml's own error: a syntax error, or a
+// table or key defined twice.
+func syntaxDiagnostic(name string, err error) Diagnostic {
+	var de *toml.DecodeError
+	if errors.As(err, &de) {
+		line, col := de.Position()
+		msg := de.Error()
+		if len(msg) > 6 && msg[:6] == "toml: " {
+			msg = msg[6:]
+		}
+		// go-toml names the last part of the key only ("table orders
+		// already exists"); the whole key says which.
+		if k := de.Key(); len(k) > 1 {
+			msg = path(k).String() + ": " + msg
+		}
+		return Diagnostic{File: name, Line: line, Col: col, Message: msg}
+	}
+	return Diagnostic{File: name, Line: 1, Col: 1, Message: err.Error()}
+}
+
+// tomlUnmarshal is go-toml's decoder into a generic document.
+func tomlUnmarshal(data []byte, doc *map[string]any) error { return toml.Unmarshal(data, doc) }

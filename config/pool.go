@@ -1,0 +1,115 @@
+package config
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/agora-etl/agora/etl"
+	"github.com/agora-etl/agora/runtime"
+)
+
+// Pool builds the worker pool the file describes: the [worker] settings,
+// lease coordination through Redis when AGORA_DISTRIBUTED_REDIS_URL is set
+// (as in a generated worker), a tracer provider for each pipeline whose
+// tracing is enabled (shut down by the pool when it stops), and one
+// ScheduledPipeline per pipeline. opts come after the file's settings, so
+// they win.
+//
+// `agora worker --config F` is
+//
+//	runtime.RunMain(ctx, args, stderr, func() (*runtime.WorkerPool, error) {
+//		f, err := config.Load(path)
+//		if err != nil {
+//			return nil, err
+//		}
+//		return f.Pool()
+//	})
+func (f *File) Pool(opts ...runtime.PoolOption) (*runtime.WorkerPool, error) {
+	var po []runtime.PoolOption
+	if f.Worker.HasHealthPort {
+		po = append(po, runtime.WithHealthPort(f.Worker.HealthPort))
+	}
+	if f.Worker.GracefulShutdownTimeout > 0 {
+		po = append(po, runtime.WithGracefulShutdownTimeout(f.Worker.GracefulShutdownTimeout))
+	}
+	if f.Worker.WorkerID != "" {
+		po = append(po, runtime.WithWorkerID(f.Worker.WorkerID))
+	}
+	coord, err := coordinatorFromEnv()
+	if err != nil {
+		return nil, err
+	}
+	if coord != nil {
+		po = append(po, coord)
+	}
+	sps := f.ScheduledPipelines()
+	traceOpts, err := f.wireTracing(context.Background(), sps)
+	if err != nil {
+		return nil, err
+	}
+	po = append(po, traceOpts...)
+	po = append(po, opts...)
+	pool := runtime.NewWorkerPool(po...)
+	for _, sp := range sps {
+		pool.Register(sp)
+	}
+	return pool, nil
+}
+
+// ScheduledPipelines returns a new runtime.ScheduledPipeline for each
+// pipeline, in file order, for a program that builds its own pool.
+func (f *File) ScheduledPipelines() []*runtime.ScheduledPipeline {
+	out := make([]*runtime.ScheduledPipeline, len(f.Pipelines))
+	for i, p := range f.Pipelines {
+		out[i] = &runtime.ScheduledPipeline{
+			PipelineID:           p.ID,
+			Factory:              p.Factory(),
+			Schedule:             p.Schedule.Runtime(),
+			ErrorBackoff:         p.ErrorBackoff,
+			MaxConsecutiveErrors: p.MaxConsecutiveErrors,
+			// INTEGRATION (catch-up): set CatchUp from p.Schedule.CatchUp
+			// (skip, latest, all) and Grace from p.Schedule.Grace once
+			// ScheduledPipeline has them.
+		}
+	}
+	return out
+}
+
+// Factory returns the pipeline's factory: every run builds its source,
+// sinks and DLQ through the registry, with the run's context, and moves
+// the run's records between them.
+func (p *Pipeline) Factory() runtime.Factory {
+	return func(ctx context.Context) (runtime.Pipeline, error) {
+		src, err := p.Source.Spec.BuildSource(ctx, p.Source.Config)
+		if err != nil {
+			return nil, redactErr(fmt.Errorf("pipeline %q: source: %w", p.ID, err))
+		}
+		built := []any{src}
+		fail := func(what string, err error) (runtime.Pipeline, error) {
+			_ = closeAll(built)
+			return nil, redactErr(fmt.Errorf("pipeline %q: %s: %w", p.ID, what, err))
+		}
+		sinks := make([]etl.Sink, len(p.Sinks))
+		for i, c := range p.Sinks {
+			if sinks[i], err = c.Spec.BuildSink(ctx, c.Config); err != nil {
+				return fail(fmt.Sprintf("sink %d (%s)", i, c.Type), err)
+			}
+			built = append(built, sinks[i])
+		}
+		var dlq etl.Sink
+		if p.DLQ != nil {
+			if dlq, err = p.DLQ.Spec.BuildSink(ctx, p.DLQ.Config); err != nil {
+				return fail("dlq", err)
+			}
+		}
+		return newRecordPipeline(p, src, sinks, dlq), nil
+	}
+}
+
+// redactedError hides passwords in an error's text and keeps its chain.
+type redactedError struct{ err error }
+
+func (e redactedError) Error() string { return Redact(e.err.Error()) }
+func (e redactedError) Unwrap() error { return e.err }
+
+func redactErr(err error) error { return redactedError{err} }

@@ -1,0 +1,63 @@
+package config
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/agora-etl/agora/runtime"
+)
+
+// Summary describes the file for `agora check`: the worker settings, and
+// per pipeline its schedule, components and settings. URLs are redacted.
+func (f *File) Summary() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %s, %d pipeline%s\n", f.Path, FormatV1, len(f.Pipelines), plural(len(f.Pipelines)))
+	w := f.Worker
+	port := "none"
+	if w.HasHealthPort {
+		port = fmt.Sprint(w.HealthPort)
+	}
+	grace := shortDuration(runtime.DefaultGracefulShutdownTimeout) + " (default)"
+	if w.GracefulShutdownTimeout > 0 {
+		grace = shortDuration(w.GracefulShutdownTimeout)
+	}
+	id := "unique per process"
+	if w.WorkerID != "" {
+		id = w.WorkerID
+	}
+	fmt.Fprintf(&b, "worker: health_port %s, graceful_shutdown_timeout %s, worker_id %s\n", port, grace, Redact(id))
+	for _, p := range f.Pipelines {
+		fmt.Fprintf(&b, "pipeline %s: %s\n", p.ID, p.Schedule.describe())
+		fmt.Fprintf(&b, "  source: %s\n", p.Source.describe())
+		for _, s := range p.Sinks {
+			fmt.Fprintf(&b, "  sink:   %s\n", s.describe())
+		}
+		if p.DLQ != nil {
+			fmt.Fprintf(&b, "  dlq:    %s\n", p.DLQ.describe())
+		}
+		dead := "unlimited"
+		if p.MaxDeadLetters >= 0 {
+			dead = fmt.Sprint(p.MaxDeadLetters)
+		}
+		fmt.Fprintf(&b, "  batch_size %d, error_backoff %s, max_consecutive_errors %d, max_dead_letters %s\n",
+			p.BatchSize, shortDuration(p.ErrorBackoff), p.MaxConsecutiveErrors, dead)
+		if t := p.Tracing; t.Enabled {
+			exporter := t.Exporter
+			if exporter == ExporterAuto {
+				exporter = "otlp when OTEL_EXPORTER_OTLP_*ENDPOINT is set, else none"
+			}
+			fmt.Fprintf(&b, "  tracing: %s, service %s, exporter %s\n", t.Backend, t.service(f.lookupEnv), exporter)
+		}
+	}
+	return b.String()
+}
+
+// String is Summary.
+func (f *File) String() string { return f.Summary() }
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}

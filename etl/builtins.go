@@ -1,0 +1,42 @@
+package etl
+
+import (
+	"context"
+	"os"
+)
+
+// Builtins returns a new registry holding the built-in components:
+//
+//	sources: iterable, file, redis_stream
+//	sinks:   stdout, file, redis_stream
+//
+// Each call returns a fresh registry, which a program may extend with its
+// own components or overrides.
+func Builtins() *Registry {
+	r := NewRegistry()
+	RegisterSource(r, "iterable", "records written inline in the configuration",
+		func(_ context.Context, cfg IterableSourceConfig) (Source, error) {
+			return newIterableFromConfig(cfg), nil
+		})
+	RegisterSource(r, "file", "JSON lines or CSV files matched by a glob, in sorted order",
+		func(_ context.Context, cfg FileSourceConfig) (Source, error) {
+			return NewFileSource(cfg)
+		})
+	RegisterSource(r, "redis_stream", "a Redis stream read through a consumer group, at least once",
+		func(_ context.Context, cfg RedisStreamSourceConfig) (Source, error) {
+			return NewRedisStreamSource(cfg)
+		})
+	RegisterSink(r, "stdout", "one JSON object a line on standard output",
+		func(_ context.Context, _ StdoutSinkConfig) (Sink, error) {
+			return NewStdoutSink(os.Stdout), nil
+		})
+	RegisterSink(r, "file", "appends JSON lines or CSV rows to a file, fsynced before success",
+		func(_ context.Context, cfg FileSinkConfig) (Sink, error) {
+			return NewFileSink(cfg)
+		})
+	RegisterSink(r, "redis_stream", "adds each record to a Redis stream as one JSON entry",
+		func(_ context.Context, cfg RedisStreamSinkConfig) (Sink, error) {
+			return NewRedisStreamSink(cfg)
+		})
+	return r
+}

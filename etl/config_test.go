@@ -1,0 +1,135 @@
+package etl_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agora-etl/agora/config"
+	"github.com/agora-etl/agora/etl"
+)
+
+// The README's example of every built-in component, decoded by the config
+// loader: the toml tags are the documented keys, with the documented types.
+const everyComponent = `
+format = "agora/v1"
+
+[pipelines.inline.source]
+type = "iterable"
+records = [{id = 1, name = "ann"}, {id = 2, name = "bob"}]
+
+[pipelines.inline.schedule]
+mode = "once"
+
+[[pipelines.inline.sinks]]
+type = "stdout"
+
+[pipelines.files.source]
+type = "file"
+path = "in/*.csv"
+format = "csv"
+
+[pipelines.files.schedule]
+mode = "every"
+minutes = 5
+
+[[pipelines.files.sinks]]
+type = "file"
+path = "out/orders.jsonl"
+format = "jsonl"
+
+[pipelines.files.dlq]
+type = "file"
+path = "out/rejected.jsonl"
+
+[pipelines.events.source]
+type = "redis_stream"
+url = "redis://:${REDIS_PASSWORD}@127.0.0.1:6379/0"
+stream = "events"
+group = "agora"
+consumer = "worker-1"
+block = "2s"
+start = "$"
+claim_idle = "30s"
+id_field = "_id"
+
+[pipelines.events.schedule]
+mode = "continuous"
+
+[[pipelines.events.sinks]]
+type = "redis_stream"
+url = "redis://127.0.0.1:6379/1"
+stream = "events-copy"
+maxlen = 100000
+`
+
+func TestConfigLoaderDecodesEveryBuiltinComponent(t *testing.T) {
+	env := map[string]string{"REDIS_PASSWORD": "pw"}
+	f, err := config.Parse("pipelines.toml", []byte(everyComponent), config.WithRegistry(etl.Builtins()),
+		config.WithLookupEnv(func(k string) (string, bool) { v, ok := env[k]; return v, ok }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	inline := f.Pipeline("inline")
+	it := inline.Source.Config.(*etl.IterableSourceConfig)
+	if len(it.Records) != 2 || it.Records[1]["name"] != "bob" || it.Records[0]["id"] != int64(1) {
+		t.Fatalf("iterable: %+v", it)
+	}
+	if _, ok := inline.Sinks[0].Config.(*etl.StdoutSinkConfig); !ok {
+		t.Fatalf("stdout: %T", inline.Sinks[0].Config)
+	}
+	files := f.Pipeline("files")
+	if c := *files.Source.Config.(*etl.FileSourceConfig); c != (etl.FileSourceConfig{Path: "in/*.csv", Format: "csv"}) {
+		t.Fatalf("file source: %+v", c)
+	}
+	if c := *files.Sinks[0].Config.(*etl.FileSinkConfig); c != (etl.FileSinkConfig{Path: "out/orders.jsonl", Format: "jsonl"}) {
+		t.Fatalf("file sink: %+v", c)
+	}
+	if c := *files.DLQ.Config.(*etl.FileSinkConfig); c.Path != "out/rejected.jsonl" {
+		t.Fatalf("dlq: %+v", c)
+	}
+	events := f.Pipeline("events")
+	want := etl.RedisStreamSourceConfig{
+		URL: "redis://:pw@127.0.0.1:6379/0", Stream: "events", Group: "agora", Consumer: "worker-1",
+		Block: etl.Duration(2 * time.Second), Start: "$", ClaimIdle: etl.Duration(30 * time.Second), IDField: "_id",
+	}
+	if c := *events.Source.Config.(*etl.RedisStreamSourceConfig); c != want {
+		t.Fatalf("redis_stream source: %+v", c)
+	}
+	if c := *events.Sinks[0].Config.(*etl.RedisStreamSinkConfig); c != (etl.RedisStreamSinkConfig{URL: "redis://127.0.0.1:6379/1", Stream: "events-copy", MaxLen: 100000}) {
+		t.Fatalf("redis_stream sink: %+v", c)
+	}
+}
+
+func TestConfigLoaderReportsComponentProblemsAtTheirKeys(t *testing.T) {
+	bad := `format = "agora/v1"
+
+[pipelines.p.source]
+type = "redis_stream"
+url = "redis://:hunter2@127.0.0.1:6379/x"
+stream = "s"
+group = "g"
+block = 5
+
+[pipelines.p.schedule]
+mode = "once"
+
+[[pipelines.p.sinks]]
+type = "file"
+path = "out.txt"
+formt = "csv"
+`
+	_, err := config.Parse("pipelines.toml", []byte(bad), config.WithRegistry(etl.Builtins()))
+	if err == nil {
+		t.Fatal("bad file accepted")
+	}
+	msg := err.Error()
+	for _, want := range []string{"pipelines.toml:8:", "block", "pipelines.toml:16:", "formt"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("diagnostics lack %q:\n%s", want, msg)
+		}
+	}
+	if strings.Contains(msg, "hunter2") {
+		t.Errorf("the password shows:\n%s", msg)
+	}
+}

@@ -1,0 +1,243 @@
+package etl
+
+import (
+	"bufio"
+	"context"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+)
+
+// FileSinkConfig configures the "file" sink.
+type FileSinkConfig struct {
+	// Path is the file records are appended to; it is created when missing.
+	Path string `toml:"path"`
+	// Format is "jsonl" or "csv"; empty means from the extension (.jsonl,
+	// .ndjson, .json: jsonl; .csv: csv).
+	Format string `toml:"format"`
+}
+
+// Validate checks the path and the format.
+func (c FileSinkConfig) Validate() error {
+	var errs []error
+	if c.Path == "" {
+		errs = append(errs, FieldErrorf("path", "is empty; name the file to append to"))
+	} else if c.Format == "" {
+		if _, err := formatOf("", c.Path); err != nil {
+			errs = append(errs, FieldErrorf("format", "%w", err))
+		}
+	}
+	if err := checkFormat(c.Format); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// FileSink appends records to a file: JSON lines, or CSV rows. Flush writes
+// out its buffer and fsyncs the file, so what was flushed survives a crash;
+// the pipeline flushes before every acknowledgement and before a run
+// succeeds.
+//
+// CSV columns are the file's header row when the file already has one,
+// otherwise the sorted field names of the first record written, which then
+// become the header. A record with a field that is not a column is rejected
+// (to the dead-letter queue); a missing field is an empty cell.
+type FileSink struct {
+	path   string
+	format string
+
+	f      *os.File
+	jsonl  *jsonlWriter
+	csv    *csv.Writer
+	header []string
+	column map[string]int
+	cells  []string
+}
+
+// NewFileSink returns a file sink; the file is opened at the first Write.
+func NewFileSink(cfg FileSinkConfig) (*FileSink, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	format, _ := formatOf(cfg.Format, cfg.Path)
+	return &FileSink{path: cfg.Path, format: format}, nil
+}
+
+// Name is "file(PATH)".
+func (s *FileSink) Name() string { return "file(" + s.path + ")" }
+
+// Type is "file".
+func (s *FileSink) Type() string { return "file" }
+
+// Write appends records to the file's buffer.
+func (s *FileSink) Write(ctx context.Context, records []Record) error {
+	if s.f == nil {
+		if err := s.open(); err != nil {
+			return err
+		}
+	}
+	if s.jsonl != nil {
+		if err := s.jsonl.write(records); err != nil {
+			var rej *RejectedError
+			if errors.As(err, &rej) {
+				return err
+			}
+			return fmt.Errorf("etl: %s: %w", s.path, err)
+		}
+		return nil
+	}
+	return s.writeCSV(records)
+}
+
+func (s *FileSink) open() error {
+	_, statErr := os.Stat(s.path)
+	created := errors.Is(statErr, os.ErrNotExist)
+	f, err := os.OpenFile(s.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return fmt.Errorf("etl: file sink: %w", err)
+	}
+	if created {
+		// The new file's directory entry must survive a crash too.
+		if err := syncDir(filepath.Dir(s.path)); err != nil {
+			f.Close()
+			return fmt.Errorf("etl: file sink: %w", err)
+		}
+	}
+	if s.format == FormatJSONL {
+		s.f, s.jsonl = f, newJSONLWriter(f)
+		return nil
+	}
+	header, err := readCSVHeader(s.path)
+	if err != nil {
+		f.Close()
+		return err
+	}
+	s.f, s.csv = f, csv.NewWriter(f)
+	if header != nil {
+		s.setHeader(header)
+	}
+	return nil
+}
+
+func (s *FileSink) setHeader(header []string) {
+	s.header = header
+	s.column = make(map[string]int, len(header))
+	for i, h := range header {
+		s.column[h] = i
+	}
+	s.cells = make([]string, len(header))
+}
+
+func (s *FileSink) writeCSV(records []Record) error {
+	var rejections []Rejection
+	for i, rec := range records {
+		if s.header == nil {
+			keys := make([]string, 0, len(rec))
+			for k := range rec {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			s.setHeader(keys)
+			if err := s.csv.Write(keys); err != nil {
+				return fmt.Errorf("etl: %s: %w", s.path, err)
+			}
+		}
+		if err := s.csvRow(rec); err != nil {
+			rejections = append(rejections, Rejection{Index: i, Err: err})
+			continue
+		}
+		if err := s.csv.Write(s.cells); err != nil {
+			return fmt.Errorf("etl: %s: %w", s.path, err)
+		}
+	}
+	if rejections != nil {
+		return &RejectedError{Rejections: rejections}
+	}
+	return nil
+}
+
+// csvRow fills s.cells from rec.
+func (s *FileSink) csvRow(rec Record) error {
+	for k := range rec {
+		if _, ok := s.column[k]; !ok {
+			return fmt.Errorf("field %q is not a column of %s (columns: %v)", k, s.path, s.header)
+		}
+	}
+	for i, h := range s.header {
+		cell, err := csvCell(rec[h])
+		if err != nil {
+			return fmt.Errorf("field %q: %w", h, err)
+		}
+		s.cells[i] = cell
+	}
+	return nil
+}
+
+// Flush writes the buffer out and fsyncs the file.
+func (s *FileSink) Flush(ctx context.Context) error {
+	if s.f == nil {
+		return nil
+	}
+	if s.jsonl != nil {
+		if err := s.jsonl.w.Flush(); err != nil {
+			return fmt.Errorf("etl: %s: %w", s.path, err)
+		}
+	} else {
+		s.csv.Flush()
+		if err := s.csv.Error(); err != nil {
+			return fmt.Errorf("etl: %s: %w", s.path, err)
+		}
+	}
+	if err := fsync(s.f); err != nil {
+		return fmt.Errorf("etl: %s: fsync: %w", s.path, err)
+	}
+	return nil
+}
+
+// Close flushes and closes the file.
+func (s *FileSink) Close() error {
+	if s.f == nil {
+		return nil
+	}
+	err := s.Flush(context.Background())
+	if cerr := s.f.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("etl: %s: %w", s.path, cerr)
+	}
+	s.f = nil
+	return err
+}
+
+// readCSVHeader returns the header row of an existing CSV file, or nil when
+// the file is empty.
+func readCSVHeader(path string) ([]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("etl: file sink: %w", err)
+	}
+	defer f.Close()
+	head, err := csv.NewReader(bufio.NewReader(f)).Read()
+	if errors.Is(err, io.EOF) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("etl: %s: reading the header row: %w", path, err)
+	}
+	return slices.Clone(head), nil
+}
+
+// fsync is (*os.File).Sync; tests replace it to see when it happens.
+var fsync = (*os.File).Sync
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}

@@ -1,0 +1,57 @@
+package etl
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"io"
+)
+
+// jsonlWriter encodes records as JSON lines into a buffer. Keys come out
+// sorted, HTML characters unescaped.
+type jsonlWriter struct {
+	w    *bufio.Writer
+	fast recordEncoder
+	enc  *json.Encoder // for what fast declines
+}
+
+func newJSONLWriter(w io.Writer) *jsonlWriter {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	enc := json.NewEncoder(bw)
+	enc.SetEscapeHTML(false)
+	return &jsonlWriter{w: bw, enc: enc}
+}
+
+// write encodes records. A record that cannot be encoded (a value JSON has
+// no form for, such as NaN or a channel) is rejected and nothing of it
+// written; an error writing the buffer fails the whole batch.
+func (j *jsonlWriter) write(records []Record) error {
+	var rejections []Rejection
+	for i, rec := range records {
+		if b, ok := j.fast.appendRecord(j.w.AvailableBuffer(), rec); ok {
+			if _, err := j.w.Write(b); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := j.enc.Encode(rec); err != nil {
+			if !isEncodeError(err) {
+				return err
+			}
+			rejections = append(rejections, Rejection{Index: i, Err: err})
+		}
+	}
+	if rejections != nil {
+		return &RejectedError{Rejections: rejections}
+	}
+	return nil
+}
+
+// isEncodeError reports whether err is about a value rather than the
+// writer.
+func isEncodeError(err error) bool {
+	var ut *json.UnsupportedTypeError
+	var uv *json.UnsupportedValueError
+	var me *json.MarshalerError
+	return errors.As(err, &ut) || errors.As(err, &uv) || errors.As(err, &me)
+}

@@ -1,0 +1,314 @@
+package etl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/agora-etl/agora/runtime"
+)
+
+// Errors a run can fail with; each is wrapped with the details.
+var (
+	// ErrNoDLQ: a sink rejected records and the pipeline has no dead-letter
+	// queue to put them in.
+	ErrNoDLQ = errors.New("etl: a sink rejected records and the pipeline has no dead-letter queue")
+	// ErrTooManyDeadLetters: the run dead-lettered more records than
+	// WithMaxDeadLetters allows.
+	ErrTooManyDeadLetters = errors.New("etl: too many dead letters")
+	// ErrDLQFailed: the dead-letter queue did not take every dead letter; the
+	// batch was not acknowledged.
+	ErrDLQFailed = errors.New("etl: the dead-letter queue failed")
+	// ErrAlreadyRun: Run was called a second time. A pipeline closes its
+	// components at the end of its run; build a fresh one per run (a
+	// runtime.Factory does).
+	ErrAlreadyRun = errors.New("etl: pipeline already ran; build a new one for every run")
+)
+
+// New returns a pipeline that, when run, moves records from source to every
+// sink in batches.
+//
+// A run reads batches of at most the batch size until the source returns
+// io.EOF or an empty batch, or until runtime.ShutdownRequested(ctx) is closed
+// (checked between batches: the batch in flight is finished, then Run returns
+// nil). A cancelled ctx makes Run return the context's error.
+//
+// Each batch is written to every sink, in order, whole. A *RejectedError
+// from a sink turns each record it names into a dead letter for the
+// dead-letter queue (WithDLQ); the other records count as written. Any other
+// sink error fails the run. Once every sink has taken the batch, its dead
+// letters are written to the dead-letter queue in one Write; if that fails in
+// any way the run fails. Then every sink that buffers (Flusher), and the
+// dead-letter queue, is flushed and the batch acknowledged (Batch.Ack). A
+// batch whose run failed is never acknowledged, so a source that
+// acknowledges redelivers it: nothing is lost. Sources without Ack are
+// flushed once, at the end of the run.
+//
+// Per batch the run adds to runtime.CountRecords: In when read, then Out
+// (records every sink accepted) and DeadLettered (records at least one sink
+// rejected) once the sinks and the dead-letter queue took them, so
+// In = Out + DeadLettered for a run that succeeded.
+//
+// At the end of the run, whatever its outcome, the source, the sinks and the
+// dead-letter queue that implement io.Closer are closed. A pipeline runs
+// once; a second Run returns ErrAlreadyRun.
+func New(source Source, sinks []Sink, opts ...Option) runtime.Pipeline {
+	p := &pipeline{source: source, batchSize: DefaultBatchSize, maxDead: -1, now: systemNow}
+	p.sinks = make([]sinkSlot, len(sinks))
+	for i, s := range sinks {
+		p.sinks[i] = sinkSlot{sink: s, index: i, kind: "sink", name: componentName(s, "sinks["+strconv.Itoa(i)+"]"), typ: componentType(s)}
+	}
+	for _, opt := range opts {
+		opt(p)
+	}
+	if p.dlq != nil {
+		p.dlqSlot = sinkSlot{sink: p.dlq, index: -1, kind: "dlq", name: componentName(p.dlq, "dlq"), typ: componentType(p.dlq)}
+	}
+	return p
+}
+
+// pipeline is what New returns.
+type pipeline struct {
+	source    Source
+	sinks     []sinkSlot
+	dlq       Sink
+	dlqSlot   sinkSlot
+	batchSize int
+	maxDead   int
+	now       func() time.Time
+
+	ran atomic.Bool
+
+	// Per-run state, reused across batches.
+	deadTotal int
+	letters   []Record
+	marks     []uint64 // marks[i] == gen: record i of this batch was rejected
+	gen       uint64
+	dirty     bool // something was written since the last flush
+}
+
+// sinkSlot is a sink with its description, computed once.
+type sinkSlot struct {
+	sink  Sink
+	index int
+	kind  string // "sink" or "dlq"
+	name  string
+	typ   string
+}
+
+// Run moves the run's records; see New.
+func (p *pipeline) Run(ctx context.Context) (err error) {
+	if err := p.problems(); err != nil {
+		return err
+	}
+	if p.ran.Swap(true) {
+		return ErrAlreadyRun
+	}
+	defer func() {
+		if cerr := p.closeAll(); cerr != nil {
+			err = errors.Join(err, cerr)
+		}
+	}()
+	tracer := runTracer(ctx)
+	lease, _ := runtime.LeaseFromContext(ctx)
+	shutdown := runtime.ShutdownRequested(ctx)
+	srcName := componentName(p.source, "source")
+	srcType := componentType(p.source)
+	for {
+		select {
+		case <-shutdown:
+			return p.flushAll(ctx)
+		default:
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		batch, rerr := p.read(ctx, tracer, srcName, srcType)
+		eof := errors.Is(rerr, io.EOF)
+		if rerr != nil && !eof {
+			return fmt.Errorf("etl: source %s: %w", srcName, rerr)
+		}
+		if len(batch.Records) > 0 {
+			runtime.CountRecords(ctx, runtime.RecordCounts{In: int64(len(batch.Records))})
+			if err := p.process(ctx, tracer, lease, batch); err != nil {
+				return err
+			}
+		}
+		if eof || len(batch.Records) == 0 {
+			return p.flushAll(ctx)
+		}
+	}
+}
+
+// problems reports what makes the pipeline unrunnable.
+func (p *pipeline) problems() error {
+	var errs []error
+	if p.source == nil {
+		errs = append(errs, errors.New("etl: nil source"))
+	}
+	if len(p.sinks) == 0 {
+		errs = append(errs, errors.New("etl: no sinks"))
+	}
+	for _, s := range p.sinks {
+		if s.sink == nil {
+			errs = append(errs, fmt.Errorf("etl: sink %d is nil", s.index))
+		}
+	}
+	if p.batchSize < 1 {
+		errs = append(errs, fmt.Errorf("etl: batch size %d, want ≥ 1", p.batchSize))
+	}
+	return errors.Join(errs...)
+}
+
+// read reads one batch under its span.
+func (p *pipeline) read(ctx context.Context, tracer trace.Tracer, name, typ string) (Batch, error) {
+	sctx, span := tracer.Start(ctx, spanSourceRead, trace.WithAttributes(
+		attrKind.String("source"), attrType.String(typ), attrName.String(name), attrMax.Int(p.batchSize)))
+	batch, err := p.source.Read(sctx, p.batchSize)
+	if span.IsRecording() {
+		span.SetAttributes(attrRecords.Int(len(batch.Records)))
+	}
+	if errors.Is(err, io.EOF) {
+		endSpan(span, nil)
+	} else {
+		endSpan(span, err)
+	}
+	return batch, err
+}
+
+// write writes records to one sink under its span.
+func (p *pipeline) write(ctx context.Context, tracer trace.Tracer, s *sinkSlot, records []Record) error {
+	sctx, span := tracer.Start(ctx, spanSinkWrite, trace.WithAttributes(
+		attrKind.String(s.kind), attrType.String(s.typ), attrName.String(s.name), attrRecords.Int(len(records))))
+	err := s.sink.Write(sctx, records)
+	var rej *RejectedError
+	if errors.As(err, &rej) {
+		if span.IsRecording() {
+			span.SetAttributes(attrRejected.Int(len(rej.Rejections)))
+		}
+		if len(rej.Rejections) == 0 {
+			err = nil
+		}
+	}
+	endSpan(span, err)
+	p.dirty = true
+	return err
+}
+
+// process takes one batch through the sinks, the dead-letter queue, the
+// flushes and the acknowledgement.
+func (p *pipeline) process(ctx context.Context, tracer trace.Tracer, lease runtime.Lease, b Batch) error {
+	recs := b.Records
+	p.letters = p.letters[:0]
+	p.gen++
+	dead := 0
+	for i := range p.sinks {
+		s := &p.sinks[i]
+		err := p.write(ctx, tracer, s, recs)
+		if err == nil {
+			continue
+		}
+		var rej *RejectedError
+		if !errors.As(err, &rej) {
+			return fmt.Errorf("etl: sink %s: %w", s.name, err)
+		}
+		if p.dlq == nil {
+			return fmt.Errorf("%w: sink %s: %w", ErrNoDLQ, s.name, err)
+		}
+		if len(p.marks) < len(recs) {
+			p.marks = make([]uint64, len(recs))
+		}
+		at := p.now()
+		for _, r := range rej.Rejections {
+			if r.Index < 0 || r.Index >= len(recs) {
+				return fmt.Errorf("etl: sink %s rejected record %d of a batch of %d", s.name, r.Index, len(recs))
+			}
+			if p.marks[r.Index] != p.gen {
+				p.marks[r.Index] = p.gen
+				dead++
+			}
+			p.letters = append(p.letters, deadLetter(recs[r.Index], r.Err, s.name, s.index, lease, at))
+		}
+	}
+	if dead > 0 {
+		p.deadTotal += dead
+		if p.maxDead >= 0 && p.deadTotal > p.maxDead {
+			return fmt.Errorf("%w: %d records of this run rejected, max_dead_letters is %d", ErrTooManyDeadLetters, p.deadTotal, p.maxDead)
+		}
+		err := p.write(ctx, tracer, &p.dlqSlot, p.letters)
+		if err != nil {
+			return fmt.Errorf("%w (%s, %d dead letters; the batch is not acknowledged): %w", ErrDLQFailed, p.dlqSlot.name, len(p.letters), err)
+		}
+		clear(p.letters) // let the batch's records be collected
+	}
+	if b.Ack != nil {
+		if err := p.flushAll(ctx); err != nil {
+			return err
+		}
+		if err := b.Ack(ctx); err != nil {
+			return fmt.Errorf("etl: acknowledging a batch of %d records: %w", len(recs), err)
+		}
+	}
+	runtime.CountRecords(ctx, runtime.RecordCounts{Out: int64(len(recs) - dead), DeadLettered: int64(dead)})
+	return nil
+}
+
+// flushAll flushes every sink and the dead-letter queue that buffers, when
+// anything was written since the last flush.
+func (p *pipeline) flushAll(ctx context.Context) error {
+	if !p.dirty {
+		return nil
+	}
+	for i := range p.sinks {
+		if err := flush(ctx, &p.sinks[i]); err != nil {
+			return err
+		}
+	}
+	if p.dlq != nil {
+		if err := flush(ctx, &p.dlqSlot); err != nil {
+			return err
+		}
+	}
+	p.dirty = false
+	return nil
+}
+
+func flush(ctx context.Context, s *sinkSlot) error {
+	f, ok := s.sink.(Flusher)
+	if !ok {
+		return nil
+	}
+	if err := f.Flush(ctx); err != nil {
+		if s.kind == "dlq" {
+			return fmt.Errorf("%w (%s): flush: %w", ErrDLQFailed, s.name, err)
+		}
+		return fmt.Errorf("etl: sink %s: flush: %w", s.name, err)
+	}
+	return nil
+}
+
+// closeAll closes every component that is an io.Closer.
+func (p *pipeline) closeAll() error {
+	var errs []error
+	closeOne := func(what string, c any) {
+		if cl, ok := c.(io.Closer); ok {
+			if err := cl.Close(); err != nil {
+				errs = append(errs, fmt.Errorf("etl: closing %s: %w", what, err))
+			}
+		}
+	}
+	closeOne("source "+componentName(p.source, "source"), p.source)
+	for _, s := range p.sinks {
+		closeOne("sink "+s.name, s.sink)
+	}
+	if p.dlq != nil {
+		closeOne("dead-letter queue "+p.dlqSlot.name, p.dlq)
+	}
+	return errors.Join(errs...)
+}

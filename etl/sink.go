@@ -1,0 +1,54 @@
+package etl
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// Sink writes batches of records.
+type Sink interface {
+	// Write writes records. A nil error means every record was accepted. A
+	// *RejectedError means the records it names were refused one by one (a
+	// row the database refuses) and every other record was written; the
+	// pipeline sends the refused ones to its dead-letter queue. Any other
+	// error means the batch as a whole failed (the sink is unreachable): the
+	// run fails and is retried under the pipeline's error policy.
+	Write(ctx context.Context, records []Record) error
+}
+
+// Flusher is implemented by sinks that buffer: Flush makes everything
+// written so far durable (flushed and, for files, fsynced). The pipeline
+// calls it before a batch is acknowledged and before the run reports
+// success.
+type Flusher interface {
+	Flush(ctx context.Context) error
+}
+
+// Rejection is one record a sink refused.
+type Rejection struct {
+	// Index is the record's position in the batch passed to Write.
+	Index int
+	// Err says why.
+	Err error
+}
+
+// RejectedError is returned by Sink.Write when some records were refused
+// one by one and the rest written.
+type RejectedError struct {
+	// Rejections lists the refused records, each index at most once.
+	Rejections []Rejection
+}
+
+// Error summarises the rejections.
+func (e *RejectedError) Error() string {
+	switch len(e.Rejections) {
+	case 0:
+		return "etl: no record rejected"
+	case 1:
+		return fmt.Sprintf("etl: record %d rejected: %v", e.Rejections[0].Index, e.Rejections[0].Err)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "etl: %d records rejected, first: record %d: %v", len(e.Rejections), e.Rejections[0].Index, e.Rejections[0].Err)
+	return b.String()
+}

@@ -1,0 +1,43 @@
+package configonly_test
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agora-etl/agora/cli"
+)
+
+func agora(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := cli.Main(args, cli.WithOutput(&stdout, &stderr))
+	return code, stdout.String(), stderr.String()
+}
+
+func TestExampleFilesPassCheck(t *testing.T) {
+	for _, file := range []string{"pipelines.toml", "files.toml"} {
+		if code, _, stderr := agora(t, "check", "--config", file); code != 0 {
+			t.Errorf("agora check --config %s: exit %d\n%s", file, code, stderr)
+		}
+	}
+}
+
+func TestFilesExampleCopiesTheCSVOrders(t *testing.T) {
+	out := t.TempDir()
+	t.Setenv("OUT_DIR", out)
+	t.Setenv("AGORA_DISTRIBUTED_REDIS_URL", "")
+	if code, _, stderr := agora(t, "run", "--config", "files.toml"); code != 0 {
+		t.Fatalf("agora run: exit %d\n%s", code, stderr)
+	}
+	data, err := os.ReadFile(filepath.Join(out, "orders.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if len(got) != 3 || !strings.Contains(got[0], `"customer":"ada"`) || !strings.Contains(got[2], `"customer":"linus"`) {
+		t.Fatalf("orders.jsonl:\n%s\nwant the three orders of data/*.csv in file order", data)
+	}
+}

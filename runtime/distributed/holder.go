@@ -1,0 +1,157 @@
+package distributed
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/agora-etl/agora/runtime"
+)
+
+var _ runtime.LeaseHolderReporter = (*RedisWorkerCoordinator)(nil)
+
+// storedLease is a lease as read back from Redis, whoever holds it.
+type storedLease struct {
+	token, run int64
+	owner      string
+	ttl        time.Duration // left to live in Redis
+}
+
+// LeaseHolder reports the lease in force for pipelineID, whichever worker
+// holds it (runtime.LeaseHolderReporter): the holder's worker id, run
+// number, fencing token and, by this coordinator's clock, when the lease
+// expires unless renewed. A dead holder's runs are taken over then. It is
+// read-only, and a failure to ask does not mark Redis unhealthy.
+func (c *RedisWorkerCoordinator) LeaseHolder(ctx context.Context, pipelineID string) (runtime.Lease, bool, error) {
+	if c.isClosed() {
+		return runtime.Lease{}, false, ErrClosed
+	}
+	ctx, cancel := c.opContext(ctx)
+	defer cancel()
+	now := c.clock.Now()
+	l, ok, err := c.backend.holder(ctx, pipelineID)
+	if err != nil {
+		return runtime.Lease{}, false, fmt.Errorf("distributed: read the lease of %q: %w", pipelineID, c.s.redactor.wrap(err))
+	}
+	if !ok {
+		return runtime.Lease{}, false, nil
+	}
+	return runtime.Lease{
+		PipelineID:   pipelineID,
+		WorkerID:     ownerWorker(l.owner),
+		RunNumber:    l.run,
+		FencingToken: l.token,
+		ExpiresAt:    now.Add(l.ttl),
+	}, true, nil
+}
+
+// ownerWorker is the worker id in an owner, "<worker id>#<suffix>".
+func ownerWorker(owner string) string {
+	if i := strings.LastIndexByte(owner, '#'); i >= 0 {
+		return owner[:i]
+	}
+	return owner
+}
+
+// parseStored reads "<token> <run> <owner>" (primary) or, with mode,
+// "<token> <run> <mode> <owner>" (quorum nodes).
+func parseStored(v string, mode bool) (storedLease, error) {
+	n := 3
+	if mode {
+		n = 4
+	}
+	f := strings.SplitN(v, " ", n)
+	if len(f) != n {
+		return storedLease{}, fmt.Errorf("malformed lease value")
+	}
+	token, err1 := strconv.ParseInt(f[0], 10, 64)
+	run, err2 := strconv.ParseInt(f[1], 10, 64)
+	if err1 != nil || err2 != nil {
+		return storedLease{}, fmt.Errorf("malformed lease value")
+	}
+	return storedLease{token: token, run: run, owner: f[n-1]}, nil
+}
+
+// holder reads the primary's lease and its time to live in one round trip.
+func (b *singleBackend) holder(ctx context.Context, pipelineID string) (storedLease, bool, error) {
+	key := b.pipelineKeys(pipelineID)[0]
+	var value *redis.StringCmd
+	var ttl *redis.DurationCmd
+	_, err := b.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		value = p.LIndex(ctx, key, 0)
+		ttl = p.PTTL(ctx, key)
+		return nil
+	})
+	if errors.Is(value.Err(), redis.Nil) {
+		return storedLease{}, false, nil
+	}
+	if err != nil {
+		return storedLease{}, false, err
+	}
+	l, err := parseStored(value.Val(), false)
+	if err != nil {
+		return storedLease{}, false, err
+	}
+	l.ttl = max(ttl.Val(), 0)
+	return l, true, nil
+}
+
+// holder reads the lease from every quorum node: the lease in force is the
+// value a majority holds, and it lapses when fewer than a majority still
+// do, so its expiry is the quorum-th longest time to live among them.
+func (b *quorumBackend) holder(ctx context.Context, pipelineID string) (storedLease, bool, error) {
+	key := b.keys.lease(pipelineID)
+	type read struct {
+		value string
+		ttl   time.Duration
+	}
+	got := fanOut(ctx, b, func(ctx context.Context, node *quorumNode) (read, error) {
+		var value *redis.StringCmd
+		var ttl *redis.DurationCmd
+		_, err := node.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+			value = p.Get(ctx, key)
+			ttl = p.PTTL(ctx, key)
+			return nil
+		})
+		if errors.Is(value.Err(), redis.Nil) {
+			return read{}, nil
+		}
+		if err != nil {
+			return read{}, err
+		}
+		return read{value.Val(), max(ttl.Val(), 0)}, nil
+	}, nil)
+	ttls := map[string][]time.Duration{}
+	answered := 0
+	for _, r := range got {
+		if r.err != nil {
+			continue
+		}
+		answered++
+		if r.val.value != "" {
+			ttls[r.val.value] = append(ttls[r.val.value], r.val.ttl)
+		}
+	}
+	for value, held := range ttls {
+		if len(held) < b.quorum {
+			continue
+		}
+		l, err := parseStored(value, true)
+		if err != nil {
+			return storedLease{}, false, err
+		}
+		slices.Sort(held)
+		l.ttl = held[len(held)-b.quorum]
+		return l, true, nil
+	}
+	if answered < b.quorum {
+		return storedLease{}, false, fmt.Errorf("%w: %d of %d nodes answered, %d needed: %s", ErrQuorumNotReached, answered, len(b.nodes), b.quorum, nodeErrors(b, got))
+	}
+	return storedLease{}, false, nil
+}

@@ -1,0 +1,80 @@
+package runtime
+
+import (
+	"context"
+	"log/slog"
+	"sync/atomic"
+)
+
+// RecordCounts tallies the records one run, or every run of a pipeline,
+// moved: read from its source, written to its sinks, and sent to its
+// dead-letter queue.
+type RecordCounts struct {
+	// In counts records read from the source.
+	In int64 `json:"in"`
+	// Out counts records every sink accepted.
+	Out int64 `json:"out"`
+	// DeadLettered counts records a sink rejected that went to the
+	// dead-letter queue instead.
+	DeadLettered int64 `json:"dead_lettered"`
+}
+
+// IsZero reports whether nothing was counted.
+func (c RecordCounts) IsZero() bool { return c == RecordCounts{} }
+
+// Add returns the sum of c and d.
+func (c RecordCounts) Add(d RecordCounts) RecordCounts {
+	return RecordCounts{In: c.In + d.In, Out: c.Out + d.Out, DeadLettered: c.DeadLettered + d.DeadLettered}
+}
+
+// recordTally is the counter a run's context carries; record pipelines add
+// to it from whatever goroutine moves their batches.
+type recordTally struct {
+	in, out, dead atomic.Int64
+}
+
+func (t *recordTally) add(c RecordCounts) {
+	if c.In != 0 {
+		t.in.Add(c.In)
+	}
+	if c.Out != 0 {
+		t.out.Add(c.Out)
+	}
+	if c.DeadLettered != 0 {
+		t.dead.Add(c.DeadLettered)
+	}
+}
+
+func (t *recordTally) snapshot() RecordCounts {
+	return RecordCounts{In: t.in.Load(), Out: t.out.Load(), DeadLettered: t.dead.Load()}
+}
+
+// attrs are the log attributes of a run that moved records.
+func (c RecordCounts) attrs() []slog.Attr {
+	return []slog.Attr{
+		slog.Int64("records_in", c.In),
+		slog.Int64("records_out", c.Out),
+		slog.Int64("records_dead_lettered", c.DeadLettered),
+	}
+}
+
+type recordsKey struct{}
+
+// CountRecords adds c to the tally of the run ctx belongs to. The pool logs
+// each run's tally when the run ends, adds it to the pipeline's totals in
+// /status and to the run's trace span. Outside a pool run (and outside
+// ContextWithRecordCounts) it does nothing, so a pipeline can always call
+// it.
+func CountRecords(ctx context.Context, c RecordCounts) {
+	if t, ok := ctx.Value(recordsKey{}).(*recordTally); ok {
+		t.add(c)
+	}
+}
+
+// ContextWithRecordCounts returns a copy of ctx that tallies CountRecords
+// calls, and a function that reads the tally: what a pool run's context
+// does, for tests of pipelines run outside a pool.
+func ContextWithRecordCounts(ctx context.Context) (context.Context, func() RecordCounts) {
+	t := new(recordTally)
+	return context.WithValue(ctx, recordsKey{}, t), t.snapshot
+}

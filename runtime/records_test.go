@@ -1,0 +1,59 @@
+package runtime_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agora-etl/agora/runtime"
+	"github.com/agora-etl/agora/runtime/clocktest"
+)
+
+func TestCountRecordsOutsideARunDoesNothing(t *testing.T) {
+	// No tally in the context: the call must neither panic nor count.
+	runtime.CountRecords(context.Background(), runtime.RecordCounts{In: 3})
+
+	ctx, read := runtime.ContextWithRecordCounts(context.Background())
+	runtime.CountRecords(ctx, runtime.RecordCounts{In: 3, Out: 2})
+	runtime.CountRecords(ctx, runtime.RecordCounts{Out: 1, DeadLettered: 1})
+	if got, want := read(), (runtime.RecordCounts{In: 3, Out: 3, DeadLettered: 1}); got != want {
+		t.Fatalf("tally = %+v, want %+v", got, want)
+	}
+}
+
+func TestPoolTotalsRecordCountsPerPipeline(t *testing.T) {
+	clock := clocktest.NewFake(t0)
+	logs := &syncBuffer{}
+	d := &poolDriver{clock: clock, logs: logs}
+	runs := 0
+	sp := &runtime.ScheduledPipeline{
+		PipelineID: "records",
+		Schedule:   runtime.Every(time.Minute),
+		Factory: func(context.Context) (runtime.Pipeline, error) {
+			return runtime.PipelineFunc(func(ctx context.Context) error {
+				runs++
+				runtime.CountRecords(ctx, runtime.RecordCounts{In: 10, Out: 8, DeadLettered: 2})
+				return nil
+			}), nil
+		},
+	}
+	d.start(t, sp)
+	d.settle(t)
+	advanceTo(t, clock, d, t0.Add(time.Minute+time.Second))
+	d.settle(t)
+
+	st := d.status(t, "records")
+	if runs != 2 {
+		t.Fatalf("runs = %d, want 2", runs)
+	}
+	if want := (runtime.RecordCounts{In: 20, Out: 16, DeadLettered: 4}); st.Records != want {
+		t.Fatalf("status records = %+v, want %+v", st.Records, want)
+	}
+	if n := strings.Count(logs.String(), `"records_in":10,"records_out":8,"records_dead_lettered":2`); n != 2 {
+		t.Fatalf("want each run's counts logged once per run, found %d in:\n%s", n, logs.String())
+	}
+	if err := d.stop(t); err != nil {
+		t.Fatalf("stop: %v", err)
+	}
+}
