@@ -122,7 +122,11 @@ func TestFleetReplica(t *testing.T) {
 }
 
 func fleetAgora(ctx context.Context, url, id string, n int, rec *fleetRecorder) error {
-	quiet := slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelError}))
+	var logTo io.Writer = io.Discard
+	if os.Getenv("AGORA_FLEET_LOG") != "" {
+		logTo = os.Stderr
+	}
+	quiet := slog.New(slog.NewTextHandler(logTo, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	coord, err := NewRedisWorkerCoordinator(Options{RedisURL: url, Logger: quiet})
 	if err != nil {
 		return err
