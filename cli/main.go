@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/agora-etl/agora/etl"
+	"github.com/agora-etl/agora/fleet"
 )
 
 // Exit codes of Main.
@@ -95,11 +96,12 @@ func commands() map[string]command {
 		"run":     {summary: "run every (or the named) pipeline of an agora/v1 file once, now", usage: runUsage, run: runOnce},
 		"check":   {summary: "validate an agora/v1 file without running it", usage: checkUsage, run: check},
 		"version": {summary: "print the agora version", usage: versionUsage, run: version},
+		"fleet":   {summary: "inspect and steer the fleet: workers, leases, pipelines, pause, resume, trigger", usage: fleet.Usage(), run: fleetCommand},
 	}
 }
 
 // commandOrder lists the commands in the order help shows them.
-var commandOrder = []string{"worker", "run", "check", "version"}
+var commandOrder = []string{"worker", "run", "check", "fleet", "version"}
 
 func usage(w io.Writer) {
 	fmt.Fprint(w, "usage: agora COMMAND [flags]\n\nCommands:\n")

@@ -67,9 +67,10 @@ func (f *File) ScheduledPipelines() []*runtime.ScheduledPipeline {
 			Schedule:             p.Schedule.Runtime(),
 			ErrorBackoff:         p.ErrorBackoff,
 			MaxConsecutiveErrors: p.MaxConsecutiveErrors,
-			// INTEGRATION (catch-up): set CatchUp from p.Schedule.CatchUp
-			// (skip, latest, all) and Grace from p.Schedule.Grace once
-			// ScheduledPipeline has them.
+			// INTEGRATION (catch-up): once ScheduledPipeline has CatchUp
+			// and Grace, set them here:
+			//	CatchUp: runtime.ParseCatchUpPolicy(p.Schedule.CatchUp) (already checked: "", skip, latest, all),
+			//	Grace:   *p.Schedule.Grace when not nil (positive; 0 is the runtime's default).
 		}
 	}
 	return out

@@ -11,22 +11,37 @@ import (
 )
 
 // attempt takes the lease, runs the pipeline and gives the lease back. now
-// is when the attempt was found due; attempt returns when it ended.
-func (r *runner) attempt(runNumber int64, now time.Time) (outcome, error, time.Time) {
+// is when the attempt was found due, due when the schedule planned it (Unix
+// ns; 0 for retries and runs outside the schedule, which have no lateness),
+// onDemand whether an operator asked for it (RunNow, a trigger) rather than
+// the schedule; attempt returns when it ended.
+func (r *runner) attempt(runNumber int64, now time.Time, due int64, onDemand bool) (outcome, error, time.Time) {
 	env := r.env
 	// A remote coordinator may block: from asking for the lease to giving
 	// it back this executor counts as busy. With the local one only the
 	// user's code does.
 	remote := env.local == nil
-	if p := r.pre; p != nil && (!p.ok || p.err != nil) {
+	// The dispatcher's batch answers only the scheduled attempt; one asked
+	// for now, beside the schedule, asks the coordinator itself.
+	var pre *preAcquired
+	if !onDemand {
+		pre = r.pre
+	}
+	if !onDemand && ((pre != nil && pre.paused) || (pre == nil && env.paused(r))) {
+		// A run asked for now (RunNow, a trigger) is the operator's
+		// explicit request; the schedule honours the pause.
+		r.logRun(slog.LevelDebug, "pipeline paused fleet-wide, skipping", Lease{RunNumber: runNumber})
+		return outcomePaused, nil, now
+	}
+	if pre != nil && (!pre.ok || pre.err != nil) {
 		// Refused in a batch already: nothing here blocks.
-		return r.skipped(runNumber, p.err), p.err, r.now()
+		return r.skipped(runNumber, pre.err), pre.err, r.now()
 	}
 	if remote {
 		env.enterBusy()
 		defer env.leaveBusy()
 	}
-	lease, ok, err := env.acquire(r, runNumber, now)
+	lease, ok, err := env.acquire(r, runNumber, now, pre)
 	if err != nil || !ok {
 		o := r.skipped(runNumber, err)
 		if remote {
@@ -58,6 +73,9 @@ func (r *runner) attempt(runNumber int64, now time.Time) (outcome, error, time.T
 	r.ctx = ctx
 	r.st.state, r.st.next = StateRunning, 0
 	r.st.since, r.st.runNumber, r.st.token = start.UnixNano(), lease.RunNumber, lease.FencingToken
+	if lease.FencingToken != 0 {
+		r.st.lastToken = lease.FencingToken
+	}
 	r.mu.Unlock()
 	if !env.stillHeld(r, lease) {
 		// Lost between the grant and now, while there was no run context
@@ -73,6 +91,9 @@ func (r *runner) attempt(runNumber int64, now time.Time) (outcome, error, time.T
 		ctx.cancel(cause)
 	}
 	r.logRun(slog.LevelDebug, "run started", lease)
+	if due != 0 {
+		env.metrics.observeLateness(r, start.Sub(timeOf(due)))
+	}
 
 	if !remote {
 		env.enterBusy()
@@ -83,22 +104,19 @@ func (r *runner) attempt(runNumber int64, now time.Time) (outcome, error, time.T
 	}
 
 	end := r.now()
-	cause := ctx.cancelled()
+	cancelCause := ctx.cancelled()
 	if runErr != nil {
-		runErr = withCause(runErr, cause)
+		runErr = withCause(runErr, cancelCause)
 	}
 	ctx.cancel(nil)
 	if relErr := env.finishLease(ctx, r, runErr == nil); relErr != nil {
 		r.logRun(slog.LevelWarn, "releasing the lease failed", lease, slog.Any("error", relErr))
 	}
 	records := ctx.records.snapshot()
-	if !records.IsZero() {
-		r.mu.Lock()
-		r.st.records = r.st.records.Add(records)
-		r.mu.Unlock()
-	}
+	r.counted(runErr, cancelCause, records)
+	env.metrics.observeDuration(r, end.Sub(start))
 	r.ended(lease, runErr, end.Sub(start), records)
-	endRunSpan(span, runErr, cause, records)
+	endRunSpan(span, runErr, cancelCause, records)
 	if runErr != nil {
 		return outcomeFailure, runErr, end
 	}

@@ -576,6 +576,10 @@ func (d *dispatcher) acquireBatch(batch []*runner) {
 		p := &preAcquired{}
 		p.runNumber, p.run = r.decide(r.now())
 		r.pre = p
+		if p.run && r.env.paused(r) {
+			p.paused = true // skipped by its executor; no lease asked for
+			continue
+		}
 		if p.run {
 			reqs = append(reqs, LeaseRequest{PipelineID: r.id(), RunNumber: p.runNumber})
 			asked = append(asked, p)

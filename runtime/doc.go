@@ -17,4 +17,13 @@
 // needs nothing else; with the Redis coordinator from runtime/distributed
 // several replicas share the work and each scheduled run happens on exactly
 // one of them.
+//
+// A worker binary explains and operates itself: Main serves /metrics (see
+// WorkerPool.Gatherer) beside the probes, and runs subcommands named after
+// its flags: "pipelines", "run ID...", "version", and those registered with
+// RegisterCommand from the init functions of linked packages
+// (runtime/distributed registers "fleet"; runtime imports neither it nor the
+// fleet package). Coordinators that implement FleetController honour
+// fleet-wide pauses and run-now triggers; CatchUpPolicy says what a cron
+// pipeline does about missed slots.
 package runtime

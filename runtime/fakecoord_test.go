@@ -16,6 +16,7 @@ type fakeCoord struct {
 	token    int64
 	decide   func(id string, runNumber int64) (bool, error)
 	held     map[string]runtime.Lease
+	granted  map[string]int64 // the last token granted per pipeline
 	calls    []string
 	lost     func(string, runtime.Lease)
 	healthy  error
@@ -30,7 +31,9 @@ type fakeCoord struct {
 	acquiring   chan struct{}
 }
 
-func newFakeCoord() *fakeCoord { return &fakeCoord{held: map[string]runtime.Lease{}, token: 100} }
+func newFakeCoord() *fakeCoord {
+	return &fakeCoord{held: map[string]runtime.Lease{}, granted: map[string]int64{}, token: 100}
+}
 
 func (c *fakeCoord) record(format string, args ...any) {
 	c.calls = append(c.calls, fmt.Sprintf(format, args...))
@@ -75,6 +78,7 @@ func (c *fakeCoord) TryAcquireLease(ctx context.Context, id string, n int64) (bo
 	defer c.mu.Unlock()
 	c.token++
 	c.held[id] = runtime.Lease{PipelineID: id, WorkerID: c.workerID, RunNumber: n, FencingToken: c.token, AcquiredAt: time.Now()}
+	c.granted[id] = c.token
 	c.record("acquire %s", id)
 	return true, nil
 }
@@ -148,4 +152,11 @@ func (c *fakeCoord) callLog() []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return append([]string(nil), c.calls...)
+}
+
+// lastToken returns the fencing token of the last lease granted for id.
+func (c *fakeCoord) lastToken(id string) int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.granted[id]
 }

@@ -23,6 +23,8 @@ const healthCheckTimeout = 2 * time.Second
 //     that, while the coordinator is unhealthy, and again once a shutdown
 //     has begun.
 //   - GET /status answers a PoolStatus as JSON.
+//   - GET /metrics answers the pool's Prometheus metrics (see Gatherer and
+//     the "Operating a fleet" section of the README for the list).
 //
 // A WorkerPool configured with WithHealthPort or WithHealthAddr runs one,
 // starting it before the pipelines and stopping it last. A HealthServer is
@@ -42,10 +44,11 @@ func NewHealthServer(pool *WorkerPool) *HealthServer {
 	h.mux.HandleFunc("GET /healthz", h.healthz)
 	h.mux.HandleFunc("GET /readyz", h.readyz)
 	h.mux.HandleFunc("GET /status", h.status)
+	h.mux.HandleFunc("GET /metrics", h.metrics)
 	return h
 }
 
-// ServeHTTP serves /healthz, /readyz and /status.
+// ServeHTTP serves /healthz, /readyz, /status and /metrics.
 func (h *HealthServer) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
 
 // Listen binds addr ("host:port"; port 0 picks a free one) without serving
@@ -169,4 +172,8 @@ func coordinatorStatus(c Coordinator, logger *slog.Logger) json.RawMessage {
 		b, _ = json.Marshal(map[string]string{"error": err.Error()})
 	}
 	return b
+}
+
+func (h *HealthServer) metrics(w http.ResponseWriter, r *http.Request) {
+	h.pool.metrics().handler.ServeHTTP(w, r)
 }

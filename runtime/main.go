@@ -8,9 +8,12 @@ import (
 	"io"
 	"log"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"time"
 )
 
 // Exit statuses of Main.
@@ -21,6 +24,8 @@ const (
 	// graceful timeout, or bad configuration (flags, getWorker's error,
 	// validation).
 	ExitFailure = 1
+	// ExitUsage follows a subcommand given the wrong arguments.
+	ExitUsage = 2
 	// ExitInterrupted follows a forced shutdown by a second interrupt
 	// (128 + SIGINT).
 	ExitInterrupted = 130
@@ -35,12 +40,26 @@ func Main(getWorker func() (*WorkerPool, error)) {
 }
 
 // RunMain is Main without os.Exit: it parses args, logs to stderr and returns
-// the exit status. Flags:
+// the exit status; subcommands print to os.Stdout (RunMainTo takes both
+// writers). Flags:
 //
-//	-health-port N     serve /healthz, /readyz and /status on port N
-//	                   (0: a free port; default: as the pool was built)
+//	-health-port N     serve /healthz, /readyz, /status and /metrics on
+//	                   port N (0: a free port; default: as the pool was built)
+//	-health-addr A     listen on A: "host:port", or a host (loopback, a pod
+//	                   IP) with the port from -health-port or the pool
 //	-log-format F      text (default) or json
 //	-log-level L       debug, info (default), warn or error
+//
+// A first argument after the flags selects a subcommand instead of running
+// the pool: "pipelines" lists the declared pipelines with their next three
+// fire times in UTC and local time, "run ID..." runs those pipelines once
+// now in the foreground (WorkerPool.RunNow; exit status 0 only if every run
+// succeeded), "version" prints the versions built in, "help" prints the
+// help, and commands other packages registered with RegisterCommand run
+// with the arguments after their name ("fleet", from runtime/distributed).
+// -help lists the flags, the subcommands, the sections registered with
+// RegisterHelp (the AGORA_DISTRIBUTED_* variables) and the declared
+// pipelines.
 //
 // The logger built from the flags becomes slog.Default before getWorker is
 // called and is the pool's logger unless getWorker set one with WithLogger.
@@ -52,25 +71,48 @@ func Main(getWorker func() (*WorkerPool, error)) {
 // Cancelling ctx shuts the pool down gracefully, like SIGINT. A nil stderr
 // means os.Stderr.
 func RunMain(ctx context.Context, args []string, stderr io.Writer, getWorker func() (*WorkerPool, error)) int {
+	return RunMainTo(ctx, args, os.Stdout, stderr, getWorker)
+}
+
+// RunMainTo is RunMain with the subcommands' standard output given too. A
+// nil stdout means os.Stdout.
+func RunMainTo(ctx context.Context, args []string, stdout, stderr io.Writer, getWorker func() (*WorkerPool, error)) int {
 	if stderr == nil {
 		stderr = os.Stderr
+	}
+	if stdout == nil {
+		stdout = os.Stdout
 	}
 	name := filepath.Base(os.Args[0])
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	healthPort := fs.String("health-port", "", "serve /healthz, /readyz and /status on this port (0: any free port; default: as configured)")
+	healthPort := fs.String("health-port", "", "serve /healthz, /readyz, /status and /metrics on this port (0: any free port; default: as configured)")
+	healthAddr := fs.String("health-addr", "", "listen for the health endpoints on this host:port, or this host with the port of -health-port or the pool (e.g. 127.0.0.1 or a pod IP)")
 	logFormat := fs.String("log-format", "text", "log format: text or json")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
+	fs.Usage = func() { printHelp(stderr, name, fs, getWorker) }
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return ExitOK
 		}
 		return ExitFailure
 	}
+	sub, subArgs := "", []string(nil)
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "%s: unexpected arguments %q\n", name, fs.Args())
-		fs.Usage()
-		return ExitFailure
+		sub, subArgs = fs.Arg(0), fs.Args()[1:]
+		switch sub {
+		case "help":
+			printHelp(stdout, name, fs, getWorker)
+			return ExitOK
+		case "version":
+			return versionCommand(stdout)
+		case "pipelines", "run":
+		default:
+			if _, ok := registered(sub); !ok {
+				fmt.Fprintf(stderr, "%s: unexpected arguments %q: %q is not a subcommand (%s)\n", name, fs.Args(), sub, commandNames())
+				return ExitFailure
+			}
+		}
 	}
 	logger, err := NewLogger(stderr, *logFormat, *logLevel)
 	if err != nil {
@@ -86,6 +128,19 @@ func RunMain(ctx context.Context, args []string, stderr io.Writer, getWorker fun
 		}
 		portOpt = WithHealthPort(port)
 	}
+	var addrHost, addrPort string
+	if *healthAddr != "" {
+		var err error
+		addrHost, addrPort, err = splitHealthAddr(*healthAddr)
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: -health-addr %q: %v\n", name, *healthAddr, err)
+			return ExitFailure
+		}
+		if addrPort != "" && *healthPort != "" {
+			fmt.Fprintf(stderr, "%s: -health-addr %q names a port and -health-port %s another; give the port once\n", name, *healthAddr, *healthPort)
+			return ExitFailure
+		}
+	}
 
 	// slog.SetDefault also points the log package at the new handler; the
 	// default handler put back does not undo that, so the log package's
@@ -98,6 +153,9 @@ func RunMain(ctx context.Context, args []string, stderr io.Writer, getWorker fun
 		log.SetFlags(logFlags)
 	}()
 
+	if c, ok := registered(sub); ok {
+		return c.Run(ctx, subArgs, stdout, stderr)
+	}
 	if getWorker == nil {
 		logger.Error("no worker: getWorker is nil")
 		return ExitFailure
@@ -114,12 +172,38 @@ func RunMain(ctx context.Context, args []string, stderr io.Writer, getWorker fun
 	if portOpt != nil {
 		portOpt(&pool.cfg)
 	}
+	if *healthAddr != "" {
+		port := addrPort
+		if port == "" {
+			if !pool.cfg.healthEnabled {
+				logger.Error("-health-addr names no port and neither -health-port nor the pool gives one", slog.String("health_addr", *healthAddr))
+				return ExitFailure
+			}
+			_, port, _ = net.SplitHostPort(pool.cfg.healthAddr)
+		}
+		WithHealthAddr(net.JoinHostPort(addrHost, port))(&pool.cfg)
+	}
 	if pool.cfg.logger == nil {
 		pool.cfg.logger = logger
 	}
 	if err := traceFromEnv(ctx, pool, logger); err != nil {
 		logger.Error("cannot set up tracing", slog.Any("error", err))
 		return ExitFailure
+	}
+
+	switch sub {
+	case "pipelines":
+		return pipelinesCommand(pool, stdout, time.Now())
+	case "run":
+		if len(subArgs) == 0 {
+			fmt.Fprintf(stderr, "%s run: name the pipelines to run (%s pipelines lists them)\n", name, name)
+			return ExitUsage
+		}
+		if err := runCommand(ctx, pool, subArgs); err != nil {
+			logger.Error("run failed", slog.Any("error", err))
+			return ExitFailure
+		}
+		return ExitOK
 	}
 
 	err = pool.Run(ctx)
@@ -132,4 +216,90 @@ func RunMain(ctx context.Context, args []string, stderr io.Writer, getWorker fun
 	}
 	logger.Error("worker failed", slog.Any("error", err), slog.Int("exit_code", code))
 	return code
+}
+
+// splitHealthAddr splits -health-addr into a host and a port, the port
+// empty when only a host is given.
+func splitHealthAddr(addr string) (host, port string, err error) {
+	if h, p, err := net.SplitHostPort(addr); err == nil {
+		if n, err := strconv.Atoi(p); err != nil || n < 0 || n > 65535 {
+			return "", "", fmt.Errorf("port %q: want a number 0-65535", p)
+		}
+		return h, p, nil
+	}
+	host = addr
+	if len(host) > 1 && host[0] == '[' && host[len(host)-1] == ']' {
+		host = host[1 : len(host)-1]
+	}
+	if net.ParseIP(host) == nil && !validHostName(host) {
+		return "", "", fmt.Errorf("want host:port or a host")
+	}
+	return host, "", nil
+}
+
+// validHostName accepts DNS-style names such as localhost.
+func validHostName(h string) bool {
+	if h == "" || len(h) > 253 {
+		return false
+	}
+	for _, c := range h {
+		if !(c == '-' || c == '.' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+			return false
+		}
+	}
+	return true
+}
+
+// commandNames lists every subcommand for error messages.
+func commandNames() string {
+	var names []string
+	for _, c := range allCommands() {
+		names = append(names, c.Name)
+	}
+	return "subcommands: " + strings.Join(append(names, "help"), ", ")
+}
+
+// printHelp writes -help: usage, subcommands, flags, registered sections
+// and the declared pipelines.
+func printHelp(w io.Writer, name string, fs *flag.FlagSet, getWorker func() (*WorkerPool, error)) {
+	fmt.Fprintf(w, "usage: %s [flags] [command [args]]\n\n", name)
+	fmt.Fprintf(w, "Runs the worker pool until interrupted (SIGINT or SIGTERM: graceful shutdown; a second: now).\n\n")
+	fmt.Fprintln(w, "Commands:")
+	t := newTextTable(w)
+	for _, c := range allCommands() {
+		t.row("  "+c.Name, c.Summary)
+	}
+	t.row("  help", "print this help")
+	t.flush()
+	fmt.Fprintln(w, "\nFlags:")
+	out := fs.Output()
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+	fs.SetOutput(out)
+	for _, h := range helpSections() {
+		fmt.Fprintf(w, "\n%s:\n%s", h.Title, h.Body)
+		if !strings.HasSuffix(h.Body, "\n") {
+			fmt.Fprintln(w)
+		}
+	}
+	fmt.Fprintln(w, "\nPipelines:")
+	if getWorker == nil {
+		fmt.Fprintln(w, "  (none: no worker)")
+		return
+	}
+	pool, err := getWorker()
+	if err != nil || pool == nil {
+		fmt.Fprintf(w, "  (cannot build the worker to list them: %v)\n", err)
+		return
+	}
+	pool.mu.Lock()
+	pipelines := append([]*ScheduledPipeline(nil), pool.pipelines...)
+	pool.mu.Unlock()
+	t = newTextTable(w)
+	for _, sp := range pipelines {
+		if sp != nil {
+			t.row("  "+sp.PipelineID, sp.Schedule.String())
+		}
+	}
+	t.flush()
 }

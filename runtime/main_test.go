@@ -288,6 +288,10 @@ func TestRunMainExitCodes(t *testing.T) {
 		{"bad format", []string{"-log-format", "xml"}, okWorker, 1, `log format "xml"`},
 		{"bad level", []string{"-log-level", "loud"}, okWorker, 1, `log level "loud"`},
 		{"bad port", []string{"-health-port", "http"}, okWorker, 1, `-health-port "http"`},
+		{"bad health addr", []string{"-health-addr", "no way!"}, okWorker, 1, `-health-addr "no way!": want host:port or a host`},
+		{"bad health addr port", []string{"-health-addr", "127.0.0.1:99999"}, okWorker, 1, `port "99999"`},
+		{"two health ports", []string{"-health-addr", "127.0.0.1:1", "-health-port", "2"}, okWorker, 1, "give the port once"},
+		{"health host without port", []string{"-health-addr", "127.0.0.1"}, okWorker, 1, "names no port"},
 		{"getWorker error", nil, func() (*runtime.WorkerPool, error) { return nil, errors.New("missing AGORA_DISTRIBUTED_REDIS_URL") }, 1, "missing AGORA_DISTRIBUTED_REDIS_URL"},
 		{"nil pool", nil, func() (*runtime.WorkerPool, error) { return nil, nil }, 1, "nil pool"},
 		{"invalid pipeline", nil, func() (*runtime.WorkerPool, error) {
@@ -411,4 +415,41 @@ func TestSignalAfterGracefulTimeoutAbandonsAndExits130(t *testing.T) {
 	hp.signal(t, syscall.SIGTERM)
 	hp.waitLog(t, "cancelling runs still in flight")
 	hp.forceExit(t, syscall.SIGTERM)
+}
+
+func TestRunMainHealthAddrBindsTheGivenHost(t *testing.T) {
+	for _, args := range [][]string{
+		{"-health-addr", "127.0.0.1:0"},
+		{"-health-addr", "127.0.0.1", "-health-port", "0"},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			var poolPtr atomic.Pointer[runtime.WorkerPool]
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan int, 1)
+			var stderr syncBuffer
+			go func() {
+				done <- runtime.RunMain(ctx, args, &stderr, func() (*runtime.WorkerPool, error) {
+					pool := runtime.NewWorkerPool(runtime.WithSignalHandling(false)).
+						Register(&runtime.ScheduledPipeline{PipelineID: "p", Schedule: runtime.Every(time.Hour), Factory: nopFactory})
+					poolPtr.Store(pool)
+					return pool, nil
+				})
+			}()
+			deadline := time.Now().Add(5 * time.Second)
+			for (poolPtr.Load() == nil || poolPtr.Load().HealthAddr() == "") && time.Now().Before(deadline) {
+				time.Sleep(time.Millisecond)
+			}
+			addr := poolPtr.Load().HealthAddr()
+			if !strings.HasPrefix(addr, "127.0.0.1:") {
+				t.Fatalf("health server on %q, want loopback", addr)
+			}
+			if code, _ := get(t, addr, "/metrics"); code != 200 {
+				t.Fatalf("/metrics = %d", code)
+			}
+			cancel()
+			if code := <-done; code != 0 {
+				t.Fatalf("exit %d\n%s", code, stderr.String())
+			}
+		})
+	}
 }

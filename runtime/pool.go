@@ -47,7 +47,8 @@ type WorkerPool struct {
 	started chan struct{}
 	run     atomic.Pointer[poolRun]
 	health  atomic.Pointer[HealthServer]
-	hooked  atomic.Bool // the shutdown hooks have run
+	metricsHolder
+	hooked atomic.Bool // the shutdown hooks have run
 }
 
 type poolConfig struct {
@@ -275,6 +276,7 @@ func (p *WorkerPool) Run(ctx context.Context) error {
 		runners:  make([]*runner, 0, len(p.pipelines)),
 		terminal: make(chan struct{}),
 	}
+	pr.env.metrics = p.metrics()
 	pr.env.tracing = runTracing{provider: cfg.tracerProvider, workerID: cfg.workerID}
 	pr.d = newDispatcher(cfg.clock, pr.onFinish, len(p.pipelines))
 	pr.env.d = pr.d
@@ -330,7 +332,12 @@ func (p *WorkerPool) Run(ctx context.Context) error {
 		}()
 	}
 
+	reportSchedules(coord, p.pipelines)
 	coord.SetLeaseLostCallback(pr.onLeaseLost)
+	if fc := pr.env.control; fc != nil {
+		fc.SetTriggerHandler(pr.onTrigger)
+		defer fc.SetTriggerHandler(nil)
+	}
 	if err := coord.Start(ctx, cfg.workerID, ids); err != nil {
 		return fmt.Errorf("runtime: starting coordinator: %w", err)
 	}
@@ -476,16 +483,13 @@ func (pr *poolRun) onFinish(r *runner, err error) {
 
 // onLeaseLost cancels the run holding the lost lease.
 func (pr *poolRun) onLeaseLost(pipelineID string, lease Lease) {
-	pr.byIDOnce.Do(func() {
-		pr.byID = make(map[string]*runner, len(pr.runners))
-		for _, r := range pr.runners {
-			pr.byID[r.id()] = r
-		}
-	})
-	r, ok := pr.byID[pipelineID]
-	if !ok {
+	r := pr.runner(pipelineID)
+	if r == nil {
 		return
 	}
+	r.mu.Lock()
+	r.st.leaseLost++
+	r.mu.Unlock()
 	if r.cancelRun(ErrLeaseLost, lease.FencingToken) {
 		r.logRun(slog.LevelWarn, "lease lost: cancelling the run", lease)
 	}

@@ -13,8 +13,10 @@ type runEnv struct {
 	coord     Coordinator
 	local     *LocalCoordinator // set when coord is one: no context or timeout needed
 	completer RunCompleter
+	control   FleetController // nil when the coordinator carries no commands
 	logger    *slog.Logger
-	d         *dispatcher // nil when driven by Start
+	metrics   *poolMetrics // nil when driven by Start
+	d         *dispatcher  // nil when driven by Start
 	tracing   runTracing
 	// parent is the parent of every run context. The pool passes a parent
 	// that is never cancelled and cancels runs one by one.
@@ -31,6 +33,7 @@ func newRunEnv(clock Clock, coord Coordinator, logger *slog.Logger, parent conte
 	env := &runEnv{clock: clock, coord: coord, logger: logger, parent: parent}
 	env.local, _ = coord.(*LocalCoordinator)
 	env.completer, _ = coord.(RunCompleter)
+	env.control, _ = coord.(FleetController)
 	env.hard, env.cancelHard = context.WithCancelCause(parent)
 	return env
 }
@@ -67,7 +70,9 @@ func (env *runEnv) cause() error {
 	return nil
 }
 
-func (env *runEnv) acquire(r *runner, runNumber int64, now time.Time) (Lease, bool, error) {
+// acquire takes the lease of r's attempt; pre, when not nil, is the answer
+// the dispatcher's batch already got for it.
+func (env *runEnv) acquire(r *runner, runNumber int64, now time.Time, pre *preAcquired) (Lease, bool, error) {
 	id := r.sp.PipelineID
 	if env.local != nil {
 		if r.local == nil {
@@ -75,7 +80,7 @@ func (env *runEnv) acquire(r *runner, runNumber int64, now time.Time) (Lease, bo
 		}
 		return env.local.acquireEntry(r.local, id, runNumber, now)
 	}
-	if p := r.pre; p != nil {
+	if pre != nil {
 		// Granted in a batch (refusals never get here).
 		r.pre = nil
 	} else {

@@ -68,6 +68,7 @@ func (p *WorkerPool) RunNow(ctx context.Context, pipelineIDs ...string) error {
 		coord = NewLocalCoordinator(cfg.clock)
 	}
 	env := newRunEnv(cfg.clock, coord, logger, ctx)
+	env.metrics = p.metrics()
 	env.tracing = runTracing{provider: cfg.tracerProvider, workerID: cfg.workerID}
 	runners := make([]*runner, 0, len(selected))
 	ids := make([]string, 0, len(selected))
@@ -97,6 +98,7 @@ func (p *WorkerPool) RunNow(ctx context.Context, pipelineIDs ...string) error {
 			r.logRun(slog.LevelWarn, "lease lost: cancelling the run", lease)
 		}
 	})
+	reportSchedules(coord, selected)
 	if err := coord.Start(ctx, cfg.workerID, ids); err != nil {
 		return fmt.Errorf("runtime: starting coordinator: %w", err)
 	}
@@ -149,7 +151,7 @@ func (p *WorkerPool) selectPipelines(ids []string) ([]*ScheduledPipeline, error)
 // runNow makes one attempt numbered by the coordinator and turns its
 // outcome into an error naming the pipeline.
 func (r *runner) runNow() error {
-	o, err, _ := r.attempt(RunNumberAuto, r.now())
+	o, err, _ := r.attempt(RunNumberAuto, r.now(), 0, true)
 	switch o {
 	case outcomeSuccess:
 		return nil

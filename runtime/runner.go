@@ -49,6 +49,7 @@ const (
 	outcomeSlotCompleted
 	outcomeLeaseError
 	outcomeStopped // the lease came after Stop; given back, not run
+	outcomePaused  // the pipeline is paused fleet-wide; no lease asked for
 )
 
 // runner holds the schedule state of one pipeline and makes its attempts.
@@ -77,6 +78,12 @@ type runner struct {
 	following int64 // cron: the slot after slot, when already known
 	failures  int32 // consecutive failed runs
 	retry     bool  // the next attempt retries slot after a failure
+	// catch-up (CatchUpLatest, CatchUpAll): the oldest slot that may not
+	// have run fleet-wide, the runs CatchUpAll may still make, and whether
+	// the coordinator's last completed slot is still to be read
+	catchUp     int64
+	catchUpLeft int32
+	probe       bool
 	// pre is the decision and lease reply the dispatcher obtained for the
 	// next attempt in a batch (see dispatcher.acquireBatch); nil otherwise.
 	pre *preAcquired
@@ -117,6 +124,13 @@ type runStats struct {
 	token       int64
 	lastErr     string
 	records     RecordCounts // totals over every run
+	// metric counts: runs by how they ended, skips by reason, the last
+	// token held, leases lost
+	ok, errored, panicked, cancelled uint64
+	skippedHeld, skippedDone         uint64
+	skippedPaused                    uint64
+	lastToken                        int64
+	leaseLost                        uint64
 }
 
 // preAcquired is an attempt decided, and its lease asked for, ahead of the
@@ -126,6 +140,7 @@ type preAcquired struct {
 	run       bool // false: decide found nothing to run
 	ok        bool // the lease was granted
 	err       error
+	paused    bool // paused fleet-wide: no lease was asked for
 }
 
 func newRunner(sp *ScheduledPipeline, env *runEnv) *runner {
@@ -195,6 +210,10 @@ func (r *runner) stopChan() <-chan struct{} {
 func (r *runner) begin(now time.Time) {
 	if r.sp.Schedule.Kind() == ScheduleCron {
 		r.next = r.nextCron(now.UnixNano())
+		if _, ok := r.env.coord.(CompletionReader); ok && r.catchingUp() {
+			// The first attempt reads what the fleet last completed.
+			r.probe, r.next = true, now.UnixNano()
+		}
 	} else {
 		r.next = now.UnixNano()
 	}
@@ -232,6 +251,7 @@ func (r *runner) stateOf() PipelineState {
 // made) and reports done when the pipeline must not run again, with the
 // error it stops with.
 func (r *runner) step(now time.Time) (end time.Time, done bool, err error) {
+	planned := r.next
 	var (
 		runNumber int64
 		run       bool
@@ -245,7 +265,16 @@ func (r *runner) step(now time.Time) (end time.Time, done bool, err error) {
 		r.pre = nil
 		return now, false, nil
 	}
-	o, runErr, end := r.attempt(runNumber, now)
+	var due int64 // what the run's lateness is measured from
+	switch r.sp.Schedule.Kind() {
+	case ScheduleCron:
+		if !r.retry {
+			due = r.slot
+		}
+	case ScheduleEvery:
+		due = planned
+	}
+	o, runErr, end := r.attempt(runNumber, now, due, false)
 	r.pre = nil
 	done, err = r.plan(o, runErr, end)
 	return end, done, err
@@ -265,6 +294,14 @@ func (r *runner) decide(now time.Time) (int64, bool) {
 		return RunNumberOnce, true
 	}
 	nowN := now.UnixNano()
+	if r.catchingUp() {
+		if s, ok := r.decideCatchUp(nowN); ok {
+			return s / int64(time.Second), true
+		}
+		if r.next > nowN {
+			return 0, false // the start probe found nothing to catch up
+		}
+	}
 	if r.retry {
 		following := r.nextCron(r.slot)
 		if following == 0 || following > nowN {
@@ -276,7 +313,7 @@ func (r *runner) decide(now time.Time) (int64, bool) {
 		r.retry, r.next, r.following = false, following, 0
 	}
 	latest, following, missed, exact := r.latestSlot(r.next, nowN)
-	if nowN-latest > int64(LateSlotGrace) {
+	if nowN-latest > r.grace() {
 		missed++
 		r.next = r.nextCron(nowN)
 		r.reportMissed(missed, exact, 0)
@@ -303,7 +340,7 @@ func (r *runner) latestSlot(s, now int64) (latest, following int64, missed uint6
 		}
 		latest, missed = n, missed+1
 	}
-	from := now - int64(LateSlotGrace)
+	from := now - r.grace()
 	if latest < from {
 		c := r.nextCron(from - int64(time.Second))
 		for c != 0 && c < from {
@@ -385,9 +422,10 @@ func (r *runner) plan(o outcome, runErr error, end time.Time) (done bool, err er
 			// the successor (the first slot after the backoff) runs instead.
 			following := r.followingSlot()
 			r.retry = following == 0 || following > retryAt
-			if !r.retry {
+			if !r.retry && r.catchUp == 0 {
 				r.next = r.nextCron(retryAt - 1)
 			}
+			// While catching up, the next missed slot comes after the backoff.
 		}
 		r.publish(o, runErr, endN, StateBackoff)
 		r.logBackoff(delay)
@@ -405,6 +443,22 @@ func (r *runner) plan(o outcome, runErr error, end time.Time) (done bool, err er
 	switch kind {
 	case ScheduleCron:
 		r.next = r.followingSlot()
+		if o == outcomeLeaseError && r.catchingUp() {
+			// The slot may have run nowhere: it is caught up once the
+			// coordinator answers, at the next slot's time, not in a loop.
+			if r.catchUp == 0 || r.slot < r.catchUp {
+				r.catchUp, r.catchUpLeft = r.slot, 0
+			}
+			r.next = r.nextCron(endN)
+		}
+		if o == outcomeNotAcquired && r.catchUp != 0 {
+			// Another replica holds the lease: it is catching up the same
+			// slots in the same order, so this one steps aside rather than
+			// run a later slot first (which would mark the earlier ones
+			// done unrun).
+			r.catchUp, r.catchUpLeft = 0, 0
+			r.next = r.nextCron(endN)
+		}
 	case ScheduleEvery:
 		r.next = endN + int64(sp.Schedule.Interval())
 	default:
@@ -444,8 +498,14 @@ func (r *runner) publish(o outcome, runErr error, end int64, state PipelineState
 	case outcomeLeaseError:
 		r.st.leaseErrors++
 	case outcomeStopped:
+	case outcomeSlotCompleted:
+		r.st.skipped++
+		r.st.skippedDone++
+	case outcomePaused:
+		r.st.skippedPaused++
 	default:
 		r.st.skipped++
+		r.st.skippedHeld++
 	}
 	r.st.consecutive = r.failures
 	r.st.state = state
@@ -519,6 +579,8 @@ func (r *runner) status() PipelineStatus {
 		NextRun:           timePtr(timeOf(st.next)),
 		RunNumber:         st.runNumber,
 		LeaseToken:        st.token,
+		Paused:            r.env.paused(r),
+		SkippedPaused:     st.skippedPaused,
 		Records:           st.records,
 	}
 }

@@ -49,6 +49,13 @@ type ScheduledPipeline struct {
 	// Clock is the time source; nil means SystemClock. In a WorkerPool the
 	// pool's clock is used.
 	Clock Clock
+	// CatchUp says what a cron pipeline does about missed slots (see
+	// CatchUpPolicy); the zero value CatchUpSkip skips them. Other schedule
+	// kinds ignore it.
+	CatchUp CatchUpPolicy
+	// Grace is how late a cron slot may start and still run under
+	// CatchUpSkip; 0 means LateSlotGrace.
+	Grace time.Duration
 	// TracerProvider traces this pipeline's runs (see WithTracerProvider),
 	// in place of the pool's; nil means the pool's, and untraced when
 	// started alone. Start flushes it at the end; it is never shut down
@@ -160,6 +167,12 @@ func (sp *ScheduledPipeline) problems() []error {
 	}
 	if sp.ErrorBackoff < 0 {
 		errs = append(errs, fmt.Errorf("negative ErrorBackoff %s", sp.ErrorBackoff))
+	}
+	if sp.Grace < 0 {
+		errs = append(errs, fmt.Errorf("negative Grace %s", sp.Grace))
+	}
+	if sp.CatchUp > CatchUpAll {
+		errs = append(errs, fmt.Errorf("unknown CatchUp policy %d", sp.CatchUp))
 	}
 	if sp.MaxConsecutiveErrors < 0 {
 		errs = append(errs, fmt.Errorf("negative MaxConsecutiveErrors %d", sp.MaxConsecutiveErrors))

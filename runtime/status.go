@@ -77,6 +77,11 @@ type PipelineStatus struct {
 	// LeaseToken is the fencing token of the run in flight, 0 when none is
 	// or the lease is unfenced.
 	LeaseToken int64 `json:"lease_token"`
+	// Paused is true while the pipeline is paused fleet-wide (see
+	// FleetController): scheduled attempts are skipped.
+	Paused bool `json:"paused"`
+	// SkippedPaused counts attempts skipped because the pipeline was paused.
+	SkippedPaused uint64 `json:"skipped_paused"`
 	// Records totals the records every run so far moved, as the runs
 	// reported them with CountRecords (zero for pipelines that do not).
 	Records RecordCounts `json:"records"`

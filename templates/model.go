@@ -83,6 +83,11 @@ type Pipeline struct {
 	// MaxErrors stops the pipeline after that many failures in a row; 0
 	// never stops it.
 	MaxErrors int
+	// CatchUp is "latest" or "all" (runtime.CatchUpLatest, CatchUpAll); ""
+	// keeps the default, skip.
+	CatchUp string
+	// Grace is a cron slot's late-start grace; 0 keeps runtime.LateSlotGrace.
+	Grace time.Duration
 }
 
 // ScheduleKind is the kind of a Schedule.

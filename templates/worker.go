@@ -157,6 +157,15 @@ func getWorkerBody(g *jen.Group, imp *imports, w Worker, pipelines []Pipeline) {
 		if p.MaxErrors > 0 {
 			fields = append(fields, field("MaxConsecutiveErrors", jen.Lit(p.MaxErrors)))
 		}
+		switch p.CatchUp {
+		case "latest":
+			fields = append(fields, field("CatchUp", rt("CatchUpLatest")))
+		case "all":
+			fields = append(fields, field("CatchUp", rt("CatchUpAll")))
+		}
+		if p.Grace > 0 {
+			fields = append(fields, field("Grace", imp.duration(p.Grace)))
+		}
 		fields = append(fields, jen.Line())
 		g.Id("pool").Dot("Register").Call(jen.Op("&").Add(rt("ScheduledPipeline")).Values(fields...))
 	}

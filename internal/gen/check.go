@@ -140,6 +140,25 @@ func (c *checker) checkSchedule(d *directive) (pipelineDecl, bool) {
 		}
 		p.MaxErrors = v.Int
 	}
+	cronOnly := func(v *value) {
+		if len(kinds) == 1 && kinds[0].Key.Name != "cron" {
+			fail(d.pos(c.fset, v.KeyOff), "%s applies to cron schedules only, not %s", v.Key.Name, kinds[0].Key.Name)
+		}
+	}
+	if v, has := vals["catch_up"]; has {
+		cronOnly(v)
+		p.CatchUp = v.Str
+		if p.CatchUp == "skip" {
+			p.CatchUp = "" // the default
+		}
+	}
+	if v, has := vals["grace"]; has {
+		cronOnly(v)
+		if v.Duration <= 0 {
+			fail(d.pos(c.fset, v.ValueOff), "grace=%s must be positive (omit it for the default %s)", v.Value, templates.ShortDuration(runtime.LateSlotGrace))
+		}
+		p.Grace = v.Duration
+	}
 	if ref, rok := c.factory(fn); rok {
 		p.Result = ref
 	} else {

@@ -119,6 +119,8 @@ var Registry = []*Directive{
 			{Name: "id", Type: String, Doc: "pipeline id in leases, logs and /status; letters, digits, '_', '.', '-'; default: the function name without a Build/New prefix, in kebab-case (BuildOrdersHourly -> orders-hourly)"},
 			{Name: "backoff", Type: Duration, Doc: "delay after the first failed run, doubled per further failure up to 10m (positive; default 60s)"},
 			{Name: "max_errors", Type: Int, Doc: "stop the pipeline after this many failed runs in a row (0, the default, never stops)"},
+			{Name: "catch_up", Type: Enum, Values: []string{"skip", "latest", "all"}, Doc: "cron only: what to do about slots missed while every replica (or Redis) was down: skip (default: only the newest, within grace), latest (the newest once, however late), all (each in order, at most 100)"},
+			{Name: "grace", Type: Duration, Doc: "cron only: how late a slot may start and still run under catch_up=skip (positive; default 1m)"},
 		},
 	},
 	{

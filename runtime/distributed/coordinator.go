@@ -76,8 +76,10 @@ type RedisWorkerCoordinator struct {
 	loopStop chan struct{}
 	loops    sync.WaitGroup
 
-	stats  counters
-	health health
+	stats   counters
+	health  health
+	metrics *coordMetrics
+	ctl     control
 }
 
 // heldLease is a lease this worker holds, with what renewal needs.
@@ -137,10 +139,12 @@ func NewRedisWorkerCoordinator(opts Options) (*RedisWorkerCoordinator, error) {
 		leases:  map[string]*heldLease{},
 		busy:    map[string]bool{},
 		local:   newLocalState(),
+		metrics: newCoordMetrics(),
 	}
 	if b, ok := backend.(*singleBackend); ok {
 		c.finisher = &finishBatcher{send: b.finishMany, one: b.finishOne, timeout: s.opTimeout}
 	}
+	c.instrument()
 	c.health.reachable.Store(true)
 	return c, nil
 }
@@ -221,11 +225,19 @@ func (c *RedisWorkerCoordinator) Start(ctx context.Context, workerID string, pip
 	c.recordKeyArg = c.recordKey
 	c.recordOK = time.Time{}
 	c.record = newWorkerRecord(workerID, pipelineIDs, c.clock.Now())
+	c.record.schedules = c.ctl.schedulesJSON()
 	c.loopStop = make(chan struct{})
 	stop := c.loopStop
 	c.mu.Unlock()
 
 	if err := c.Connect(ctx); err != nil {
+		if refused := refusal(err); refused != nil {
+			// Bad credentials or database: no retry can fix that.
+			c.mu.Lock()
+			c.running = false
+			c.mu.Unlock()
+			return fmt.Errorf("distributed: Start: %w", refused)
+		}
 		if c.s.FallbackToLocal {
 			c.log.Warn("distributed: Redis unreachable at start; runs will use unfenced local leases until it answers (FallbackToLocal)",
 				"redis", c.s.primary.redacted, "error", err)
@@ -237,9 +249,11 @@ func (c *RedisWorkerCoordinator) Start(ctx context.Context, workerID string, pip
 		c.log.Warn("distributed: registering the worker failed; retrying at the next heartbeat", "error", err)
 	}
 
-	c.loops.Add(2)
+	c.startControl(ctx, pipelineIDs)
+	c.loops.Add(3)
 	go c.renewLoop(stop)
 	go c.heartbeatLoop(stop)
+	go c.controlLoop(stop)
 	c.log.Info("distributed: worker started",
 		"worker", workerID, "redis", c.s.primary.redacted, "pipelines", pipelineIDs,
 		"lease_ttl", c.s.LeaseTTL, "renew_every", c.s.renewEvery, "renewal_deadline", c.s.LeaseRenewalDeadline)

@@ -2,6 +2,7 @@ package distributed
 
 import (
 	"fmt"
+	"log/slog"
 
 	"github.com/agora-etl/agora/runtime"
 )
@@ -42,12 +43,18 @@ func (m Mode) String() string {
 // it returns a nil option, which runtime.NewWorkerPool ignores; in
 // ModeRequired a missing URL is an error.
 //
+// It logs, through slog.Default, one line naming the coordinator mode; when
+// AGORA_DISTRIBUTED_REDIS_URL is not set, a warning that this replica
+// coordinates with no other, naming any variable that looks like a
+// misspelt setting (AGORA_REDIS_URL, say).
+//
 // Every error wraps ErrInvalidConfig and carries only its prefix
 // ("distributed: invalid configuration: ..."), one line per problem, so a
 // caller can log it as is.
 func CoordinatorFromEnv(mode Mode) (runtime.PoolOption, error) {
 	switch mode {
 	case ModeOff:
+		logMode(slog.Default(), Config{}, mode)
 		return nil, nil
 	case ModeAuto, ModeRequired:
 	default:
@@ -61,8 +68,10 @@ func CoordinatorFromEnv(mode Mode) (runtime.PoolOption, error) {
 		if mode == ModeRequired {
 			return nil, fmt.Errorf("%w: %s is not set; this worker requires a Redis coordinator (distributed=required)", ErrInvalidConfig, envNames.RedisURL)
 		}
+		logMode(slog.Default(), cfg, mode)
 		return nil, nil
 	}
+	logMode(slog.Default(), cfg, mode)
 	coordinator, err := NewRedisWorkerCoordinator(cfg.Options())
 	if err != nil {
 		return nil, err

@@ -113,9 +113,14 @@ func TestIntegrationURLForms(t *testing.T) {
 		mustAcquire(t, c, "p", 1)
 		opts := r.options(5 * time.Second)
 		opts.RedisURL = strings.Replace(r.srv.URL(), "s3cr3t-pw", "not-it-at-all", 1)
-		bad := r.started(opts, "bad")
-		_, err := bad.TryAcquireLease(ctx, "p", 1)
-		if err == nil || strings.Contains(err.Error(), "not-it-at-all") || strings.Contains(r.logs.String(), "not-it-at-all") {
+		bad, err := NewRedisWorkerCoordinator(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer bad.Close()
+		// A wrong password is a configuration error: Start refuses it.
+		err = bad.Start(ctx, "bad", []string{"p"})
+		if !errors.Is(err, ErrRedisRefused) || strings.Contains(err.Error(), "not-it-at-all") || strings.Contains(r.logs.String(), "not-it-at-all") {
 			t.Fatalf("wrong password: err=%v (must fail, without showing it)", err)
 		}
 	})

@@ -30,6 +30,9 @@ type WorkerInfo struct {
 	LastHeartbeat time.Time `json:"last_heartbeat"`
 	// Version is the agora version the worker was built with.
 	Version string `json:"version"`
+	// Schedules maps each pipeline id to its schedule in directive form
+	// (runtime.Schedule.String), when the pool published them.
+	Schedules map[string]string `json:"schedules,omitempty"`
 }
 
 // workerRecordTTL keeps a record through two missed heartbeats.
@@ -77,6 +80,7 @@ func (c *RedisWorkerCoordinator) recordCall() (scriptCall, bool) {
 			"started_ms", rec.startedMs,
 			"heartbeat_ms", c.clock.Now().UnixMilli(),
 			"version", rec.version,
+			"schedules", rec.schedules,
 		},
 	}, true
 }
@@ -85,6 +89,7 @@ func (c *RedisWorkerCoordinator) recordCall() (scriptCall, bool) {
 // change while it runs.
 type workerRecord struct {
 	id, host, pipelines, version string
+	schedules                    string // JSON object, pipeline id → schedule
 	pid                          int
 	startedMs                    int64
 }
@@ -178,6 +183,9 @@ func parseWorkerRecord(m map[string]string) (WorkerInfo, bool) {
 	}
 	if ms, err := strconv.ParseInt(m["heartbeat_ms"], 10, 64); err == nil {
 		info.LastHeartbeat = time.UnixMilli(ms)
+	}
+	if s := m["schedules"]; s != "" {
+		_ = json.Unmarshal([]byte(s), &info.Schedules)
 	}
 	return info, true
 }

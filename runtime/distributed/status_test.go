@@ -2,6 +2,7 @@ package distributed
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -48,16 +49,17 @@ func TestPasswordsNeverReachErrorsLogsOrStatus(t *testing.T) {
 
 	opts := u.options()
 	opts.RedisURL = "redis://:" + wrong + "@" + u.mr.Addr() + "/0"
-	bad := u.started(opts, "bad")
-	_, err := bad.TryAcquireLease(ctx, "p", 1)
-	if err == nil {
-		t.Fatal("acquire with a wrong password succeeded")
+	bad := u.coordinator(opts)
+	// A wrong password is a configuration error: Start refuses it.
+	err := bad.Start(ctx, "bad", []string{"p"})
+	if !errors.Is(err, ErrRedisRefused) {
+		t.Fatalf("Start with a wrong password = %v, want ErrRedisRefused", err)
 	}
 	healthErr := bad.Healthy(ctx)
 	raw, _ := json.Marshal(bad.Status())
 	_, listErr := bad.ListWorkers(ctx)
 	for what, text := range map[string]string{
-		"acquire error": err.Error(), "health error": healthErr.Error(), "status": string(raw),
+		"start error": err.Error(), "health error": healthErr.Error(), "status": string(raw),
 		"list error": listErr.Error(), "logs": u.logs.String(),
 	} {
 		if strings.Contains(text, wrong) || strings.Contains(text, right) {

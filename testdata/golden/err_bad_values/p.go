@@ -63,3 +63,18 @@ func BuildFlagValue(context.Context) (*Job, error) { return &Job{}, nil }
 //
 //agora:schedule once backoff=1s backoff=2s
 func BuildTwice(context.Context) (*Job, error) { return &Job{}, nil }
+
+// BuildCatchUpWord names no policy.
+//
+//agora:schedule cron="0 * * * *" catch_up=sometimes
+func BuildCatchUpWord(context.Context) (*Job, error) { return &Job{}, nil }
+
+// BuildNegativeGrace has a negative grace.
+//
+//agora:schedule cron="0 * * * *" grace=-1s
+func BuildNegativeGrace(context.Context) (*Job, error) { return &Job{}, nil }
+
+// BuildCatchUpEvery gives an every pipeline a catch-up policy and a grace.
+//
+//agora:schedule every=1h catch_up=all grace=10s
+func BuildCatchUpEvery(context.Context) (*Job, error) { return &Job{}, nil }

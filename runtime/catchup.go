@@ -1,0 +1,195 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+)
+
+// CatchUpPolicy says what a cron pipeline does about slots it missed: after
+// a fleet-wide outage (every replica down, or Redis down), a process that
+// was suspended, or a run that overran several slots.
+type CatchUpPolicy uint8
+
+// The catch-up policies.
+const (
+	// CatchUpSkip (the default) skips missed slots: of the slots due, only
+	// the newest runs, and only if it is at most the grace late.
+	CatchUpSkip CatchUpPolicy = iota
+	// CatchUpLatest runs the newest missed slot once, however late, and
+	// skips the older ones.
+	CatchUpLatest
+	// CatchUpAll runs every missed slot, oldest first, one after another,
+	// at most MaxCatchUpRuns of them; the rest are skipped and logged.
+	CatchUpAll
+)
+
+// MaxCatchUpRuns bounds the slots CatchUpAll runs after one outage.
+const MaxCatchUpRuns = 100
+
+// String returns "skip", "latest" or "all", as directives and agora/v1
+// files spell it.
+func (p CatchUpPolicy) String() string {
+	switch p {
+	case CatchUpSkip:
+		return "skip"
+	case CatchUpLatest:
+		return "latest"
+	case CatchUpAll:
+		return "all"
+	}
+	return fmt.Sprintf("CatchUpPolicy(%d)", uint8(p))
+}
+
+// ParseCatchUpPolicy reads "skip", "latest" or "all".
+func ParseCatchUpPolicy(s string) (CatchUpPolicy, error) {
+	switch strings.TrimSpace(s) {
+	case "skip", "":
+		return CatchUpSkip, nil
+	case "latest":
+		return CatchUpLatest, nil
+	case "all":
+		return CatchUpAll, nil
+	}
+	return CatchUpSkip, fmt.Errorf("runtime: catch-up policy %q: want skip, latest or all", s)
+}
+
+// MarshalText writes the policy's name.
+func (p CatchUpPolicy) MarshalText() ([]byte, error) { return []byte(p.String()), nil }
+
+// UnmarshalText reads a policy's name.
+func (p *CatchUpPolicy) UnmarshalText(b []byte) error {
+	v, err := ParseCatchUpPolicy(string(b))
+	if err != nil {
+		return err
+	}
+	*p = v
+	return nil
+}
+
+// CompletionReader is implemented by coordinators that remember, fleet-wide,
+// the last slot of each pipeline that completed (the distributed one does).
+// A cron pipeline with a catch-up policy other than CatchUpSkip asks it when
+// it starts, so slots missed while every replica was down are caught up.
+type CompletionReader interface {
+	// LastCompleted returns the last completed slot of pipelineID in Unix
+	// seconds, and false when none is recorded.
+	LastCompleted(ctx context.Context, pipelineID string) (slot int64, ok bool, err error)
+}
+
+// grace is the pipeline's late-slot grace.
+func (r *runner) grace() int64 {
+	if r.sp.Grace > 0 {
+		return int64(r.sp.Grace)
+	}
+	return int64(LateSlotGrace)
+}
+
+// catchingUp reports whether r's policy catches up missed slots.
+func (r *runner) catchingUp() bool {
+	return r.sp.CatchUp != CatchUpSkip && r.sp.Schedule.Kind() == ScheduleCron
+}
+
+// probeCompleted asks the coordinator for the last completed slot, once a
+// start (or after it failed, at each attempt until it answers), and marks
+// the slots after it and up to now as to be caught up.
+func (r *runner) probeCompleted(nowN int64) {
+	cr, ok := r.env.coord.(CompletionReader)
+	if !ok {
+		r.probe = false
+		return
+	}
+	r.env.enterBusy()
+	ctx, cancel := context.WithTimeout(r.env.hard, LeaseAcquireTimeout)
+	last, known, err := cr.LastCompleted(ctx, r.id())
+	cancel()
+	r.env.leaveBusy()
+	if err != nil {
+		r.env.logger.Warn("cannot read the last completed slot; catching up when the coordinator answers",
+			slog.String("pipeline_id", r.id()), slog.Any("error", err))
+		return
+	}
+	r.probe = false
+	if !known {
+		return // a pipeline that never completed has nothing to catch up
+	}
+	first := r.nextCron(last * int64(time.Second))
+	if first != 0 && first <= nowN && (r.catchUp == 0 || first < r.catchUp) {
+		r.catchUp, r.catchUpLeft = first, 0
+	}
+}
+
+// catchUpSlot returns the slot to run next while catching up and the slot
+// to plan after it when already known (0: the one after it), and moves the
+// catch-up on. Called by decide with r.catchUp set.
+func (r *runner) catchUpSlot(nowN int64) (slot, following int64) {
+	if r.sp.CatchUp == CatchUpLatest {
+		latest, _, missed, exact := r.latestSlot(r.catchUp, nowN)
+		if missed > 0 {
+			r.reportMissed(missed, exact, latest)
+		}
+		r.catchUp, r.catchUpLeft = 0, 0
+		return latest, 0
+	}
+	s := r.catchUp
+	if r.catchUpLeft == 0 {
+		r.catchUpLeft = MaxCatchUpRuns
+		r.env.logger.Info("catching up missed cron slots, oldest first",
+			slog.String("pipeline_id", r.id()), slog.Time("from", timeOf(s)), slog.Int("at_most", MaxCatchUpRuns))
+	}
+	r.catchUpLeft--
+	next := r.nextCron(s)
+	switch {
+	case next == 0 || next > nowN:
+		r.catchUp, r.catchUpLeft = 0, 0 // caught up
+	case r.catchUpLeft == 0:
+		// The rest is skipped as under CatchUpSkip: only the newest slot
+		// runs after this one, if it is within the grace.
+		r.catchUp = 0
+		latest, _, missed, exact := r.latestSlot(next, nowN)
+		following = latest
+		if nowN-latest > r.grace() {
+			missed++
+			following = r.nextCron(nowN)
+		}
+		r.env.logger.Warn("catch-up bound reached: later missed slots are skipped",
+			slog.String("pipeline_id", r.id()), slog.Int("ran", MaxCatchUpRuns), slog.Time("skipping_from", timeOf(next)))
+		r.reportMissed(missed, exact, 0)
+	default:
+		r.catchUp = next
+	}
+	return s, following
+}
+
+// decideCatchUp is decide's catch-up step: it reads the coordinator's last
+// completed slot when still to be done, notices slots missed locally (more
+// than one due, or the due one past the grace), and returns the slot to run
+// when catching up.
+func (r *runner) decideCatchUp(nowN int64) (int64, bool) {
+	if r.probe {
+		r.probeCompleted(nowN)
+		if r.catchUp == 0 && r.next <= nowN && !r.retry {
+			// Started with nothing to catch up: wait for the next slot.
+			// (When the coordinator did not answer, it is asked again then.)
+			r.next = r.nextCron(nowN)
+			r.setNext(r.stateOf())
+			return 0, false
+		}
+	}
+	if r.retry {
+		return 0, false
+	}
+	if r.catchUp == 0 && r.next != 0 && r.next <= nowN {
+		if n := r.nextCron(r.next); (n != 0 && n <= nowN) || nowN-r.next > r.grace() {
+			r.catchUp, r.catchUpLeft = r.next, 0
+		}
+	}
+	if r.catchUp == 0 {
+		return 0, false
+	}
+	s, following := r.catchUpSlot(nowN)
+	r.slot, r.following = s, following
+	return s, true
+}

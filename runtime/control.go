@@ -1,0 +1,153 @@
+package runtime
+
+import (
+	"log/slog"
+	"time"
+)
+
+// FleetController is implemented by coordinators that carry operators'
+// fleet-wide commands (distributed.RedisWorkerCoordinator does, fed by
+// "fleet pause", "fleet resume" and "fleet trigger"):
+//
+//   - a paused pipeline is not attempted: before asking for a lease the pool
+//     asks Paused, and a paused attempt is skipped (reason paused in /status
+//     and /metrics) and planned again as if another replica had run it. A run
+//     in flight when the pause arrives finishes.
+//   - a trigger asks for one run now: the coordinator calls the trigger
+//     handler on exactly one replica, and the pool runs the pipeline once
+//     at once, under a lease numbered RunNumberAuto, beside its schedule.
+type FleetController interface {
+	// Paused reports whether pipelineID is paused fleet-wide. It is asked
+	// before every attempt, so it must answer from memory, without I/O.
+	Paused(pipelineID string) bool
+	// SetTriggerHandler sets the function called when this replica has
+	// claimed a run-now request for pipelineID. It must return quickly.
+	SetTriggerHandler(handler func(pipelineID string))
+}
+
+// ScheduleReporter is implemented by coordinators that publish each
+// pipeline's schedule for fleet tooling (the worker record that "fleet
+// pipelines" reads). The pool calls SetSchedules before Start, with
+// Schedule.String of every pipeline by id.
+type ScheduleReporter interface {
+	SetSchedules(schedules map[string]string)
+}
+
+// reportSchedules hands coord the pipelines' schedules when it wants them.
+func reportSchedules(coord Coordinator, pipelines []*ScheduledPipeline) {
+	sr, ok := coord.(ScheduleReporter)
+	if !ok {
+		return
+	}
+	m := make(map[string]string, len(pipelines))
+	for _, sp := range pipelines {
+		m[sp.PipelineID] = sp.Schedule.String()
+	}
+	sr.SetSchedules(m)
+}
+
+// Triggered runs are retried this long while another replica holds the
+// pipeline's lease, then given up with a warning.
+const (
+	// TriggerRetryInterval is how often a claimed trigger asks for the lease
+	// again while it is held elsewhere.
+	TriggerRetryInterval = time.Second
+	// TriggerPatience bounds how long a claimed trigger waits for the lease.
+	TriggerPatience = 10 * time.Minute
+)
+
+// paused reports whether the coordinator says r's pipeline is paused.
+func (env *runEnv) paused(r *runner) bool {
+	return env.control != nil && env.control.Paused(r.id())
+}
+
+// onTrigger starts the run a trigger asked for, beside the schedule.
+func (pr *poolRun) onTrigger(pipelineID string) {
+	r := pr.runner(pipelineID)
+	if r == nil {
+		pr.env.logger.Warn("trigger for a pipeline this worker does not run; ignored", slog.String("pipeline_id", pipelineID))
+		return
+	}
+	if pr.state.Load() != poolRunning || r.isStopped() {
+		pr.env.logger.Warn("trigger while shutting down; not run", slog.String("pipeline_id", pipelineID))
+		return
+	}
+	go r.triggered(pr.env)
+}
+
+// runner returns the runner of pipelineID, or nil.
+func (pr *poolRun) runner(pipelineID string) *runner {
+	pr.byIDOnce.Do(func() {
+		pr.byID = make(map[string]*runner, len(pr.runners))
+		for _, r := range pr.runners {
+			pr.byID[r.id()] = r
+		}
+	})
+	return pr.byID[pipelineID]
+}
+
+// triggered makes the run a trigger asked for: one attempt numbered
+// RunNumberAuto, asked again every TriggerRetryInterval while the lease is
+// held elsewhere, for up to TriggerPatience. The schedule's plan is left
+// alone; the status counts the run like any other.
+func (r *runner) triggered(env *runEnv) {
+	r.logRun(slog.LevelInfo, "run triggered", Lease{RunNumber: RunNumberAuto})
+	giveUp := r.now().Add(TriggerPatience)
+	for {
+		r.mu.Lock()
+		state, next := r.st.state, r.st.next
+		r.mu.Unlock()
+		// Counted as an attempt in flight, so a graceful shutdown waits
+		// for it; the waits between attempts are not.
+		env.d.running.Add(1)
+		o, runErr, end := r.attempt(RunNumberAuto, r.now(), 0, true)
+		r.publishTriggered(o, runErr, end, state, next)
+		env.d.attemptDone()
+		switch o {
+		case outcomeNotAcquired:
+		case outcomeLeaseError:
+		default:
+			return
+		}
+		if !r.now().Before(giveUp) || r.isStopped() {
+			r.logRun(slog.LevelWarn, "triggered run given up: the lease stayed unavailable", Lease{RunNumber: RunNumberAuto},
+				slog.Duration("waited", TriggerPatience))
+			return
+		}
+		t := env.clock.NewTimer(TriggerRetryInterval)
+		select {
+		case <-t.C():
+		case <-r.stopChan():
+			t.Stop()
+			return
+		}
+	}
+}
+
+// publishTriggered records a triggered attempt in the status without
+// touching the schedule's plan: the state and next run the pipeline had
+// before are put back unless its scheduler published meanwhile.
+func (r *runner) publishTriggered(o outcome, runErr error, end time.Time, state PipelineState, next int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch o {
+	case outcomeSuccess, outcomeFailure:
+		r.ctx = nil
+		r.st.runs++
+		r.st.lastEnd = end.UnixNano()
+		r.st.runNumber, r.st.token = 0, 0
+		r.st.lastErr = ""
+		if runErr != nil {
+			r.st.failures++
+			r.st.lastErr = runErr.Error()
+		}
+		if r.st.state == StateRunning {
+			r.st.state, r.st.next = state, next
+		}
+	case outcomeLeaseError:
+		r.st.leaseErrors++
+	case outcomeNotAcquired:
+		r.st.skipped++
+		r.st.skippedHeld++
+	}
+}

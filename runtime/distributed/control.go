@@ -1,0 +1,270 @@
+package distributed
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/agora-etl/agora/runtime"
+)
+
+var _ runtime.FleetController = (*RedisWorkerCoordinator)(nil)
+
+// ControlPollInterval is how often a started coordinator reads the fleet's
+// pause flags and run-now requests from Redis: a pause takes effect, and a
+// trigger is picked up, within about this long.
+const ControlPollInterval = time.Second
+
+// Fleet-wide control keys, one hash each (not per pipeline, so one poll of
+// two keys serves any number of pipelines):
+//
+//	<prefix>control:paused   hash: pipeline id → PauseInfo as JSON
+//	<prefix>control:trigger  hash: pipeline id → request time in Unix ms
+func (k keys) paused() string   { return k.prefix + "control:paused" }
+func (k keys) triggers() string { return k.prefix + "control:trigger" }
+
+// PauseInfo says who paused a pipeline and when.
+type PauseInfo struct {
+	// At is when the pause was set.
+	At time.Time `json:"at"`
+	// By names where it was set from (user and host of the command).
+	By string `json:"by,omitempty"`
+}
+
+// control is the coordinator's copy of the fleet's commands.
+type control struct {
+	mu        sync.RWMutex
+	paused    map[string]bool
+	mine      map[string]bool // the pipelines this worker runs
+	handler   func(string)
+	every     time.Duration
+	schedules map[string]string
+}
+
+var _ runtime.ScheduleReporter = (*RedisWorkerCoordinator)(nil)
+
+// SetSchedules records each pipeline's schedule (directive form) for the
+// worker record, where "fleet pipelines" reads next fire times. The pool
+// calls it before Start.
+func (c *RedisWorkerCoordinator) SetSchedules(schedules map[string]string) {
+	c.ctl.mu.Lock()
+	defer c.ctl.mu.Unlock()
+	c.ctl.schedules = schedules
+}
+
+func (ctl *control) schedulesJSON() string {
+	ctl.mu.RLock()
+	defer ctl.mu.RUnlock()
+	if len(ctl.schedules) == 0 {
+		return ""
+	}
+	b, _ := json.Marshal(ctl.schedules)
+	return string(b)
+}
+
+// Paused reports whether pipelineID was paused fleet-wide at the last poll
+// (at Start, then every ControlPollInterval). When Redis cannot be read the
+// last known flags stay in force.
+func (c *RedisWorkerCoordinator) Paused(pipelineID string) bool {
+	c.ctl.mu.RLock()
+	defer c.ctl.mu.RUnlock()
+	return c.ctl.paused[pipelineID]
+}
+
+// SetTriggerHandler sets the function called when this worker claimed a
+// run-now request (Trigger) for one of its pipelines. Exactly one worker
+// claims each request: the one whose HDEL removes it.
+func (c *RedisWorkerCoordinator) SetTriggerHandler(handler func(pipelineID string)) {
+	c.ctl.mu.Lock()
+	defer c.ctl.mu.Unlock()
+	c.ctl.handler = handler
+}
+
+// startControl records the worker's pipelines and reads the commands once,
+// so a worker started while a pipeline is paused never runs it.
+func (c *RedisWorkerCoordinator) startControl(ctx context.Context, pipelineIDs []string) {
+	c.ctl.mu.Lock()
+	c.ctl.mine = make(map[string]bool, len(pipelineIDs))
+	for _, id := range pipelineIDs {
+		c.ctl.mine[id] = true
+	}
+	if c.ctl.every == 0 {
+		c.ctl.every = ControlPollInterval
+	}
+	c.ctl.mu.Unlock()
+	if c.health.reachable.Load() { // Start's connect worked
+		_ = c.pollControl(ctx)
+	}
+}
+
+// controlLoop polls the commands every ControlPollInterval until stop.
+func (c *RedisWorkerCoordinator) controlLoop(stop <-chan struct{}) {
+	defer c.loops.Done()
+	c.ctl.mu.RLock()
+	every := c.ctl.every
+	c.ctl.mu.RUnlock()
+	// Real time, not the coordinator's clock: a poll's timing means nothing
+	// for leases, and tests that step a fake clock timer by timer count
+	// only the renewal and heartbeat loops.
+	timer := time.NewTimer(every)
+	defer timer.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-timer.C:
+		}
+		_ = c.pollControl(context.Background())
+		timer.Reset(every)
+	}
+}
+
+// pollControl reads the pause flags and claims run-now requests for this
+// worker's pipelines.
+func (c *RedisWorkerCoordinator) pollControl(ctx context.Context) error {
+	opCtx, cancel := c.opContext(ctx)
+	defer cancel()
+	var paused, triggers *redis.MapStringStringCmd
+	_, err := c.client.Pipelined(opCtx, func(p redis.Pipeliner) error {
+		paused = p.HGetAll(opCtx, c.keys.paused())
+		triggers = p.HGetAll(opCtx, c.keys.triggers())
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	flags := make(map[string]bool, len(paused.Val()))
+	for id := range paused.Val() {
+		flags[id] = true
+	}
+	c.ctl.mu.Lock()
+	c.ctl.paused = flags
+	handler := c.ctl.handler
+	var claim []string
+	for id := range triggers.Val() {
+		if c.ctl.mine[id] {
+			claim = append(claim, id)
+		}
+	}
+	c.ctl.mu.Unlock()
+	if handler == nil {
+		return nil
+	}
+	for _, id := range claim {
+		n, err := c.client.HDel(opCtx, c.keys.triggers(), id).Result()
+		if err != nil {
+			return err
+		}
+		if n == 1 { // this worker removed it: the run is ours
+			c.log.Info("distributed: claimed a run-now request", "pipeline", id)
+			handler(id)
+		}
+	}
+	return nil
+}
+
+// errEmptyPipeline is returned by the fleet commands for an empty id.
+var errEmptyPipeline = errors.New("distributed: empty pipeline id")
+
+// Pause sets pipelineID's fleet-wide pause flag: every replica skips its
+// scheduled attempts (reason paused) from its next poll on, within
+// ControlPollInterval; a run in flight finishes. by says who paused it
+// ("" names the user and host of this process).
+func (c *RedisWorkerCoordinator) Pause(ctx context.Context, pipelineID, by string) error {
+	if pipelineID == "" {
+		return errEmptyPipeline
+	}
+	if by == "" {
+		by = whoAmI()
+	}
+	info, _ := json.Marshal(PauseInfo{At: c.clock.Now().UTC(), By: by})
+	ctx, cancel := c.opContext(ctx)
+	defer cancel()
+	if err := c.client.HSet(ctx, c.keys.paused(), pipelineID, info).Err(); err != nil {
+		return c.failure("pause "+strconv.Quote(pipelineID), err)
+	}
+	return nil
+}
+
+// Resume clears pipelineID's pause flag and reports whether it was set.
+func (c *RedisWorkerCoordinator) Resume(ctx context.Context, pipelineID string) (bool, error) {
+	if pipelineID == "" {
+		return false, errEmptyPipeline
+	}
+	ctx, cancel := c.opContext(ctx)
+	defer cancel()
+	n, err := c.client.HDel(ctx, c.keys.paused(), pipelineID).Result()
+	if err != nil {
+		return false, c.failure("resume "+strconv.Quote(pipelineID), err)
+	}
+	return n == 1, nil
+}
+
+// PausedPipelines returns the pause flags of the fleet, by pipeline id.
+func (c *RedisWorkerCoordinator) PausedPipelines(ctx context.Context) (map[string]PauseInfo, error) {
+	ctx, cancel := c.opContext(ctx)
+	defer cancel()
+	all, err := c.client.HGetAll(ctx, c.keys.paused()).Result()
+	if err != nil {
+		return nil, c.failure("read pause flags", err)
+	}
+	out := make(map[string]PauseInfo, len(all))
+	for id, v := range all {
+		var info PauseInfo
+		_ = json.Unmarshal([]byte(v), &info) // a hand-set flag still pauses
+		out[id] = info
+	}
+	return out, nil
+}
+
+// Trigger asks for one run of pipelineID now. The first replica running
+// the pipeline to poll (within ControlPollInterval) claims the request and
+// runs it once, under a fenced lease numbered by the coordinator
+// (runtime.RunNumberAuto), beside its schedule; while another replica holds
+// the lease it asks again every runtime.TriggerRetryInterval. Requests not
+// yet claimed coalesce: two triggers before any replica polls make one run.
+func (c *RedisWorkerCoordinator) Trigger(ctx context.Context, pipelineID string) error {
+	if pipelineID == "" {
+		return errEmptyPipeline
+	}
+	ctx, cancel := c.opContext(ctx)
+	defer cancel()
+	if err := c.client.HSet(ctx, c.keys.triggers(), pipelineID, c.clock.Now().UnixMilli()).Err(); err != nil {
+		return c.failure("trigger "+strconv.Quote(pipelineID), err)
+	}
+	return nil
+}
+
+// PendingTriggers returns the run-now requests no replica has claimed yet,
+// by pipeline id, with when they were made.
+func (c *RedisWorkerCoordinator) PendingTriggers(ctx context.Context) (map[string]time.Time, error) {
+	ctx, cancel := c.opContext(ctx)
+	defer cancel()
+	all, err := c.client.HGetAll(ctx, c.keys.triggers()).Result()
+	if err != nil {
+		return nil, c.failure("read triggers", err)
+	}
+	out := make(map[string]time.Time, len(all))
+	for id, v := range all {
+		ms, _ := strconv.ParseInt(v, 10, 64)
+		out[id] = time.UnixMilli(ms)
+	}
+	return out, nil
+}
+
+// whoAmI names this process's user and host for PauseInfo.By.
+func whoAmI() string {
+	host, _ := os.Hostname()
+	user := os.Getenv("USER")
+	if user == "" {
+		return host
+	}
+	return fmt.Sprintf("%s@%s", user, host)
+}

@@ -1,0 +1,137 @@
+package distributed
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/agora-etl/agora/runtime"
+)
+
+// LeaseState is what Redis holds for one pipeline, read by LeaseStates for
+// fleet tooling.
+type LeaseState struct {
+	// PipelineID names the pipeline.
+	PipelineID string `json:"pipeline_id"`
+	// Held is true while a lease is in force.
+	Held bool `json:"held"`
+	// Holder is the worker id of the lease's holder, "" when not held.
+	Holder string `json:"holder,omitempty"`
+	// FencingToken is the held lease's token, 0 when not held.
+	FencingToken int64 `json:"fencing_token"`
+	// RunNumber is the held lease's run number, 0 when not held.
+	RunNumber int64 `json:"run_number"`
+	// ExpiresIn is how long the held lease lives unless renewed.
+	ExpiresIn time.Duration `json:"expires_in"`
+	// LastToken is the last fencing token handed out, 0 when none is known.
+	LastToken int64 `json:"last_token"`
+	// LastCompleted is the last completed slot (Unix seconds), 0 when none.
+	LastCompleted int64 `json:"last_completed"`
+	// OnceCompleted is true when a Once pipeline's run completed.
+	OnceCompleted bool `json:"once_completed"`
+}
+
+// LeaseStates reads the lease, last token, last completed slot and Once
+// marker of each pipeline from the primary in one pipelined round trip. It
+// only reads, so it works on a coordinator that is merely connected. With a
+// Redlock quorum the lease itself lives on the quorum nodes; the primary's
+// copy shown here is the one the coordinator reserved it under.
+func (c *RedisWorkerCoordinator) LeaseStates(ctx context.Context, pipelineIDs []string) ([]LeaseState, error) {
+	if c.isClosed() {
+		return nil, ErrClosed
+	}
+	type reads struct {
+		lease       *redis.StringCmd
+		ttl         *redis.DurationCmd
+		token, done *redis.StringCmd
+		once        *redis.IntCmd
+	}
+	all := make([]reads, len(pipelineIDs))
+	ctx, cancel := c.opContext(ctx)
+	defer cancel()
+	_, err := c.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, id := range pipelineIDs {
+			all[i] = reads{
+				lease: p.LIndex(ctx, c.keys.lease(id), 0),
+				ttl:   p.PTTL(ctx, c.keys.lease(id)),
+				token: p.Get(ctx, c.keys.token(id)),
+				done:  p.Get(ctx, c.keys.done(id)),
+				once:  p.Exists(ctx, c.keys.once(id)),
+			}
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return nil, c.failure("read leases", err)
+	}
+	c.noteOK()
+	out := make([]LeaseState, len(pipelineIDs))
+	for i, id := range pipelineIDs {
+		r := all[i]
+		st := LeaseState{PipelineID: id}
+		if v, err := r.lease.Result(); err == nil {
+			if token, run, owner, ok := parseLeaseValue(v); ok {
+				st.Held, st.FencingToken, st.RunNumber, st.Holder = true, token, run, workerOf(owner)
+				if ttl := r.ttl.Val(); ttl > 0 {
+					st.ExpiresIn = ttl
+				}
+			}
+		}
+		st.LastToken, _ = strconv.ParseInt(r.token.Val(), 10, 64)
+		st.LastCompleted, _ = strconv.ParseInt(r.done.Val(), 10, 64)
+		st.OnceCompleted = r.once.Val() == 1
+		out[i] = st
+	}
+	return out, nil
+}
+
+// parseLeaseValue splits a lease's "<token> <run> <owner>".
+func parseLeaseValue(v string) (token, run int64, owner string, ok bool) {
+	parts := strings.SplitN(v, " ", 3)
+	if len(parts) != 3 {
+		return 0, 0, "", false
+	}
+	token, err1 := strconv.ParseInt(parts[0], 10, 64)
+	run, err2 := strconv.ParseInt(parts[1], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, 0, "", false
+	}
+	return token, run, parts[2], true
+}
+
+// workerOf drops the per-instance suffix ("#" and hex) Start adds to the
+// worker id to make an owner.
+func workerOf(owner string) string {
+	if i := strings.LastIndexByte(owner, '#'); i >= 0 {
+		return owner[:i]
+	}
+	return owner
+}
+
+var _ runtime.CompletionReader = (*RedisWorkerCoordinator)(nil)
+
+// LastCompleted returns pipelineID's last completed slot (Unix seconds) as
+// the primary records it, and false when none is. A cron pipeline with a
+// catch-up policy reads it at start, to run the slots missed while every
+// replica was down.
+func (c *RedisWorkerCoordinator) LastCompleted(ctx context.Context, pipelineID string) (int64, bool, error) {
+	if c.isClosed() {
+		return 0, false, ErrClosed
+	}
+	ctx, cancel := c.opContext(ctx)
+	defer cancel()
+	v, err := c.client.Get(ctx, c.keys.done(pipelineID)).Int64()
+	if errors.Is(err, redis.Nil) {
+		c.noteOK()
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, c.failure("read last completed slot of "+strconv.Quote(pipelineID), err)
+	}
+	c.noteOK()
+	return v, true, nil
+}

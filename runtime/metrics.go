@@ -1,0 +1,198 @@
+package runtime
+
+import (
+	"errors"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Metric buckets, in seconds.
+var (
+	// runDurationBuckets span 10 ms to about 45 min.
+	runDurationBuckets = prometheus.ExponentialBuckets(0.01, 4, 10)
+	// latenessBuckets span 1 ms to about a minute, LateSlotGrace.
+	latenessBuckets = prometheus.ExponentialBuckets(0.001, 4, 9)
+)
+
+// poolMetrics is a pool's Prometheus registry. Counters and gauges are read
+// from the runners' status at scrape time (poolCollector), so a run pays
+// nothing for them beyond the status update it makes anyway; only the two
+// histograms are observed as runs happen.
+type poolMetrics struct {
+	reg      *prometheus.Registry
+	duration *prometheus.HistogramVec
+	lateness *prometheus.HistogramVec
+	handler  http.Handler
+}
+
+func newPoolMetrics(p *WorkerPool) *poolMetrics {
+	m := &poolMetrics{
+		reg: prometheus.NewRegistry(),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "agora_run_duration_seconds",
+			Help:    "How long runs took, from the lease being granted to the pipeline closed.",
+			Buckets: runDurationBuckets,
+		}, []string{"pipeline"}),
+		lateness: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "agora_run_lateness_seconds",
+			Help:    "How far behind its scheduled time a cron or every run started.",
+			Buckets: latenessBuckets,
+		}, []string{"pipeline"}),
+	}
+	m.reg.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		m.duration, m.lateness,
+		&poolCollector{pool: p},
+	)
+	if c, ok := p.cfg.coordinator.(prometheus.Collector); ok {
+		// A coordinator with metrics of its own (the Redis one) adds them;
+		// a second pool on the same coordinator would register them twice,
+		// which the registry refuses: then they are left out of this one.
+		_ = m.reg.Register(c)
+	}
+	m.handler = promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
+	return m
+}
+
+// metrics returns the pool's metrics, made on first use.
+func (p *WorkerPool) metrics() *poolMetrics {
+	p.metricsOnce.Do(func() { p.metricsState = newPoolMetrics(p) })
+	return p.metricsState
+}
+
+// Gatherer returns the pool's Prometheus metrics (served by the health
+// server at /metrics), for programs that expose them elsewhere. The
+// registry holds the Go and process collectors, the pool's agora_* metrics
+// and, when the coordinator is a prometheus.Collector, the coordinator's.
+func (p *WorkerPool) Gatherer() prometheus.Gatherer { return p.metrics().reg }
+
+func (m *poolMetrics) observeDuration(r *runner, d time.Duration) {
+	if m != nil {
+		m.duration.WithLabelValues(r.id()).Observe(d.Seconds())
+	}
+}
+
+func (m *poolMetrics) observeLateness(r *runner, d time.Duration) {
+	if m != nil {
+		m.lateness.WithLabelValues(r.id()).Observe(max(d, 0).Seconds())
+	}
+}
+
+// counted adds a finished run to the runner's counts: how it ended and the
+// records it moved.
+func (r *runner) counted(runErr, cancelCause error, records RecordCounts) {
+	var pe *PanicError
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch {
+	case runErr == nil:
+		r.st.ok++
+	case errors.As(runErr, &pe):
+		r.st.panicked++
+	case cancelCause != nil:
+		r.st.cancelled++
+	default:
+		r.st.errored++
+	}
+	if !records.IsZero() {
+		r.st.records = r.st.records.Add(records)
+	}
+}
+
+// poolCollector turns the runners' status into the agora_* counters and
+// gauges at scrape time.
+type poolCollector struct{ pool *WorkerPool }
+
+var (
+	descRuns = prometheus.NewDesc("agora_runs_total",
+		"Finished runs by how they ended: success, error, panic or cancelled.", []string{"pipeline", "status"}, nil)
+	descSkipped = prometheus.NewDesc("agora_attempts_skipped_total",
+		"Attempts not run, by reason: lease_held (another replica has it), coordinator_unavailable, paused, missed (cron slots past the grace), completed (the slot already ran).",
+		[]string{"pipeline", "reason"}, nil)
+	descLeaseHeld = prometheus.NewDesc("agora_lease_held",
+		"1 while this replica holds the pipeline's lease for a run, else 0.", []string{"pipeline"}, nil)
+	descLeaseLost = prometheus.NewDesc("agora_lease_lost_total",
+		"Leases this replica lost while holding them (expired, taken over, not renewable).", []string{"pipeline"}, nil)
+	descToken = prometheus.NewDesc("agora_fencing_token",
+		"The fencing token of the last lease this replica held for the pipeline; 0 before any fenced lease.", []string{"pipeline"}, nil)
+	descConsecutive = prometheus.NewDesc("agora_consecutive_errors",
+		"Failed runs since the pipeline's last success.", []string{"pipeline"}, nil)
+	descRecords = prometheus.NewDesc("agora_records_total",
+		"Records moved by record pipelines, by direction: in (read), out (written), dead_lettered.", []string{"pipeline", "direction"}, nil)
+	descPaused = prometheus.NewDesc("agora_pipeline_paused",
+		"1 while the pipeline is paused fleet-wide, else 0.", []string{"pipeline"}, nil)
+	descCoordUp = prometheus.NewDesc("agora_coordinator_up",
+		"1 while the coordinator can grant leases; the in-process one always can.", nil, nil)
+)
+
+// Describe sends the descriptors of every agora_* metric the pool exports.
+func (c *poolCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descRuns, descSkipped, descLeaseHeld, descLeaseLost, descToken, descConsecutive, descRecords, descPaused} {
+		ch <- d
+	}
+	if _, ok := c.pool.cfg.coordinator.(prometheus.Collector); !ok {
+		ch <- descCoordUp
+	}
+}
+
+// Collect reads every runner's counts. Before Run there are none.
+func (c *poolCollector) Collect(ch chan<- prometheus.Metric) {
+	if _, ok := c.pool.cfg.coordinator.(prometheus.Collector); !ok {
+		ch <- prometheus.MustNewConstMetric(descCoordUp, prometheus.GaugeValue, 1)
+	}
+	pr := c.pool.run.Load()
+	if pr == nil {
+		return
+	}
+	counter := func(d *prometheus.Desc, v uint64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)
+	}
+	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+	}
+	for _, r := range pr.runners {
+		id := r.id()
+		r.mu.Lock()
+		st := r.st
+		held := r.ctx != nil
+		r.mu.Unlock()
+		counter(descRuns, st.ok, id, "success")
+		counter(descRuns, st.errored, id, "error")
+		counter(descRuns, st.panicked, id, "panic")
+		counter(descRuns, st.cancelled, id, "cancelled")
+		counter(descSkipped, st.skippedHeld, id, "lease_held")
+		counter(descSkipped, st.leaseErrors, id, "coordinator_unavailable")
+		counter(descSkipped, st.skippedPaused, id, "paused")
+		counter(descSkipped, st.missed, id, "missed")
+		counter(descSkipped, st.skippedDone, id, "completed")
+		gauge(descLeaseHeld, b2f(held), id)
+		counter(descLeaseLost, st.leaseLost, id)
+		gauge(descToken, float64(st.lastToken), id)
+		gauge(descConsecutive, float64(st.consecutive), id)
+		gauge(descPaused, b2f(pr.env.paused(r)), id)
+		if st.records != (RecordCounts{}) {
+			counter(descRecords, uint64(st.records.In), id, "in")
+			counter(descRecords, uint64(st.records.Out), id, "out")
+			counter(descRecords, uint64(st.records.DeadLettered), id, "dead_lettered")
+		}
+	}
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// metricsOnce guards metricsState; kept here with the rest of the metrics.
+type metricsHolder struct {
+	metricsOnce  sync.Once
+	metricsState *poolMetrics
+}
