@@ -67,10 +67,10 @@ func (f *File) ScheduledPipelines() []*runtime.ScheduledPipeline {
 			Schedule:             p.Schedule.Runtime(),
 			ErrorBackoff:         p.ErrorBackoff,
 			MaxConsecutiveErrors: p.MaxConsecutiveErrors,
-			// INTEGRATION (catch-up): once ScheduledPipeline has CatchUp
-			// and Grace, set them here:
-			//	CatchUp: runtime.ParseCatchUpPolicy(p.Schedule.CatchUp) (already checked: "", skip, latest, all),
-			//	Grace:   *p.Schedule.Grace when not nil (positive; 0 is the runtime's default).
+			CatchUp:              p.Schedule.catchUpPolicy(),
+		}
+		if g := p.Schedule.Grace; g != nil {
+			out[i].Grace = *g
 		}
 	}
 	return out

@@ -29,7 +29,7 @@ type Schedule struct {
 	// or "all".
 	CatchUp string
 	// Grace is how late a cron slot may still start under the skip
-	// policy; nil when not set (the runtime's default, one minute).
+	// policy; nil when not set (runtime.LateSlotGrace).
 	Grace *time.Duration
 
 	schedule runtime.Schedule
@@ -214,4 +214,11 @@ func shortDuration(d time.Duration) string {
 		s = strings.TrimSuffix(s, "0m")
 	}
 	return s
+}
+
+// catchUpPolicy is CatchUp as the runtime takes it; the loader accepted
+// only "", skip, latest and all, and "" is the runtime's default, skip.
+func (s Schedule) catchUpPolicy() runtime.CatchUpPolicy {
+	p, _ := runtime.ParseCatchUpPolicy(s.CatchUp)
+	return p
 }

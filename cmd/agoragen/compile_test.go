@@ -16,6 +16,7 @@ import (
 	"github.com/alicebob/miniredis/v2"
 
 	"github.com/agora-etl/agora/internal/gen"
+	"github.com/agora-etl/agora/internal/modtest"
 )
 
 // goldenModule lays out every golden case with an expected file as a package
@@ -25,7 +26,7 @@ import (
 func goldenModule(t *testing.T) (string, []string) {
 	t.Helper()
 	root := goldenRoot(t)
-	mod := tempModule(t, "agoragen.golden", true)
+	mod := modtest.New(t, "agoragen.golden", true)
 
 	var cases []string
 	for _, name := range goldenCases(t) {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agora-etl/agora/internal/gen"
+	"github.com/agora-etl/agora/internal/modtest"
 )
 
 // userModule writes a module that requires this checkout of agora, with the
@@ -17,7 +18,7 @@ import (
 // directory. Loading it needs no network: the module cache has everything.
 func userModule(t testing.TB, requireAgora bool, files map[string]string) string {
 	t.Helper()
-	dir := tempModule(t, "example.com/user", requireAgora)
+	dir := modtest.New(t, "example.com/user", requireAgora)
 	for name, content := range files {
 		writeFile(t, filepath.Join(dir, name), []byte(content))
 	}

@@ -17,9 +17,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/agora-etl/agora/etl"
 	"github.com/agora-etl/agora/internal/redistest"
 	"github.com/agora-etl/agora/runtime"
 	"github.com/agora-etl/agora/runtime/distributed"
@@ -36,18 +36,10 @@ const fleetTTL = 700 * time.Millisecond
 
 // runFleetWorker is one replica: a pool with a Redis coordinator and one
 // pipeline on "* * * * * *" that, per slot, upserts the slot's row and
-// appends to a log, both through fenced sinks on the same resource.
+// appends to a log of accepted writes, in one FencedTx.
 func runFleetWorker(t *testing.T, cfg fleetWorker) {
 	ctx := context.Background()
 	pool, err := pgxpool.New(ctx, cfg.Postgres)
-	if err != nil {
-		t.Fatal(err)
-	}
-	slots, err := NewSink(pool, SinkConfig{Table: "slots", Mode: "upsert", Key: []string{"slot"}, Resource: "slots"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	wlog, err := NewSink(pool, SinkConfig{Table: "writes", Resource: "slots"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,16 +60,20 @@ func runFleetWorker(t *testing.T, cfg fleetWorker) {
 				lease, _ := runtime.LeaseFromContext(ctx)
 				fmt.Printf("RUN %d %d\n", lease.RunNumber, lease.FencingToken)
 				// Work before the write, where a pause or a kill can land.
-				time.Sleep(300 * time.Millisecond)
-				rec := []etl.Record{{"slot": lease.RunNumber, "token": lease.FencingToken, "worker": cfg.Name}}
+				time.Sleep(500 * time.Millisecond)
 				// The write ignores the run's cancellation, like a write
 				// already on its way when the lease was lost: only fencing
-				// stands between it and the table.
+				// stands between it and the tables. The log row and the
+				// slot's row commit together or not at all.
 				wctx := context.WithoutCancel(ctx)
-				if err := wlog.Write(wctx, rec); err != nil {
+				return FencedTx(wctx, pool, "slots", lease.FencingToken, func(tx pgx.Tx) error {
+					if _, err := tx.Exec(wctx, "INSERT INTO writes (slot, token, worker) VALUES ($1, $2, $3)", lease.RunNumber, lease.FencingToken, cfg.Name); err != nil {
+						return err
+					}
+					_, err := tx.Exec(wctx, `INSERT INTO slots (slot, token, worker) VALUES ($1, $2, $3)
+ON CONFLICT (slot) DO UPDATE SET token = EXCLUDED.token, worker = EXCLUDED.worker`, lease.RunNumber, lease.FencingToken, cfg.Name)
 					return err
-				}
-				return slots.Write(wctx, rec)
+				})
 			}), nil
 		},
 	})
@@ -183,7 +179,7 @@ func TestFleetChaosUpsertsEachSlotOnce(t *testing.T) {
 	}
 	stopped := waitRun(t, procs, 10*time.Second)
 	procs[stopped].cmd.Process.Signal(syscall.SIGSTOP)
-	time.Sleep(fleetTTL + 1800*time.Millisecond)
+	time.Sleep(fleetTTL + 2200*time.Millisecond)
 	procs[stopped].cmd.Process.Signal(syscall.SIGCONT)
 	time.Sleep(500 * time.Millisecond)
 	// Kill another one outright in the middle of a run, and start a
