@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/agora-etl/agora/etl"
+	"github.com/agora-etl/agora/internal/typo"
 	"github.com/pelletier/go-toml/v2"
 )
 
@@ -54,8 +55,8 @@ func (d *decoder) component(m map[string]any, at path, kind etl.Kind) Component 
 			d.atValue(at.child("type"), "%s: %q is a %s, not a %s; known %s types: %s", at.child("type"), typ, other, kind, kind, strings.Join(known, ", "))
 		} else {
 			suggestion := ""
-			if s := hint(typ, known, ""); strings.HasPrefix(s, " (") {
-				suggestion = s
+			if s := typo.Closest(typ, known); s != "" {
+				suggestion = fmt.Sprintf(" (did you mean %q?)", s)
 			}
 			d.atValue(at.child("type"), "%s: unknown %s type %q%s; known %s types: %s", at.child("type"), kind, typ, suggestion, kind, strings.Join(known, ", "))
 		}

@@ -70,9 +70,10 @@ func (c *streamConfig) Validate() error {
 
 type stdoutConfig struct{}
 
-// bufferSink writes one JSON object a line, like the stdout sink.
+// bufferSink writes one JSON object a line, like the stdout sink. Sinks of
+// pipelines running at once share the buffer, and so the mutex.
 type bufferSink struct {
-	mu  sync.Mutex
+	mu  *sync.Mutex
 	buf *bytes.Buffer
 }
 
@@ -95,10 +96,15 @@ type rejectConfig struct {
 // rejectSink refuses records that have its field and keeps the others.
 type rejectSink struct {
 	field string
+	mu    *sync.Mutex
 	got   *[]etl.Record
 }
 
 func (s *rejectSink) Write(_ context.Context, records []etl.Record) error {
+	if s.mu != nil {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+	}
 	var rej etl.RejectedError
 	for i, r := range records {
 		if _, bad := r[s.field]; bad {
@@ -115,6 +121,7 @@ func (s *rejectSink) Write(_ context.Context, records []etl.Record) error {
 
 // testOutputs is where the test components write.
 type testOutputs struct {
+	mu       sync.Mutex
 	stdout   bytes.Buffer
 	stream   []etl.Record
 	accepted []etl.Record
@@ -131,13 +138,13 @@ func testRegistry(out *testOutputs) *etl.Registry {
 		return nil, fmt.Errorf("cannot open %s", c.Path)
 	})
 	etl.RegisterSink(r, "stdout", "stdout", func(_ context.Context, _ stdoutConfig) (etl.Sink, error) {
-		return &bufferSink{buf: &out.stdout}, nil
+		return &bufferSink{mu: &out.mu, buf: &out.stdout}, nil
 	})
 	etl.RegisterSink(r, "redis_stream", "a stream", func(_ context.Context, c streamConfig) (etl.Sink, error) {
-		return &rejectSink{field: "\x00never", got: &out.stream}, nil
+		return &rejectSink{field: "\x00never", mu: &out.mu, got: &out.stream}, nil
 	})
 	etl.RegisterSink(r, "reject", "rejects records with field", func(_ context.Context, c rejectConfig) (etl.Sink, error) {
-		return &rejectSink{field: c.Field, got: &out.accepted}, nil
+		return &rejectSink{field: c.Field, mu: &out.mu, got: &out.accepted}, nil
 	})
 	return r
 }

@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"os"
+	"strings"
 
 	"github.com/agora-etl/agora/etl"
 	"github.com/pelletier/go-toml/v2"
@@ -79,18 +80,15 @@ func syntaxDiagnostic(name string, err error) Diagnostic {
 	var de *toml.DecodeError
 	if errors.As(err, &de) {
 		line, col := de.Position()
-		msg := de.Error()
-		if len(msg) > 6 && msg[:6] == "toml: " {
-			msg = msg[6:]
-		}
+		msg := strings.TrimPrefix(de.Error(), "toml: ")
 		// go-toml names the last part of the key only ("table orders
 		// already exists"); the whole key says which.
 		if k := de.Key(); len(k) > 1 {
 			msg = path(k).String() + ": " + msg
 		}
-		return Diagnostic{File: name, Line: line, Col: col, Message: msg}
+		return Diagnostic{File: name, Line: line, Col: col, Message: Redact(msg)}
 	}
-	return Diagnostic{File: name, Line: 1, Col: 1, Message: err.Error()}
+	return Diagnostic{File: name, Line: 1, Col: 1, Message: Redact(err.Error())}
 }
 
 // tomlUnmarshal is go-toml's decoder into a generic document.

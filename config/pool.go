@@ -67,9 +67,10 @@ func (f *File) ScheduledPipelines() []*runtime.ScheduledPipeline {
 			Schedule:             p.Schedule.Runtime(),
 			ErrorBackoff:         p.ErrorBackoff,
 			MaxConsecutiveErrors: p.MaxConsecutiveErrors,
-			// INTEGRATION (catch-up): set CatchUp from p.Schedule.CatchUp
-			// (skip, latest, all) and Grace from p.Schedule.Grace once
-			// ScheduledPipeline has them.
+			CatchUp:              p.Schedule.catchUpPolicy(),
+		}
+		if g := p.Schedule.Grace; g != nil {
+			out[i].Grace = *g
 		}
 	}
 	return out

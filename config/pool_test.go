@@ -124,3 +124,44 @@ schedule = { mode = "once" }
 		t.Errorf("summary leaks the password:\n%s", f.Summary())
 	}
 }
+
+func TestScheduledPipelinesCarryTheCatchUpPolicy(t *testing.T) {
+	var out testOutputs
+	doc := `format = "agora/v1"
+[pipelines.latest]
+source = { type = "iterable" }
+sinks = [{ type = "stdout" }]
+schedule = { mode = "cron", expr = "0 * * * *", catch_up = "latest" }
+[pipelines.all]
+source = { type = "iterable" }
+sinks = [{ type = "stdout" }]
+schedule = { mode = "cron", expr = "0 * * * *", catch_up = "all" }
+[pipelines.skip]
+source = { type = "iterable" }
+sinks = [{ type = "stdout" }]
+schedule = { mode = "cron", expr = "0 * * * *", catch_up = "skip", grace = "5m" }
+[pipelines.default]
+source = { type = "iterable" }
+sinks = [{ type = "stdout" }]
+schedule = { mode = "cron", expr = "0 * * * *" }
+`
+	f, err := Parse("c.toml", []byte(doc), WithRegistry(testRegistry(&out)), WithLookupEnv(noEnv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]struct {
+		policy runtime.CatchUpPolicy
+		grace  time.Duration
+	}{
+		"latest":  {runtime.CatchUpLatest, 0},
+		"all":     {runtime.CatchUpAll, 0},
+		"skip":    {runtime.CatchUpSkip, 5 * time.Minute},
+		"default": {runtime.CatchUpSkip, 0},
+	}
+	for _, sp := range f.ScheduledPipelines() {
+		w := want[sp.PipelineID]
+		if sp.CatchUp != w.policy || sp.Grace != w.grace {
+			t.Errorf("%s: catch-up %s, grace %s; want %s, %s", sp.PipelineID, sp.CatchUp, sp.Grace, w.policy, w.grace)
+		}
+	}
+}

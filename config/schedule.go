@@ -28,7 +28,8 @@ type Schedule struct {
 	// CatchUp is the cron catch-up policy: "" (not set), "skip", "latest"
 	// or "all".
 	CatchUp string
-	// Grace is how late a cron slot may still start; nil when not set.
+	// Grace is how late a cron slot may still start under the skip
+	// policy; nil when not set (runtime.LateSlotGrace).
 	Grace *time.Duration
 
 	schedule runtime.Schedule
@@ -105,7 +106,8 @@ func (d *decoder) schedule(m map[string]any, at path) Schedule {
 			}
 			s.CatchUp = policy
 		}
-		if g, ok := d.duration(m, at, "grace", true); ok {
+		// Positive only: the runtime reads a zero grace as its default.
+		if g, ok := d.duration(m, at, "grace", false); ok {
 			s.Grace = &g
 		}
 	case "continuous":
@@ -212,4 +214,11 @@ func shortDuration(d time.Duration) string {
 		s = strings.TrimSuffix(s, "0m")
 	}
 	return s
+}
+
+// catchUpPolicy is CatchUp as the runtime takes it; the loader accepted
+// only "", skip, latest and all, and "" is the runtime's default, skip.
+func (s Schedule) catchUpPolicy() runtime.CatchUpPolicy {
+	p, _ := runtime.ParseCatchUpPolicy(s.CatchUp)
+	return p
 }

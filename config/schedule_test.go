@@ -29,7 +29,7 @@ func TestScheduleModes(t *testing.T) {
 		{"mode = \"every\"\nhours = 0.5", runtime.ScheduleEvery, 30 * time.Minute, "every 30m"},
 		{"mode = \"every\"\nseconds = 0.25", runtime.ScheduleEvery, 250 * time.Millisecond, "every 250ms"},
 		{"mode = \"cron\"\nexpr = \"0 * * * *\"", runtime.ScheduleCron, 0, `cron "0 * * * *"`},
-		{"mode = \"cron\"\nexpr = \"@every 10s\"\ncatch_up = \"all\"\ngrace = 0", runtime.ScheduleCron, 0, `cron "@every 10s", catch_up all, grace 0s`},
+		{"mode = \"cron\"\nexpr = \"@every 10s\"\ncatch_up = \"all\"\ngrace = 5", runtime.ScheduleCron, 0, `cron "@every 10s", catch_up all, grace 5s`},
 		{"mode = \"continuous\"", runtime.ScheduleContinuous, 0, "continuous"},
 		{"mode = \"once\"", runtime.ScheduleOnce, 0, "once"},
 	} {
@@ -60,6 +60,7 @@ func TestScheduleProblems(t *testing.T) {
 		{"mode = \"cron\"\nexpr = \"* * *\"", "t.toml:3:8: s.expr: cron expression \"* * *\""},
 		{"mode = \"cron\"\nexpr = 5", "t.toml:3:8: s.expr: want a string, got an integer"},
 		{"mode = \"cron\"\nexpr = \"0 * * * *\"\ncatch_up = \"lates\"", "t.toml:4:12: s.catch_up: unknown policy \"lates\" (did you mean \"latest\"?)"},
+		{"mode = \"cron\"\nexpr = \"0 * * * *\"\ngrace = 0", "t.toml:4:9: s.grace: 0s must be positive"},
 		{"mode = \"once\"\nexpr = \"0 * * * *\"", "t.toml:3:1: s.expr: not used with mode = \"once\" (it takes no other keys)"},
 		{"mode = \"every\"\nminutes = 1\ngrace = \"1m\"", "t.toml:4:1: s.grace: not used with mode = \"every\" (it takes seconds, minutes, hours, days)"},
 	} {

@@ -41,7 +41,10 @@ func (c FileSinkConfig) Validate() error {
 // FileSink appends records to a file: JSON lines, or CSV rows. Flush writes
 // out its buffer and fsyncs the file, so what was flushed survives a crash;
 // the pipeline flushes before every acknowledgement and before a run
-// succeeds.
+// succeeds. A process killed while writing can leave a last line cut short;
+// that line was never flushed, so its batch was never acknowledged and will
+// come again: the sink removes such a torn tail when it opens the file, so
+// the next record never lands on the end of a broken line.
 //
 // CSV columns are the file's header row when the file already has one,
 // otherwise the sorted field names of the first record written, which then
@@ -97,6 +100,11 @@ func (s *FileSink) Write(ctx context.Context, records []Record) error {
 func (s *FileSink) open() error {
 	_, statErr := os.Stat(s.path)
 	created := errors.Is(statErr, os.ErrNotExist)
+	if !created {
+		if err := dropTornTail(s.path); err != nil {
+			return fmt.Errorf("etl: file sink: %w", err)
+		}
+	}
 	f, err := os.OpenFile(s.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return fmt.Errorf("etl: file sink: %w", err)

@@ -102,6 +102,7 @@ type RedisStreamSource struct {
 	shown   string // the URL without password
 	decode  entryDecoder
 	ahead   chan readResult // the read ahead in flight, if any
+	quit    chan struct{}   // closed by Close: a read ahead stops waiting
 }
 
 // NewRedisStreamSource returns a source; it connects at the first Read.
@@ -118,7 +119,7 @@ func NewRedisStreamSource(cfg RedisStreamSourceConfig) (*RedisStreamSource, erro
 	}
 	s := &RedisStreamSource{
 		cfg: cfg, client: redis.NewClient(opts), block: DefaultStreamBlock, claim: DefaultClaimIdle,
-		pending: "0", claimAt: "0-0", shown: redactURL(cfg.URL),
+		pending: "0", claimAt: "0-0", shown: redactURL(cfg.URL), quit: make(chan struct{}),
 	}
 	if cfg.Block > 0 {
 		s.block = time.Duration(cfg.Block)
@@ -267,6 +268,10 @@ func (s *RedisStreamSource) readNew(ctx context.Context, max int) ([]redis.XMess
 		select {
 		case <-shutdown:
 			return nil, nil
+		case <-s.quit:
+			return nil, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
 		default:
 		}
 	}
@@ -311,8 +316,16 @@ func (s *RedisStreamSource) fail(what string, err error) error {
 	return fmt.Errorf("etl: redis_stream %s at %s: %s: %w", s.cfg.Stream, s.shown, what, err)
 }
 
-// Close waits for a read ahead in flight and closes the connection.
+// Close stops a read ahead in flight (within one 250 ms slice of its wait),
+// waits for it and closes the connection. Entries it got stay pending for
+// this consumer.
 func (s *RedisStreamSource) Close() error {
+	select {
+	case <-s.quit:
+		return nil // closed before
+	default:
+		close(s.quit)
+	}
 	if s.ahead != nil {
 		<-s.ahead
 		s.ahead = nil

@@ -248,7 +248,7 @@ func TestRedisStreamSinkTrimsApproximately(t *testing.T) {
 
 func TestRedisStreamSinkDownFailsTheBatch(t *testing.T) {
 	srv := redistest.Start(t)
-	sink, err := etl.NewRedisStreamSink(etl.RedisStreamSinkConfig{URL: srv.URL(), Stream: "out"})
+	sink, err := etl.NewRedisStreamSink(etl.RedisStreamSinkConfig{URL: srv.URL() + "?max_retries=-1", Stream: "out"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -323,5 +323,26 @@ func TestRedisStreamSourceReadAheadIsNotLostWhenTheRunStops(t *testing.T) {
 	}
 	if len(ids) != 20 || ids[0] != "10" || ids[19] != "29" {
 		t.Fatalf("the second run read %v, want 10..29 once each", ids)
+	}
+}
+
+func TestRedisStreamSourceCloseStopsTheReadAhead(t *testing.T) {
+	srv := redistest.Start(t)
+	c := redisClient(t, srv)
+	addEntries(t, c, "s", 0, 3)
+	src := newStreamSource(t, etl.RedisStreamSourceConfig{URL: srv.URL(), Stream: "s", Group: "g", Block: etl.Duration(20 * time.Second)})
+	if b, err := src.Read(context.Background(), 10); err != nil || len(b.Records) != 3 {
+		t.Fatalf("%v %v", b.Records, err)
+	}
+	// The read ahead now waits on an empty stream for up to 20 s.
+	start := time.Now()
+	if err := src.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("Close took %v", d)
+	}
+	if err := src.Close(); err != nil {
+		t.Fatalf("a second Close: %v", err)
 	}
 }

@@ -49,5 +49,5 @@ func (r *runner) heldElsewhere(runNumber int64) {
 			attrs = append(attrs, slog.String("holder", "none now (released since)"))
 		}
 	}
-	r.logRun(slog.LevelInfo, "lease held by another worker, skipping; a dead holder's runs are taken over when its lease expires", asked, attrs...)
+	r.logRun(slog.LevelInfo, "lease held by another worker, skipping; a dead holder's runs are taken over when its lease or its worker record expires", asked, attrs...)
 }

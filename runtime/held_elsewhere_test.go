@@ -74,7 +74,7 @@ func TestHeldLeaseIsLoggedWithHolderOncePerMinute(t *testing.T) {
 		if _, ok := m["holder_lease_expires_in"]; !ok {
 			t.Errorf("line %d lacks holder_lease_expires_in: %v", i, m)
 		}
-		if !strings.Contains(m["msg"].(string), "taken over when its lease expires") {
+		if !strings.Contains(m["msg"].(string), "taken over when its lease or its worker record expires") {
 			t.Errorf("line %d does not say when the runs come back: %v", i, m["msg"])
 		}
 	}

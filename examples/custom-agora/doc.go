@@ -3,36 +3,16 @@
 //
 // Register adds it to a registry; handed to the agora command's entry
 // point, that registry makes a binary that runs agora/v1 files using
-// `type = "sequence"` beside every built-in component:
-//
-//	package main
-//
-//	import (
-//		"os"
-//
-//		"github.com/agora-etl/agora/cli"
-//		"github.com/agora-etl/agora/etl"
-//		customagora "github.com/agora-etl/agora/examples/custom-agora"
-//	)
+// `type = "sequence"` beside every built-in component. cmd/custom-agora is
+// that binary, in full:
 //
 //	func main() {
-//		r := etl.Builtins()
-//		customagora.Register(r)
-//		os.Exit(cli.Main(os.Args[1:], cli.WithRegistry(r)))
+//		reg := cli.Builtins()
+//		customagora.Register(reg)
+//		os.Exit(cli.Main(os.Args[1:], cli.WithRegistry(reg)))
 //	}
 //
-// and pipelines.toml:
+// and pipelines.toml is a file it runs:
 //
-//	format = "agora/v1"
-//
-//	[pipelines.count.source]
-//	type = "sequence"
-//	count = 3
-//	field = "n"
-//
-//	[pipelines.count.schedule]
-//	mode = "once"
-//
-//	[[pipelines.count.sinks]]
-//	type = "stdout"
+//	go run ./examples/custom-agora/cmd/custom-agora run --config examples/custom-agora/pipelines.toml
 package customagora

@@ -15,7 +15,9 @@ func BuildSchemaMigrate(ctx context.Context) (runtime.PipelineFunc, error) {
 	return func(ctx context.Context) error {
 		tables := []string{"orders_rollup", "inventory", "events"}
 		for _, t := range tables {
-			shared.CreateTable(t)
+			if err := shared.CreateTable(ctx, t); err != nil {
+				return err
+			}
 		}
 		logRun(ctx, PipelineSchemaMigrate, int64(len(tables)))
 		return nil

@@ -2,76 +2,128 @@ package etl
 
 import (
 	"context"
-	"errors"
+	"database/sql"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 
+	"github.com/agora-etl/agora/etl/sqlite"
 	"github.com/agora-etl/agora/runtime"
 )
 
-// ErrStaleWriter is returned by Warehouse.Load for a write fenced with a
-// token older than one the table has already accepted.
-var ErrStaleWriter = errors.New("etl: stale writer: fencing token older than the table's")
+// WarehouseEnv names the environment variable with the path of the SQLite
+// file the pipelines load; every replica of the fleet must name the same
+// file. The default is agora-example-warehouse.db in the temporary
+// directory.
+const WarehouseEnv = "ETL_WAREHOUSE_PATH"
 
-// Warehouse is the destination of every pipeline. This example keeps it in
-// memory; a real one is a database whose writes carry the fencing token, for
-// instance in a conditional UPDATE ... WHERE token <= $1.
+// Warehouse is the destination of every pipeline: a SQLite database whose
+// loads are fenced by the run's token with sqlite.FencedTx, so a replica
+// whose lease was taken over cannot load anything after the new owner
+// has. Each table holds one row per load.
 type Warehouse struct {
-	mu     sync.Mutex
-	tables map[string]*table
+	path string
+	once sync.Once
+	db   *sql.DB
+	err  error
 }
 
-type table struct {
-	rows  int64
-	token int64
-}
-
-// NewWarehouse returns an empty warehouse.
-func NewWarehouse() *Warehouse { return &Warehouse{tables: map[string]*table{}} }
+// NewWarehouse returns the warehouse in the SQLite file at path, opened at
+// first use; "" means the file WarehouseEnv names.
+func NewWarehouse(path string) *Warehouse { return &Warehouse{path: path} }
 
 // shared is the warehouse every pipeline of this process writes to.
-var shared = NewWarehouse()
+var shared = NewWarehouse("")
 
-// CreateTable creates name if it does not exist yet.
-func (w *Warehouse) CreateTable(name string) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.tables[name] == nil {
-		w.tables[name] = &table{}
+// Path returns the warehouse's file.
+func (w *Warehouse) Path() string {
+	if w.path != "" {
+		return w.path
 	}
+	if p := os.Getenv(WarehouseEnv); p != "" {
+		return p
+	}
+	return filepath.Join(os.TempDir(), "agora-example-warehouse.db")
 }
 
-// Load appends rows to the table, fenced by the run's lease: a token smaller
-// than the last one the table accepted means another replica has taken the
-// pipeline over, and the write is refused.
-func (w *Warehouse) Load(ctx context.Context, name string, rows int64) error {
-	lease, _ := runtime.LeaseFromContext(ctx)
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	t := w.tables[name]
-	if t == nil {
-		t = &table{}
-		w.tables[name] = t
+func (w *Warehouse) open() (*sql.DB, error) {
+	w.once.Do(func() { w.db, w.err = sqlite.Open(w.Path()) })
+	return w.db, w.err
+}
+
+// Close closes the database.
+func (w *Warehouse) Close() error {
+	if db, err := w.open(); err == nil {
+		return db.Close()
 	}
-	if lease.Fenced() && lease.FencingToken < t.token {
-		return fmt.Errorf("%w: table %s: token %d < %d", ErrStaleWriter, name, lease.FencingToken, t.token)
-	}
-	if lease.Fenced() {
-		t.token = lease.FencingToken
-	}
-	t.rows += rows
 	return nil
 }
 
-// Rows returns how many rows table name holds.
-func (w *Warehouse) Rows(name string) int64 {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if t := w.tables[name]; t != nil {
-		return t.rows
+func createSQL(name string) string {
+	return `CREATE TABLE IF NOT EXISTS "` + strings.ReplaceAll(name, `"`, `""`) + `" (run_number INTEGER, fencing_token INTEGER, worker TEXT, rows INTEGER NOT NULL)`
+}
+
+// CreateTable creates name if it does not exist yet.
+func (w *Warehouse) CreateTable(ctx context.Context, name string) error {
+	db, err := w.open()
+	if err != nil {
+		return err
 	}
-	return 0
+	if _, err := db.ExecContext(ctx, createSQL(name)); err != nil {
+		return fmt.Errorf("create table %s: %w", name, err)
+	}
+	return nil
+}
+
+// Load records a load of rows into the table, fenced by the run's lease:
+// when a newer token has already loaded the table, another replica has
+// taken the pipeline over, and the load is refused with an error wrapping
+// fencing.ErrStaleWriter. A run without a fenced lease (a single worker
+// without Redis) loads unfenced.
+func (w *Warehouse) Load(ctx context.Context, name string, rows int64) error {
+	db, err := w.open()
+	if err != nil {
+		return err
+	}
+	lease, _ := runtime.LeaseFromContext(ctx)
+	load := func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, createSQL(name)); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO "`+strings.ReplaceAll(name, `"`, `""`)+`" VALUES (?, ?, ?, ?)`,
+			lease.RunNumber, lease.FencingToken, lease.WorkerID, rows)
+		return err
+	}
+	if lease.Fenced() {
+		return sqlite.FencedTx(ctx, db, name, lease.FencingToken, load)
+	}
+	slog.WarnContext(ctx, "unfenced load: the run holds no fenced lease", slog.String("table", name))
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := load(tx); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// Rows returns how many rows the loads into table name added up to.
+func (w *Warehouse) Rows(name string) (int64, error) {
+	db, err := w.open()
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	err = db.QueryRow(`SELECT coalesce(sum(rows), 0) FROM "` + strings.ReplaceAll(name, `"`, `""`) + `"`).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("rows of %s: %w", name, err)
+	}
+	return n, nil
 }
 
 // logRun reports a finished run with its lease, one line per run: the demo

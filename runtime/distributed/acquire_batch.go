@@ -3,6 +3,9 @@ package distributed
 import (
 	"context"
 	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/agora-etl/agora/runtime"
 )
@@ -31,14 +34,19 @@ func (c *RedisWorkerCoordinator) TryAcquireLeases(ctx context.Context, reqs []ru
 	if len(asked) == 0 {
 		return out
 	}
+	began := asked
 	defer func() {
-		for _, req := range asked {
+		for _, req := range began {
 			c.endAcquire(req.PipelineID)
 		}
 	}()
 
 	opCtx, cancel := c.opContext(ctx)
 	defer cancel()
+	asked, at = c.claimSlots(opCtx, asked, at, out)
+	if len(asked) == 0 {
+		return out
+	}
 	sent := c.clock.Now()
 	results, errs := c.acquireMany(opCtx, asked)
 	for j, req := range asked {
@@ -50,6 +58,53 @@ func (c *RedisWorkerCoordinator) TryAcquireLeases(ctx context.Context, reqs []ru
 		out[at[j]] = runtime.LeaseReply{Acquired: ok, Err: err}
 	}
 	return out
+}
+
+// claimTTL is how long a slot's claim lasts. A replica asking later finds
+// the lease held or the slot done instead, which the script tells it.
+const claimTTL = 5 * time.Second
+
+// claimSlots lets one replica per slot go on to the acquire script: each
+// cron slot request first sets the slot's claim key with SET NX (one plain
+// command, pipelined with the batch's others), and a request that finds
+// another owner's claim is refused as held, with no script run. Replicas
+// due together all ask for every slot, so this turns two of the three
+// script calls per slot into plain commands. The claim only filters: the
+// acquire script still decides every grant, so a claim can cost a slot
+// only when its owner dies between claiming and acquiring, as it could
+// right after acquiring. A claim already this owner's (a retried slot)
+// lets it through; so does any failure to claim (the script decides).
+// Requests refused here get their reply in out; the rest are returned.
+func (c *RedisWorkerCoordinator) claimSlots(ctx context.Context, reqs []leaseRequest, at []int, out []runtime.LeaseReply) ([]leaseRequest, []int) {
+	b, ok := c.backend.(*singleBackend)
+	if !ok {
+		return reqs, at
+	}
+	ttl := min(claimTTL, c.s.LeaseTTL)
+	cmds := make([]*redis.StatusCmd, len(reqs))
+	_, _ = b.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, req := range reqs {
+			if req.Mode > 0 {
+				key := c.keys.claim(req.PipelineID, req.Mode)
+				cmds[i] = p.SetArgs(ctx, key, req.Owner, redis.SetArgs{Mode: "NX", TTL: ttl, Get: true})
+			}
+		}
+		return nil
+	})
+	keptReqs, keptAt := reqs[:0:0], at[:0:0]
+	for i, req := range reqs {
+		if cmd := cmds[i]; cmd != nil {
+			// SET … NX GET answers nil (redis.Nil) when it set the claim,
+			// and the claim's owner when another had it.
+			if holder, err := cmd.Result(); err == nil && holder != req.Owner {
+				c.stats.contended.Add(1)
+				out[at[i]] = runtime.LeaseReply{}
+				continue
+			}
+		}
+		keptReqs, keptAt = append(keptReqs, req), append(keptAt, at[i])
+	}
+	return keptReqs, keptAt
 }
 
 // acquireMany asks the backend for every request: in one pipeline on a

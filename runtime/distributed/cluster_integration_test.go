@@ -1,10 +1,12 @@
 package distributed
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -24,10 +26,14 @@ type clusterReal struct {
 	prefix string // KeyPrefix; empty for the default
 }
 
-func newClusterReal(t *testing.T) *clusterReal {
+func newClusterReal(t *testing.T, opts ...redistest.Option) *clusterReal {
 	t.Helper()
-	return &clusterReal{t: t, cl: redistest.StartCluster(t, 3), logs: &logBuffer{}}
+	return &clusterReal{t: t, cl: redistest.StartCluster(t, 3, opts...), logs: &logBuffer{}}
 }
+
+// clusterPassword protects the shared cluster's nodes, so its tests run
+// through the URL's credentials.
+const clusterPassword = "cl@ster/pw"
 
 // sub returns r for subtest t with its own key prefix, so subtests share
 // the cluster (starting one takes about two seconds) but no keys.
@@ -84,9 +90,10 @@ func (r *clusterReal) pipelinesOnEveryMaster() []string {
 	return r.onEveryMaster(3, "p%d", keys{prefix: r.prefix}.lease)
 }
 
-// TestClusterOnThreeMasters runs, on one cluster, what leaves it healthy.
+// TestClusterOnThreeMasters runs, on one password-protected cluster, what
+// leaves it healthy.
 func TestClusterOnThreeMasters(t *testing.T) {
-	r := newClusterReal(t)
+	r := newClusterReal(t, redistest.WithPassword(clusterPassword))
 	t.Run("lease life cycle on every shard", func(t *testing.T) { testClusterLeaseLifecycle(t, r.sub(t)) })
 	t.Run("ListWorkers covers every master", func(t *testing.T) { testClusterListWorkers(t, r.sub(t)) })
 	t.Run("one holder per pipeline in a race", func(t *testing.T) { testClusterRace(t, r.sub(t)) })
@@ -146,6 +153,18 @@ func testClusterLeaseLifecycle(t *testing.T, r *clusterReal) {
 	}
 	if n := lost.count(); n != 0 {
 		t.Fatalf("%d leases lost on a healthy cluster", n)
+	}
+	// The scripts were loaded on every master: no call fell back to EVAL.
+	for i := range r.cl.Masters {
+		if stats := r.cl.Client(i).Info(ctx, "errorstats").Val(); strings.Contains(stats, "NOSCRIPT") {
+			t.Errorf("master %d answered NOSCRIPT: %s", i, stats)
+		}
+	}
+	raw, _ := json.Marshal(a.Status())
+	for _, text := range []string{string(raw), r.logs.String()} {
+		if strings.Contains(text, "cl@ster") || strings.Contains(text, "cl%40ster") {
+			t.Errorf("the password shows in %s", text)
+		}
 	}
 }
 

@@ -122,7 +122,11 @@ func TestFleetReplica(t *testing.T) {
 }
 
 func fleetAgora(ctx context.Context, url, id string, n int, rec *fleetRecorder) error {
-	quiet := slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelError}))
+	var logTo io.Writer = io.Discard
+	if os.Getenv("AGORA_FLEET_LOG") != "" {
+		logTo = os.Stderr
+	}
+	quiet := slog.New(slog.NewTextHandler(logTo, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	coord, err := NewRedisWorkerCoordinator(Options{RedisURL: url, Logger: quiet})
 	if err != nil {
 		return err
@@ -245,10 +249,51 @@ type fleetResult struct {
 	window                             time.Duration
 }
 
-func runFleet(b *testing.B, impl string, n int, window time.Duration) fleetResult {
+// fleetTarget is the Redis a fleet runs against: the URL its replicas get,
+// and a snapshot of the Redis CPU seconds and command calls (INFO itself
+// left out) summed over every server.
+type fleetTarget struct {
+	url      string
+	snapshot func() (cpuSeconds float64, calls int64)
+}
+
+// fleetSingle starts one redis-server for a fleet.
+func fleetSingle(b *testing.B) fleetTarget {
 	srv := redistest.Start(b)
-	admin := redis.NewClient(&redis.Options{Addr: srv.Addr()})
-	defer admin.Close()
+	return fleetTarget{url: srv.URL(), snapshot: fleetSnapshot(b, srv.Addr())}
+}
+
+// fleetSnapshot returns a snapshot function over the servers at addrs.
+func fleetSnapshot(b *testing.B, addrs ...string) func() (float64, int64) {
+	admins := make([]*redis.Client, len(addrs))
+	for i, a := range addrs {
+		admins[i] = redis.NewClient(&redis.Options{Addr: a})
+		b.Cleanup(func() { _ = admins[i].Close() })
+	}
+	return func() (float64, int64) {
+		var cpu float64
+		var calls int64
+		for _, admin := range admins {
+			info, err := admin.Info(context.Background(), "cpu", "commandstats").Result()
+			if err != nil {
+				b.Fatal(err)
+			}
+			for name, st := range redistest.ParseCommandStats(info) {
+				if name != "info" {
+					calls += st.Calls
+				}
+			}
+			cpu += redistest.ParseCPUSeconds(info)
+		}
+		return cpu, calls
+	}
+}
+
+func runFleet(b *testing.B, impl string, n int, window time.Duration) fleetResult {
+	return runFleetOn(b, fleetSingle(b), impl, n, window)
+}
+
+func runFleetOn(b *testing.B, target fleetTarget, impl string, n int, window time.Duration) fleetResult {
 	dir := b.TempDir()
 	// Slots are whole seconds: the window starts at a second boundary after
 	// a warm-up that lets every replica register its pipelines.
@@ -259,7 +304,7 @@ func runFleet(b *testing.B, impl string, n int, window time.Duration) fleetResul
 	for r := range fleetReplicas {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestFleetReplica$", "-test.bench=^$")
 		cmd.Env = append(os.Environ(),
-			fleetImplEnv+"="+impl, fleetURLEnv+"="+srv.URL(), fleetNEnv+"="+strconv.Itoa(n),
+			fleetImplEnv+"="+impl, fleetURLEnv+"="+target.url, fleetNEnv+"="+strconv.Itoa(n),
 			fleetUntilEnv+"="+strconv.FormatInt(until.UnixNano(), 10),
 			fleetOutEnv+"="+filepath.Join(dir, fmt.Sprintf("r%d", r)), fleetIDEnv+"="+fmt.Sprintf("replica-%d", r))
 		cmd.Stderr = os.Stderr
@@ -268,19 +313,7 @@ func runFleet(b *testing.B, impl string, n int, window time.Duration) fleetResul
 		}
 		cmds = append(cmds, cmd)
 	}
-	snapshot := func() (float64, int64) {
-		info, err := admin.Info(context.Background(), "cpu", "commandstats").Result()
-		if err != nil {
-			b.Fatal(err)
-		}
-		var calls int64
-		for name, st := range redistest.ParseCommandStats(info) {
-			if name != "info" {
-				calls += st.Calls
-			}
-		}
-		return redistest.ParseCPUSeconds(info), calls
-	}
+	snapshot := target.snapshot
 	// Snapshots half a second before each end: the runs of a slot start
 	// at its boundary, so the window's commands are those of its slots.
 	time.Sleep(time.Until(start.Add(-500 * time.Millisecond)))

@@ -62,12 +62,21 @@ func TestLeaseHolderInQuorumMode(t *testing.T) {
 func TestPoolLogsTheDeadHolder(t *testing.T) {
 	r := newReal(t)
 	// What a replica killed mid-run leaves behind: its lease, which nobody
-	// renews or releases, until the TTL runs out.
+	// renews or releases.
 	key := keys{prefix: DefaultKeyPrefix}.lease("p")
 	if err := r.client(0).RPush(ctx, key, "1741600000000042 1741600000000042 replica-dead#9f2c01aa").Err(); err != nil {
 		t.Fatal(err)
 	}
 	if err := r.client(0).PExpire(ctx, key, time.Minute).Err(); err != nil {
+		t.Fatal(err)
+	}
+	// And its registry record, until it expires (then the lease is taken
+	// over: takeover.go).
+	record := keys{prefix: DefaultKeyPrefix}.worker("replica-dead")
+	if err := r.client(0).HSet(ctx, record, "id", "replica-dead").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.client(0).PExpire(ctx, record, time.Minute).Err(); err != nil {
 		t.Fatal(err)
 	}
 
@@ -100,7 +109,7 @@ func TestPoolLogsTheDeadHolder(t *testing.T) {
 		t.Fatal(err)
 	}
 	line := logs.String()
-	for _, want := range []string{"holder=replica-dead ", "holder_fencing_token=1741600000000042", "holder_lease_expires=", "holder_lease_expires_in=", "taken over when its lease expires"} {
+	for _, want := range []string{"holder=replica-dead ", "holder_fencing_token=1741600000000042", "holder_lease_expires=", "holder_lease_expires_in=", "taken over when its lease or its worker record expires"} {
 		if !strings.Contains(line, want) {
 			t.Errorf("log lacks %q:\n%s", want, line)
 		}

@@ -1,5 +1,7 @@
 package distributed
 
+import "strconv"
+
 // keys builds every Redis key the coordinator uses. The keys of one pipeline
 // share the hash tag {pipelineID}, so each Lua script touches a single Redis
 // Cluster slot; KeyPrefix may not contain braces, so the pipeline id is
@@ -9,6 +11,7 @@ package distributed
 //	<prefix>token:{<pipeline>}   string: the last fencing token
 //	<prefix>done:{<pipeline>}    string: the last completed slot
 //	<prefix>once:{<pipeline>}    string: set when the Once run completed; PX 2×LeaseTTL
+//	<prefix>claim:{<pipeline>}:<slot>  string: the replica asking for a slot in a batch; PX 5 s
 //	<prefix>worker:<worker id>   hash: the worker record; PX 3×HeartbeatInterval
 type keys struct{ prefix string }
 
@@ -25,6 +28,11 @@ func (k keys) done(pipelineID string) string { return k.prefix + "done:" + k.tag
 
 // once marks a completed Once run.
 func (k keys) once(pipelineID string) string { return k.prefix + "once:" + k.tag(pipelineID) }
+
+// claim marks that one replica is asking for a slot (see claimSlots).
+func (k keys) claim(pipelineID string, slot int64) string {
+	return k.prefix + "claim:" + k.tag(pipelineID) + ":" + strconv.FormatInt(slot, 10)
+}
 
 // worker holds a worker's registry record.
 func (k keys) worker(workerID string) string { return k.prefix + "worker:" + workerID }

@@ -52,6 +52,9 @@ func TestDemoRunsAFleet(t *testing.T) {
 	if counts["inventory-sync"] < 1 || counts["events-consumer"] < 1 {
 		t.Errorf("runs per pipeline: %v", counts)
 	}
+	if !regexp.MustCompile(`stale writer: replica-\d loads \w+ again with its old token \d+.*\n  refused: token \d+ < stored token \d+`).MatchString(out) {
+		t.Errorf("the stale writer was not shown refused:\n%s", out)
+	}
 	if strings.Contains(out, "more than once") || !strings.Contains(out, "summary:") {
 		t.Errorf("summary:\n%s", out)
 	}

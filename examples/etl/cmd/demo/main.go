@@ -3,7 +3,10 @@
 // otherwise an in-process miniredis), starts three replicas against it, and
 // prints, for every run, which replica ran which slot with which fencing
 // token. After the time given by -duration, or at Ctrl+C, it stops
-// everything it started and prints a summary per slot. make run runs it.
+// everything it started and prints a summary per slot. Last, it replays
+// the load of an early run with that run's now stale fencing token into the
+// SQLite warehouse the replicas loaded, and shows the warehouse refusing
+// it. make run runs it.
 package main
 
 import (
@@ -17,6 +20,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/agora-etl/agora/examples/etl"
 )
 
 func main() {
@@ -66,6 +71,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	defer redis.Stop()
 	fmt.Fprintf(stdout, "redis: %s on %s\n", redis.Kind, redis.Addr)
 
+	// Every replica loads the same SQLite warehouse.
+	warehouse := filepath.Join(tmp, "warehouse.db")
+	os.Setenv(etl.WarehouseEnv, warehouse)
+
 	report := newReport(stdout)
 	fleet, err := startFleet(bin, *replicas, "redis://"+redis.Addr+"/0", report, stderr)
 	if err != nil {
@@ -87,6 +96,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintln(stdout, "\nstopping the replicas...")
 	codes := fleet.Stop(20 * time.Second)
 	report.summary()
+	if err := staleWriterScene(stdout, report, warehouse); err != nil {
+		fmt.Fprintf(stderr, "demo: %v\n", err)
+		return 1
+	}
 	for i, code := range codes {
 		if code != 0 {
 			fmt.Fprintf(stderr, "demo: replica-%d exited with %d\n", i+1, code)

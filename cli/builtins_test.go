@@ -1,0 +1,67 @@
+package cli
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/agora-etl/agora/config"
+	"github.com/agora-etl/agora/etl"
+)
+
+func TestBuiltinsIncludeTheDatabaseComponents(t *testing.T) {
+	r := Builtins()
+	for _, kind := range []etl.Kind{etl.KindSource, etl.KindSink} {
+		for _, name := range []string{"postgres", "sqlite"} {
+			if !slices.Contains(r.Names(kind), name) {
+				t.Errorf("no %s %q among %v", kind, name, r.Names(kind))
+			}
+		}
+	}
+}
+
+const dbPipelines = `format = "agora/v1"
+
+[pipelines.copy.source]
+type = "sqlite"
+path = "shop.db"
+query = "SELECT id, total FROM orders WHERE updated_at > :last_slot_time"
+
+[pipelines.copy.schedule]
+mode = "every"
+minutes = 5
+
+[[pipelines.copy.sinks]]
+type = "postgres"
+url = "postgres://agora:secret@127.0.0.1/warehouse"
+table = "orders"
+mode = "upsert"
+key = ["id"]
+
+[[pipelines.copy.sinks]]
+type = "sqlite"
+path = "warehouse.db"
+table = "orders"
+create_table = true
+`
+
+func TestDatabaseComponentsCheckInConfigFiles(t *testing.T) {
+	if _, err := config.Parse("pipelines.toml", []byte(dbPipelines), config.WithRegistry(Builtins())); err != nil {
+		t.Fatalf("valid file: %v", err)
+	}
+	bad := strings.Replace(dbPipelines, `mode = "upsert"`, `mode = "merge"`, 1)
+	bad = strings.Replace(bad, ":last_slot_time", ":last_slot", 1)
+	_, err := config.Parse("pipelines.toml", []byte(bad), config.WithRegistry(Builtins()))
+	if err == nil {
+		t.Fatal("bad mode and parameter accepted")
+	}
+	msg := err.Error()
+	for _, want := range []string{"pipelines.toml:6:", "unknown parameter :last_slot", "pipelines.toml:16:", `"merge"`} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("error lacks %q:\n%s", want, msg)
+		}
+	}
+	if strings.Contains(msg, "secret") {
+		t.Errorf("error shows the password:\n%s", msg)
+	}
+}

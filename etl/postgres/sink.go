@@ -1,0 +1,491 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/agora-etl/agora/etl"
+	"github.com/agora-etl/agora/etl/fencing"
+	"github.com/agora-etl/agora/etl/internal/sqlrec"
+)
+
+// SinkConfig configures the postgres sink; the toml tags are its keys in
+// an agora/v1 sink table.
+type SinkConfig struct {
+	// URL is the connection string (postgres://user:password@host/db or
+	// key=value form). It is never logged.
+	URL string `toml:"url"`
+	// Table is the table to write to, optionally schema-qualified.
+	Table string `toml:"table"`
+	// Columns are the fields written, each to the column of the same name;
+	// empty means every field of the batch's records.
+	Columns []string `toml:"columns"`
+	// Mode is "insert" (the default) or "upsert".
+	Mode string `toml:"mode"`
+	// Key lists the columns of the primary key or unique index an upsert
+	// replaces rows by (its ON CONFLICT target).
+	Key []string `toml:"key"`
+	// CreateTable creates the table at the first write when it is missing,
+	// with a column per field typed from the first batch's values and, for
+	// upsert, key as its primary key.
+	CreateTable bool `toml:"create_table"`
+	// Resource names the fenced resource (default: the table name).
+	Resource string `toml:"resource"`
+	// AllowUnfenced lets a run without a fenced lease write, unfenced,
+	// with a warning; by default such a run's writes are refused.
+	AllowUnfenced bool `toml:"allow_unfenced"`
+}
+
+func (c SinkConfig) table() sqlrec.Table {
+	return sqlrec.Table{Name: c.Table, Columns: c.Columns, Mode: c.Mode, Key: c.Key, Resource: c.Resource}
+}
+
+// Validate reports every problem with the configuration, each a
+// *etl.FieldError naming its key.
+func (c SinkConfig) Validate() error { return c.table().Check("url", c.URL) }
+
+// SinkOption configures a Sink.
+type SinkOption func(*Sink)
+
+// WithLogger sets the logger of refusals and unfenced-write warnings
+// (default slog.Default()).
+func WithLogger(l *slog.Logger) SinkOption { return func(s *Sink) { s.logger = l } }
+
+// SinkStats counts what a sink did.
+type SinkStats struct {
+	// Batches counts committed write transactions.
+	Batches int64
+	// Written counts records written (for upsert, including records a
+	// later record of the same batch with the same key replaced).
+	Written int64
+	// Rejected counts records refused one by one (to the dead-letter queue).
+	Rejected int64
+	// Refused counts batches refused because their fencing token was stale.
+	Refused int64
+}
+
+// upsertPath is how an upsert batch reaches the table.
+type upsertPath int
+
+const (
+	// upsertAuto picks by batch size: upsertStaged from stagedMinRows
+	// rows on, upsertMultiRow below.
+	upsertAuto upsertPath = iota
+	// upsertMultiRow sends INSERT ... VALUES (...), (...) ON CONFLICT
+	// statements of many rows each.
+	upsertMultiRow
+	// upsertStaged COPYs the batch into a temporary table and moves it
+	// with one INSERT ... SELECT ... ON CONFLICT.
+	upsertStaged
+)
+
+// Sink writes batches of records to a table, each batch one fenced
+// transaction. It is safe for concurrent use.
+type Sink struct {
+	pool     *pgxpool.Pool
+	cfg      SinkConfig
+	tbl      sqlrec.Table
+	ident    pgx.Identifier
+	resource string
+	logger   *slog.Logger
+	upsertBy upsertPath
+
+	createMu sync.Mutex
+	created  bool
+	intMu    sync.Mutex
+	intCols  map[string]bool // integer columns, once known
+	warnOnce sync.Once
+
+	beforeCommit func() // test hook: runs inside the transaction, after the rows
+
+	batches, written, rejected, refused atomic.Int64
+}
+
+// NewSink returns a sink writing through pool. cfg.URL is not used.
+func NewSink(pool *pgxpool.Pool, cfg SinkConfig, opts ...SinkOption) (*Sink, error) {
+	if pool == nil {
+		return nil, errors.New("postgres: NewSink: nil pool")
+	}
+	if err := cfg.table().Check("url", "-"); err != nil {
+		return nil, fmt.Errorf("postgres: sink: %w", err)
+	}
+	if cfg.Mode == "" {
+		cfg.Mode = sqlrec.ModeInsert
+	}
+	s := &Sink{pool: pool, cfg: cfg, tbl: cfg.table(), ident: pgx.Identifier(strings.Split(cfg.Table, ".")),
+		resource: cfg.table().ResourceName(), logger: slog.Default(), upsertBy: defaultUpsertPath}
+	for _, o := range opts {
+		o(s)
+	}
+	return s, nil
+}
+
+// defaultUpsertPath picks the faster upsert path for each batch, as
+// measured by BenchmarkWrite (BENCHMARKS.md): the staging table's fixed
+// cost per batch (a COPY and a statement more) pays off only for large
+// batches.
+const defaultUpsertPath = upsertAuto
+
+// stagedMinRows is the batch size from which staging beats multi-row
+// statements in BenchmarkWrite.
+const stagedMinRows = 2000
+
+// Stats returns the sink's counts so far.
+func (s *Sink) Stats() SinkStats {
+	return SinkStats{Batches: s.batches.Load(), Written: s.written.Load(), Rejected: s.rejected.Load(), Refused: s.refused.Load()}
+}
+
+// Write writes records in one transaction fenced by the run's token (see
+// the package doc). A stale token fails the whole batch with an error
+// wrapping fencing.ErrStaleWriter, and a run without a fenced lease fails
+// with fencing.ErrUnfenced unless AllowUnfenced; neither is retried here,
+// so a stale writer costs one failed run, after which the pool's error
+// backoff applies. When the server refuses rows one by one (a constraint,
+// a bad value) the batch is written again, in a new transaction, row by
+// row under savepoints; the refused rows are left out and reported in an
+// *etl.RejectedError. Any other error rolls the whole batch back.
+func (s *Sink) Write(ctx context.Context, records []etl.Record) error {
+	if len(records) == 0 {
+		return nil
+	}
+	token, unfenced, err := fencing.Token(ctx, s.resource, s.cfg.AllowUnfenced)
+	if err != nil {
+		return fmt.Errorf("postgres: %w", err)
+	}
+	if unfenced {
+		s.warnOnce.Do(func() { fencing.WarnUnfenced(ctx, s.logger, s.resource) })
+	} else if err := ensureFencing(ctx, s.pool); err != nil {
+		return err
+	}
+	cols := sqlrec.Columns(s.cfg.Columns, records)
+	if len(cols) == 0 {
+		return fmt.Errorf("postgres: table %s: the records have no fields to write", s.cfg.Table)
+	}
+	if err := s.ensureTable(ctx, cols, records); err != nil {
+		return err
+	}
+	// For upsert, a key twice in one batch would make ON CONFLICT touch a
+	// row twice; the last record per key is what sequential writes leave.
+	idx := []int(nil)
+	if s.tbl.Upsert() {
+		idx = sqlrec.LastPerKey(records, s.cfg.Key)
+	}
+	rows := &batchRows{recs: records, idx: idx, cols: cols, intCols: s.integerColumns(ctx)}
+	tx := func(write func(pgx.Tx) error) error {
+		return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+			if !unfenced {
+				if err := fence(ctx, tx, s.logger, s.resource, token); err != nil {
+					return err
+				}
+			}
+			if err := write(tx); err != nil {
+				return err
+			}
+			if s.beforeCommit != nil {
+				s.beforeCommit()
+			}
+			return nil
+		})
+	}
+	byCopy := !s.tbl.Upsert() || s.upsertBy == upsertStaged || s.upsertBy == upsertAuto && rows.len() >= stagedMinRows
+	err = tx(func(tx pgx.Tx) error { return s.writeBulk(ctx, tx, rows, byCopy) })
+	if err != nil && byCopy && copyEncodeFailed(ctx, err) {
+		// COPY's binary format takes no text for typed columns (a
+		// timestamp written as a string); statements let the server parse
+		// it.
+		err = tx(func(tx pgx.Tx) error { return s.writeBulk(ctx, tx, rows, false) })
+	}
+	var rejections []etl.Rejection
+	if err != nil && rowLevel(ctx, err) {
+		err = tx(func(tx pgx.Tx) error {
+			var err error
+			rejections, err = s.writeEach(ctx, tx, rows)
+			return err
+		})
+	}
+	if err != nil {
+		if errors.Is(err, fencing.ErrStaleWriter) {
+			s.refused.Add(1)
+		}
+		return err
+	}
+	s.batches.Add(1)
+	s.written.Add(int64(len(records) - len(rejections)))
+	if len(rejections) > 0 {
+		s.rejected.Add(int64(len(rejections)))
+		return &etl.RejectedError{Rejections: rejections}
+	}
+	return nil
+}
+
+// batchRows is a batch's records (those at idx, or all) in column order.
+// Values are converted as they are sent, into one reused row, so a batch
+// costs no copy of itself.
+type batchRows struct {
+	recs    []etl.Record
+	idx     []int
+	cols    []string
+	intCols map[string]bool
+}
+
+func (b *batchRows) len() int {
+	if b.idx != nil {
+		return len(b.idx)
+	}
+	return len(b.recs)
+}
+
+// index returns the batch index of the k-th row.
+func (b *batchRows) index(k int) int {
+	if b.idx != nil {
+		return b.idx[k]
+	}
+	return k
+}
+
+// values appends the k-th row's values to dst.
+func (b *batchRows) values(k int, dst []any) ([]any, error) {
+	r := b.recs[b.index(k)]
+	for _, c := range b.cols {
+		v, err := value(r[c], b.intCols[c])
+		if err != nil {
+			return dst, fmt.Errorf("postgres: field %q: %w", c, err)
+		}
+		dst = append(dst, v)
+	}
+	return dst, nil
+}
+
+// copySource feeds rows to CopyFrom.
+type copySource struct {
+	rows *batchRows
+	k    int
+	row  []any
+	err  error
+}
+
+func (c *copySource) Next() bool { c.k++; return c.err == nil && c.k <= c.rows.len() }
+func (c *copySource) Values() ([]any, error) {
+	c.row, c.err = c.rows.values(c.k-1, c.row[:0])
+	return c.row, c.err
+}
+func (c *copySource) Err() error { return c.err }
+
+// writeBulk writes every row at once: byCopy, with COPY (straight into
+// the table for insert; for upsert into a staging table, then one
+// INSERT ... SELECT ... ON CONFLICT); otherwise with multi-row INSERT (...
+// ON CONFLICT) statements.
+func (s *Sink) writeBulk(ctx context.Context, tx pgx.Tx, rows *batchRows, byCopy bool) error {
+	cols := rows.cols
+	switch {
+	case byCopy && s.tbl.Upsert():
+		return s.writeStaged(ctx, tx, rows)
+	case byCopy:
+		if _, err := tx.CopyFrom(ctx, s.ident, cols, &copySource{rows: rows}); err != nil {
+			return fmt.Errorf("postgres: copy into %s: %w", s.cfg.Table, err)
+		}
+		return nil
+	}
+	per := max(1, min(maxRowsPerStatement, maxParams/len(cols)))
+	args := make([]any, 0, per*len(cols))
+	for start := 0; start < rows.len(); start += per {
+		n := min(per, rows.len()-start)
+		args = args[:0]
+		for k := start; k < start+n; k++ {
+			var err error
+			if args, err = rows.values(k, args); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.Exec(ctx, s.insertSQL(cols, n), args...); err != nil {
+			return fmt.Errorf("postgres: insert into %s: %w", s.cfg.Table, err)
+		}
+	}
+	return nil
+}
+
+// maxParams is PostgreSQL's limit of bind parameters per statement.
+const maxParams = 65535
+
+// maxRowsPerStatement bounds a multi-row INSERT.
+const maxRowsPerStatement = 1000
+
+func (s *Sink) writeStaged(ctx context.Context, tx pgx.Tx, rows *batchRows) error {
+	cols := rows.cols
+	stage := s.stageName(cols)
+	// A session's temporary table outlives the transaction; ON COMMIT
+	// DELETE ROWS truncates it at every commit (a rollback empties it
+	// too), so it is made once per connection, never shows another batch's
+	// rows, and never fills with dead rows, which DELETE would leave in a
+	// table no autovacuum visits.
+	create := fmt.Sprintf("CREATE TEMP TABLE IF NOT EXISTS %s ON COMMIT DELETE ROWS AS SELECT %s FROM %s WITH NO DATA",
+		stage, sqlrec.QuoteList(cols), s.ident.Sanitize())
+	if _, err := tx.Exec(ctx, create); err != nil {
+		return fmt.Errorf("postgres: staging table for %s: %w", s.cfg.Table, err)
+	}
+	if _, err := tx.CopyFrom(ctx, pgx.Identifier{stage}, cols, &copySource{rows: rows}); err != nil {
+		return fmt.Errorf("postgres: copy into staging table for %s: %w", s.cfg.Table, err)
+	}
+	q := fmt.Sprintf("INSERT INTO %s (%s) SELECT %s FROM %s%s", s.ident.Sanitize(), sqlrec.QuoteList(cols), sqlrec.QuoteList(cols), stage, s.conflictSQL(cols))
+	if _, err := tx.Exec(ctx, q); err != nil {
+		return fmt.Errorf("postgres: upsert into %s: %w", s.cfg.Table, err)
+	}
+	return nil
+}
+
+// stageName names the staging table of one table and column list.
+func (s *Sink) stageName(cols []string) string {
+	h := fnv.New64a()
+	h.Write([]byte(s.cfg.Table))
+	for _, c := range cols {
+		h.Write([]byte{0})
+		h.Write([]byte(c))
+	}
+	return fmt.Sprintf("agora_stage_%x", h.Sum64())
+}
+
+// writeEach writes rows one at a time, each under a savepoint, and
+// returns the rows the server refused.
+func (s *Sink) writeEach(ctx context.Context, tx pgx.Tx, rows *batchRows) ([]etl.Rejection, error) {
+	one := s.insertSQL(rows.cols, 1)
+	var rejections []etl.Rejection
+	var vals []any
+	for k := range rows.len() {
+		var err error
+		if vals, err = rows.values(k, vals[:0]); err != nil {
+			rejections = append(rejections, etl.Rejection{Index: rows.index(k), Err: err})
+			continue
+		}
+		sp, err := tx.Begin(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("postgres: savepoint: %w", err)
+		}
+		_, err = sp.Exec(ctx, one, vals...)
+		if err == nil {
+			if err := sp.Commit(ctx); err != nil {
+				return nil, fmt.Errorf("postgres: release savepoint: %w", err)
+			}
+			continue
+		}
+		if rbErr := sp.Rollback(ctx); rbErr != nil {
+			return nil, fmt.Errorf("postgres: insert into %s: %w (rollback to savepoint: %v)", s.cfg.Table, err, rbErr)
+		}
+		if !rowLevel(ctx, err) {
+			return nil, fmt.Errorf("postgres: insert into %s: %w", s.cfg.Table, err)
+		}
+		rejections = append(rejections, etl.Rejection{Index: rows.index(k), Err: fmt.Errorf("postgres: table %s: %w", s.cfg.Table, err)})
+	}
+	return rejections, nil
+}
+
+// insertSQL is the INSERT of n rows, with its ON CONFLICT clause for
+// upsert.
+func (s *Sink) insertSQL(cols []string, n int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "INSERT INTO %s (%s) VALUES ", s.ident.Sanitize(), sqlrec.QuoteList(cols))
+	p := 1
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteByte('(')
+		for j := range cols {
+			if j > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, "$%d", p)
+			p++
+		}
+		b.WriteByte(')')
+	}
+	b.WriteString(s.conflictSQL(cols))
+	return b.String()
+}
+
+// conflictSQL is the ON CONFLICT clause of an upsert (every column not in
+// the key is replaced), or "" for insert.
+func (s *Sink) conflictSQL(cols []string) string {
+	if !s.tbl.Upsert() {
+		return ""
+	}
+	var sets []string
+	for _, c := range cols {
+		if !slices.Contains(s.cfg.Key, c) {
+			q := sqlrec.QuoteIdent(c)
+			sets = append(sets, q+" = EXCLUDED."+q)
+		}
+	}
+	clause := " ON CONFLICT (" + sqlrec.QuoteList(s.cfg.Key) + ") DO "
+	if len(sets) == 0 {
+		return clause + "NOTHING"
+	}
+	return clause + "UPDATE SET " + strings.Join(sets, ", ")
+}
+
+// ensureTable creates the table on the first write when CreateTable is set.
+func (s *Sink) ensureTable(ctx context.Context, cols []string, records []etl.Record) error {
+	if !s.cfg.CreateTable {
+		return nil
+	}
+	s.createMu.Lock()
+	defer s.createMu.Unlock()
+	if s.created {
+		return nil
+	}
+	defs := make([]string, len(cols))
+	for i, c := range cols {
+		var sample any
+		for _, r := range records {
+			if v := r[c]; v != nil {
+				sample = v
+				break
+			}
+		}
+		defs[i] = sqlrec.QuoteIdent(c) + " " + columnType(sample)
+	}
+	if s.tbl.Upsert() {
+		defs = append(defs, "PRIMARY KEY ("+sqlrec.QuoteList(s.cfg.Key)+")")
+	}
+	ddl := fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (%s)", s.ident.Sanitize(), strings.Join(defs, ", "))
+	if _, err := s.pool.Exec(ctx, ddl); err != nil && !alreadyExists(err) {
+		return fmt.Errorf("postgres: create table %s: %w", s.cfg.Table, err)
+	}
+	s.created = true
+	return nil
+}
+
+// integerColumns returns the table's integer columns, read once. pgx
+// truncates a float64 written to an integer column, so the sink checks
+// such values itself (JSON numbers decode as float64) and rejects 3.5
+// instead of storing 3. Until the table can be read it returns nil.
+func (s *Sink) integerColumns(ctx context.Context) map[string]bool {
+	s.intMu.Lock()
+	defer s.intMu.Unlock()
+	if s.intCols != nil {
+		return s.intCols
+	}
+	rows, err := s.pool.Query(ctx, `SELECT attname FROM pg_attribute
+WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped AND atttypid IN ('int2'::regtype, 'int4'::regtype, 'int8'::regtype)`, s.ident.Sanitize())
+	if err != nil {
+		return nil
+	}
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil
+	}
+	s.intCols = make(map[string]bool, len(names))
+	for _, n := range names {
+		s.intCols[n] = true
+	}
+	return s.intCols
+}

@@ -1,0 +1,328 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/agora-etl/agora/etl"
+	"github.com/agora-etl/agora/etl/fencing"
+	"github.com/agora-etl/agora/etl/internal/sqlrec"
+)
+
+// SinkConfig configures the sqlite sink; the toml tags are its keys in an
+// agora/v1 sink table.
+type SinkConfig struct {
+	// Path is the database file; it is created when missing.
+	Path string `toml:"path"`
+	// Table is the table to write to.
+	Table string `toml:"table"`
+	// Columns are the fields written, each to the column of the same name;
+	// empty means every field of the batch's records.
+	Columns []string `toml:"columns"`
+	// Mode is "insert" (the default) or "upsert".
+	Mode string `toml:"mode"`
+	// Key lists the columns of the primary key or unique index an upsert
+	// replaces rows by.
+	Key []string `toml:"key"`
+	// CreateTable creates the table at the first write when it is missing,
+	// with a column per field typed from the first batch's values and, for
+	// upsert, key as its primary key.
+	CreateTable bool `toml:"create_table"`
+	// Resource names the fenced resource (default: the table name).
+	Resource string `toml:"resource"`
+	// AllowUnfenced lets a run without a fenced lease write, unfenced,
+	// with a warning; by default such a run's writes are refused.
+	AllowUnfenced bool `toml:"allow_unfenced"`
+}
+
+func (c SinkConfig) table() sqlrec.Table {
+	return sqlrec.Table{Name: c.Table, Columns: c.Columns, Mode: c.Mode, Key: c.Key, Resource: c.Resource}
+}
+
+// Validate reports every problem with the configuration, each a
+// *etl.FieldError naming its key.
+func (c SinkConfig) Validate() error { return c.table().Check("path", c.Path) }
+
+// SinkOption configures a Sink.
+type SinkOption func(*Sink)
+
+// WithLogger sets the logger of refusals and unfenced-write warnings
+// (default slog.Default()).
+func WithLogger(l *slog.Logger) SinkOption { return func(s *Sink) { s.logger = l } }
+
+// SinkStats counts what a sink did.
+type SinkStats struct {
+	// Batches counts committed write transactions.
+	Batches int64
+	// Written counts records written.
+	Written int64
+	// Rejected counts records refused one by one (to the dead-letter queue).
+	Rejected int64
+	// Refused counts batches refused because their fencing token was stale.
+	Refused int64
+}
+
+// Sink writes batches of records to a table, each batch one fenced
+// transaction. It is safe for concurrent use.
+type Sink struct {
+	db       *sql.DB
+	cfg      SinkConfig
+	tbl      sqlrec.Table
+	resource string
+	logger   *slog.Logger
+
+	createOnce sync.Mutex
+	created    bool
+	warnOnce   sync.Once
+
+	beforeCommit func() // test hook: runs inside the transaction, after the rows
+
+	batches, written, rejected, refused atomic.Int64
+}
+
+// NewSink returns a sink writing to db (open it with Open). cfg.Path is
+// not used.
+func NewSink(db *sql.DB, cfg SinkConfig, opts ...SinkOption) (*Sink, error) {
+	if db == nil {
+		return nil, errors.New("sqlite: NewSink: nil database")
+	}
+	if err := cfg.table().Check("path", "-"); err != nil {
+		return nil, fmt.Errorf("sqlite: sink: %w", err)
+	}
+	if cfg.Mode == "" {
+		cfg.Mode = sqlrec.ModeInsert
+	}
+	s := &Sink{db: db, cfg: cfg, tbl: cfg.table(), resource: cfg.table().ResourceName(), logger: slog.Default()}
+	for _, o := range opts {
+		o(s)
+	}
+	return s, nil
+}
+
+// Stats returns the sink's counts so far.
+func (s *Sink) Stats() SinkStats {
+	return SinkStats{Batches: s.batches.Load(), Written: s.written.Load(), Rejected: s.rejected.Load(), Refused: s.refused.Load()}
+}
+
+// Write writes records in one transaction fenced by the run's token (see
+// the package doc). A stale token fails the whole batch with an error
+// wrapping fencing.ErrStaleWriter, and a run without a fenced lease fails
+// with fencing.ErrUnfenced unless AllowUnfenced. Records the database
+// refuses one by one (a constraint, a bad value) are left out and
+// reported in an *etl.RejectedError; the others are committed. Any other
+// error rolls the whole batch back.
+func (s *Sink) Write(ctx context.Context, records []etl.Record) error {
+	if len(records) == 0 {
+		return nil
+	}
+	token, unfenced, err := fencing.Token(ctx, s.resource, s.cfg.AllowUnfenced)
+	if err != nil {
+		return fmt.Errorf("sqlite: %w", err)
+	}
+	if unfenced {
+		s.warnOnce.Do(func() { fencing.WarnUnfenced(ctx, s.logger, s.resource) })
+	} else if err := ensureFencing(ctx, s.db); err != nil {
+		return err
+	}
+	cols := sqlrec.Columns(s.cfg.Columns, records)
+	if len(cols) == 0 {
+		return fmt.Errorf("sqlite: table %s: the records have no fields to write", s.cfg.Table)
+	}
+	if err := s.ensureTable(ctx, cols, records); err != nil {
+		return err
+	}
+	var rejections []etl.Rejection
+	err = inTx(ctx, s.db, func(tx *sql.Tx) error {
+		if !unfenced {
+			if err := fence(ctx, tx, s.logger, s.resource, token); err != nil {
+				return err
+			}
+		}
+		var err error
+		rejections, err = s.writeRows(ctx, tx, cols, records)
+		if err == nil && s.beforeCommit != nil {
+			s.beforeCommit()
+		}
+		return err
+	})
+	if err != nil {
+		if errors.Is(err, fencing.ErrStaleWriter) {
+			s.refused.Add(1)
+		}
+		return err
+	}
+	s.batches.Add(1)
+	s.written.Add(int64(len(records) - len(rejections)))
+	if len(rejections) > 0 {
+		s.rejected.Add(int64(len(rejections)))
+		return &etl.RejectedError{Rejections: rejections}
+	}
+	return nil
+}
+
+// maxParams stays below SQLite's limit of bound parameters per statement.
+const maxParams = 32000
+
+// maxRowsPerStatement bounds a multi-row INSERT; past a few hundred rows
+// longer statements stop paying off.
+const maxRowsPerStatement = 256
+
+// writeRows inserts records in multi-row statements. A statement SQLite
+// refuses because of one row's values is undone by SQLite alone (the
+// transaction stays), and its rows are then written one by one, so only
+// the bad rows are rejected.
+func (s *Sink) writeRows(ctx context.Context, tx *sql.Tx, cols []string, records []etl.Record) ([]etl.Rejection, error) {
+	per := max(1, min(maxRowsPerStatement, maxParams/len(cols)))
+	stmts := map[int]*sql.Stmt{}
+	defer func() {
+		for _, st := range stmts {
+			st.Close()
+		}
+	}()
+	prepare := func(n int) (*sql.Stmt, error) {
+		if st := stmts[n]; st != nil {
+			return st, nil
+		}
+		st, err := tx.PrepareContext(ctx, s.insertSQL(cols, n))
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: prepare insert into %s: %w", s.cfg.Table, err)
+		}
+		stmts[n] = st
+		return st, nil
+	}
+	var rejections []etl.Rejection
+	args := make([]any, 0, per*len(cols))
+	for start := 0; start < len(records); start += per {
+		chunk := records[start:min(start+per, len(records))]
+		args = args[:0]
+		var bad []etl.Rejection
+		for i, r := range chunk {
+			row, err := rowArgs(r, cols)
+			if err != nil {
+				bad = append(bad, etl.Rejection{Index: start + i, Err: err})
+				continue
+			}
+			args = append(args, row...)
+		}
+		if len(bad) == 0 {
+			st, err := prepare(len(chunk))
+			if err != nil {
+				return nil, err
+			}
+			_, err = st.ExecContext(ctx, args...)
+			if err == nil {
+				continue
+			}
+			if !rowError(err) {
+				return nil, fmt.Errorf("sqlite: insert into %s: %w", s.cfg.Table, err)
+			}
+		}
+		// One row at a time, to find the rows SQLite refuses.
+		one, err := prepare(1)
+		if err != nil {
+			return nil, err
+		}
+		for i, r := range chunk {
+			row, err := rowArgs(r, cols)
+			if err == nil {
+				_, err = one.ExecContext(ctx, row...)
+				if err != nil && !rowError(err) {
+					return nil, fmt.Errorf("sqlite: insert into %s: %w", s.cfg.Table, err)
+				}
+			}
+			if err != nil {
+				rejections = append(rejections, etl.Rejection{Index: start + i, Err: fmt.Errorf("sqlite: table %s: %w", s.cfg.Table, err)})
+			}
+		}
+	}
+	return rejections, nil
+}
+
+func rowArgs(r etl.Record, cols []string) ([]any, error) {
+	row := make([]any, len(cols))
+	for i, c := range cols {
+		v, err := value(r[c])
+		if err != nil {
+			return nil, fmt.Errorf("field %q: %w", c, err)
+		}
+		row[i] = v
+	}
+	return row, nil
+}
+
+// insertSQL is the INSERT of n rows, with its ON CONFLICT clause for
+// upsert: every column not in the key is replaced.
+func (s *Sink) insertSQL(cols []string, n int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "INSERT INTO %s (%s) VALUES ", sqlrec.QuoteIdent(s.cfg.Table), sqlrec.QuoteList(cols))
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteByte('(')
+		for j := range cols {
+			if j > 0 {
+				b.WriteByte(',')
+			}
+			// Plain ? placeholders: the driver binds numbered ones (?N)
+			// by searching the arguments, quadratic in a long statement.
+			b.WriteByte('?')
+		}
+		b.WriteByte(')')
+	}
+	if s.tbl.Upsert() {
+		fmt.Fprintf(&b, " ON CONFLICT (%s) DO ", sqlrec.QuoteList(s.cfg.Key))
+		var sets []string
+		for _, c := range cols {
+			if !slices.Contains(s.cfg.Key, c) {
+				q := sqlrec.QuoteIdent(c)
+				sets = append(sets, q+" = excluded."+q)
+			}
+		}
+		if len(sets) == 0 {
+			b.WriteString("NOTHING")
+		} else {
+			b.WriteString("UPDATE SET " + strings.Join(sets, ", "))
+		}
+	}
+	return b.String()
+}
+
+// ensureTable creates the table on the first write when CreateTable is set.
+func (s *Sink) ensureTable(ctx context.Context, cols []string, records []etl.Record) error {
+	if !s.cfg.CreateTable {
+		return nil
+	}
+	s.createOnce.Lock()
+	defer s.createOnce.Unlock()
+	if s.created {
+		return nil
+	}
+	defs := make([]string, len(cols))
+	for i, c := range cols {
+		var sample any
+		for _, r := range records {
+			if v := r[c]; v != nil {
+				sample = v
+				break
+			}
+		}
+		defs[i] = sqlrec.QuoteIdent(c) + " " + columnType(sample)
+	}
+	if s.tbl.Upsert() {
+		defs = append(defs, "PRIMARY KEY ("+sqlrec.QuoteList(s.cfg.Key)+")")
+	}
+	ddl := fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (%s)", sqlrec.QuoteIdent(s.cfg.Table), strings.Join(defs, ", "))
+	if _, err := s.db.ExecContext(ctx, ddl); err != nil {
+		return fmt.Errorf("sqlite: create table %s: %w", s.cfg.Table, err)
+	}
+	s.created = true
+	return nil
+}

@@ -1,0 +1,90 @@
+package sqlite
+
+import (
+	"database/sql"
+	"path/filepath"
+	"testing"
+
+	"github.com/agora-etl/agora/etl"
+	"github.com/agora-etl/agora/etl/internal/sinktest"
+)
+
+// testDB opens a fresh database file in the test's temporary directory.
+func testDB(t testing.TB) (*sql.DB, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "test.db")
+	db, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db, path
+}
+
+func suiteDB(t testing.TB, db *sql.DB) sinktest.DB {
+	return sinktest.DB{
+		NewSink: func(t testing.TB, c sinktest.Config) etl.Sink {
+			s, err := NewSink(db, SinkConfig{Table: c.Table, Columns: c.Columns, Mode: c.Mode, Key: c.Key,
+				Resource: c.Resource, CreateTable: c.CreateTable, AllowUnfenced: c.AllowUnfenced})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return s
+		},
+		Exec: func(t testing.TB, q string) {
+			t.Helper()
+			if _, err := db.Exec(q); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		},
+		Ints:    func(t testing.TB, q string) []int64 { return query[int64](t, db, q) },
+		Strings: func(t testing.TB, q string) []string { return query[string](t, db, q) },
+		AutoID:  "INTEGER PRIMARY KEY AUTOINCREMENT",
+	}
+}
+
+func query[T any](t testing.TB, db *sql.DB, q string) []T {
+	t.Helper()
+	rows, err := db.Query(q)
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		var v T
+		if err := rows.Scan(&v); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	return out
+}
+
+func TestSinkSuite(t *testing.T) {
+	db, _ := testDB(t)
+	sinktest.Run(t, suiteDB(t, db))
+}
+
+func TestSinkConfigValidate(t *testing.T) {
+	cases := map[string]struct {
+		cfg  SinkConfig
+		keys []string
+	}{
+		"empty":            {SinkConfig{}, []string{"path", "table"}},
+		"bad mode":         {SinkConfig{Path: "x", Table: "t", Mode: "merge"}, []string{"mode"}},
+		"upsert no key":    {SinkConfig{Path: "x", Table: "t", Mode: "upsert"}, []string{"key"}},
+		"key not a column": {SinkConfig{Path: "x", Table: "t", Mode: "upsert", Key: []string{"id"}, Columns: []string{"name"}}, []string{"key"}},
+		"key with insert":  {SinkConfig{Path: "x", Table: "t", Key: []string{"id"}}, []string{"key"}},
+		"twice":            {SinkConfig{Path: "x", Table: "t", Columns: []string{"a", "a"}}, []string{"columns"}},
+		"ok":               {SinkConfig{Path: "x", Table: "t", Mode: "upsert", Key: []string{"id"}}, nil},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			sinktest.WantFieldErrors(t, c.cfg.Validate(), c.keys...)
+		})
+	}
+}
