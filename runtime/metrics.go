@@ -2,8 +2,10 @@ package runtime
 
 import (
 	"errors"
+	"math"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -19,35 +21,21 @@ var (
 	latenessBuckets = prometheus.ExponentialBuckets(0.001, 4, 9)
 )
 
-// poolMetrics is a pool's Prometheus registry. Counters and gauges are read
-// from the runners' status at scrape time (poolCollector), so a run pays
-// nothing for them beyond the status update it makes anyway; only the two
-// histograms are observed as runs happen.
+// poolMetrics is a pool's Prometheus registry. Every agora_* metric is read
+// from the runners at scrape time (poolCollector): counters and gauges from
+// the status a run updates anyway, the two run histograms from a few
+// atomic counters per pipeline (runHistograms), so a run allocates nothing
+// for metrics and ten thousand pipelines carry no Prometheus objects.
 type poolMetrics struct {
-	reg      *prometheus.Registry
-	duration *prometheus.HistogramVec
-	lateness *prometheus.HistogramVec
-	handler  http.Handler
+	reg     *prometheus.Registry
+	handler http.Handler
 }
 
 func newPoolMetrics(p *WorkerPool) *poolMetrics {
-	m := &poolMetrics{
-		reg: prometheus.NewRegistry(),
-		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "agora_run_duration_seconds",
-			Help:    "How long runs took, from the lease being granted to the pipeline closed.",
-			Buckets: runDurationBuckets,
-		}, []string{"pipeline"}),
-		lateness: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "agora_run_lateness_seconds",
-			Help:    "How far behind its scheduled time a cron or every run started.",
-			Buckets: latenessBuckets,
-		}, []string{"pipeline"}),
-	}
+	m := &poolMetrics{reg: prometheus.NewRegistry()}
 	m.reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		m.duration, m.lateness,
 		&poolCollector{pool: p},
 	)
 	if c, ok := p.cfg.coordinator.(prometheus.Collector); ok {
@@ -72,28 +60,90 @@ func (p *WorkerPool) metrics() *poolMetrics {
 // and, when the coordinator is a prometheus.Collector, the coordinator's.
 func (p *WorkerPool) Gatherer() prometheus.Gatherer { return p.metrics().reg }
 
+// histogram is a fixed-bucket histogram of one pipeline, safe for
+// concurrent use without locks.
+type histogram struct {
+	buckets []float64 // upper bounds, shared; at most maxBuckets
+	counts  [maxBuckets]atomic.Uint64
+	count   atomic.Uint64
+	sumBits atomic.Uint64 // float64 bits of the sum of observations
+}
+
+// maxBuckets is the most buckets a histogram has; kept in the struct, a
+// pipeline's histograms are one allocation.
+const maxBuckets = 10
+
+func (h *histogram) init(buckets []float64) { h.buckets = buckets[:min(len(buckets), maxBuckets)] }
+
+func (h *histogram) observe(v float64) {
+	for i, upper := range h.buckets {
+		if v <= upper {
+			h.counts[i].Add(1)
+			break
+		}
+	}
+	h.count.Add(1)
+	for {
+		old := h.sumBits.Load()
+		if h.sumBits.CompareAndSwap(old, math.Float64bits(math.Float64frombits(old)+v)) {
+			return
+		}
+	}
+}
+
+// metric returns h as a Prometheus histogram with cumulative buckets.
+func (h *histogram) metric(desc *prometheus.Desc, labels ...string) prometheus.Metric {
+	cum := make(map[float64]uint64, len(h.buckets))
+	var n uint64
+	for i, upper := range h.buckets {
+		n += h.counts[i].Load()
+		cum[upper] = n
+	}
+	return prometheus.MustNewConstHistogram(desc, h.count.Load(), math.Float64frombits(h.sumBits.Load()), cum, labels...)
+}
+
+// runHistograms are one pipeline's duration and lateness histograms, made
+// on its first run, so idle pipelines cost a nil pointer.
+type runHistograms struct {
+	duration, lateness histogram
+}
+
+// histograms returns r's histograms, making them on first use.
+func (r *runner) histograms() *runHistograms {
+	if h := r.hist.Load(); h != nil {
+		return h
+	}
+	h := &runHistograms{}
+	h.duration.init(runDurationBuckets)
+	h.lateness.init(latenessBuckets)
+	if !r.hist.CompareAndSwap(nil, h) {
+		return r.hist.Load()
+	}
+	return h
+}
+
 func (m *poolMetrics) observeDuration(r *runner, d time.Duration) {
 	if m != nil {
-		m.duration.WithLabelValues(r.id()).Observe(d.Seconds())
+		r.histograms().duration.observe(d.Seconds())
 	}
 }
 
 func (m *poolMetrics) observeLateness(r *runner, d time.Duration) {
 	if m != nil {
-		m.lateness.WithLabelValues(r.id()).Observe(max(d, 0).Seconds())
+		r.histograms().lateness.observe(max(d, 0).Seconds())
 	}
 }
 
 // counted adds a finished run to the runner's counts: how it ended and the
 // records it moved.
 func (r *runner) counted(runErr, cancelCause error, records RecordCounts) {
-	var pe *PanicError
+	panicked := runErr != nil && isPanic(runErr)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	switch {
 	case runErr == nil:
 		r.st.ok++
-	case errors.As(runErr, &pe):
+	case panicked:
 		r.st.panicked++
 	case cancelCause != nil:
 		r.st.cancelled++
@@ -127,13 +177,17 @@ var (
 		"Records moved by record pipelines, by direction: in (read), out (written), dead_lettered.", []string{"pipeline", "direction"}, nil)
 	descPaused = prometheus.NewDesc("agora_pipeline_paused",
 		"1 while the pipeline is paused fleet-wide, else 0.", []string{"pipeline"}, nil)
+	descDuration = prometheus.NewDesc("agora_run_duration_seconds",
+		"How long runs took, from the lease being granted to the pipeline closed.", []string{"pipeline"}, nil)
+	descLateness = prometheus.NewDesc("agora_run_lateness_seconds",
+		"How far behind its scheduled time a cron or every run started.", []string{"pipeline"}, nil)
 	descCoordUp = prometheus.NewDesc("agora_coordinator_up",
 		"1 while the coordinator can grant leases; the in-process one always can.", nil, nil)
 )
 
 // Describe sends the descriptors of every agora_* metric the pool exports.
 func (c *poolCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descRuns, descSkipped, descLeaseHeld, descLeaseLost, descToken, descConsecutive, descRecords, descPaused} {
+	for _, d := range []*prometheus.Desc{descDuration, descLateness, descRuns, descSkipped, descLeaseHeld, descLeaseLost, descToken, descConsecutive, descRecords, descPaused} {
 		ch <- d
 	}
 	if _, ok := c.pool.cfg.coordinator.(prometheus.Collector); !ok {
@@ -176,6 +230,14 @@ func (c *poolCollector) Collect(ch chan<- prometheus.Metric) {
 		gauge(descToken, float64(st.lastToken), id)
 		gauge(descConsecutive, float64(st.consecutive), id)
 		gauge(descPaused, b2f(pr.env.paused(r)), id)
+		if h := r.hist.Load(); h != nil {
+			if h.duration.count.Load() > 0 {
+				ch <- h.duration.metric(descDuration, id)
+			}
+			if h.lateness.count.Load() > 0 {
+				ch <- h.lateness.metric(descLateness, id)
+			}
+		}
 		if st.records != (RecordCounts{}) {
 			counter(descRecords, uint64(st.records.In), id, "in")
 			counter(descRecords, uint64(st.records.Out), id, "out")
@@ -195,4 +257,11 @@ func b2f(b bool) float64 {
 type metricsHolder struct {
 	metricsOnce  sync.Once
 	metricsState *poolMetrics
+}
+
+// isPanic reports whether err comes from a panic. Apart from counted, so
+// the *PanicError target is allocated only for failed runs.
+func isPanic(err error) bool {
+	var pe *PanicError
+	return errors.As(err, &pe)
 }

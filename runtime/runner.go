@@ -98,9 +98,10 @@ type runner struct {
 	plannedAt int64
 
 	stopped atomic.Bool
-	mu      sync.Mutex    // guards stopCh, st, ctx and heldLogged
-	stopCh  chan struct{} // made on first use
-	ctx     *runContext   // the run in flight, if any
+	hist    atomic.Pointer[runHistograms] // from the first run
+	mu      sync.Mutex                    // guards stopCh, st, ctx and heldLogged
+	stopCh  chan struct{}                 // made on first use
+	ctx     *runContext                   // the run in flight, if any
 	st      runStats
 	// heldLogged is when heldElsewhere last logged at info level (Unix ns).
 	heldLogged int64
