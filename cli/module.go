@@ -20,8 +20,6 @@ type goPackage struct {
 	ImportPath string
 	Dir        string
 	Name       string
-	GoFiles    []string
-	Module     *struct{ Dir string }
 }
 
 // findPackage resolves pattern (an import path or ./dir) as the go command
@@ -48,15 +46,11 @@ func findPackage(ctx context.Context, goTool, pattern string) (*goPackage, error
 	return &pkg, nil
 }
 
-// generatedWorker is the file agoragen writes; its presence tells an
-// annotated package from any other.
-const generatedWorker = "worker.go"
-
 // buildModuleWorker compiles a throwaway worker binary for pkg into dir: a
 // main calling runtime.Main(pkg.GetWorker), added to the build through an
 // overlay so nothing is written into the user's tree. A package that is
 // itself a main (//agora:worker main) is built as it is.
-func buildModuleWorker(ctx context.Context, goTool string, pkg *goPackage, dir string, stderr io.Writer) (string, error) {
+func buildModuleWorker(ctx context.Context, goTool string, pkg *goPackage, dir string) (string, error) {
 	binary := filepath.Join(dir, pkg.binaryName())
 	target := "."
 	args := []string{"build", "-o", binary}

@@ -76,7 +76,7 @@ func moduleWorker(e *env, pattern string, workerArgs []string) int {
 		return ExitFailure
 	}
 	defer os.RemoveAll(dir)
-	binary, err := buildModuleWorker(ctx, e.goTool, pkg, dir, e.stderr)
+	binary, err := buildModuleWorker(ctx, e.goTool, pkg, dir)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "agora worker: %v\n", err)
 		return ExitFailure

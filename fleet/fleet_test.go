@@ -170,8 +170,8 @@ func TestFleetCommandsAgainstRealReplicas(t *testing.T) {
 		Paused     bool   `json:"paused"`
 		PausedBy   string `json:"paused_by"`
 	}
-	if err := json.Unmarshal([]byte(out), &ps); err != nil || len(ps) != 2 || !ps[1].Paused || ps[1].PausedBy == "" {
-		t.Fatalf("pipelines --json after pause: %v %s", err, out)
+	if err := json.Unmarshal([]byte(out), &ps); code != 0 || err != nil || len(ps) != 2 || !ps[1].Paused || ps[1].PausedBy == "" {
+		t.Fatalf("pipelines --json after pause: exit %d, %v %s", code, err, out)
 	}
 	if code, _, errOut = run("trigger", "orders"); code != 1 || !strings.Contains(errOut, "paused; resume it first") {
 		t.Fatalf("trigger while paused: %d %s", code, errOut)
