@@ -2,6 +2,7 @@ package distributed
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -127,24 +128,48 @@ func (c *RedisWorkerCoordinator) acquireMany(ctx context.Context, reqs []leaseRe
 	return results, errs
 }
 
-// acquireMany runs the acquire script for every request in one pipelined
-// round trip.
+// acquireMany decides every request in one round trip. On one server a
+// single acquire script call decides them all, so the batch pays for one
+// script call and one clock reading; on a Cluster, whose script calls must
+// keep to one hash slot, each request is its own call in one pipeline
+// (which the client splits by node).
 func (b *singleBackend) acquireMany(ctx context.Context, reqs []leaseRequest) ([]acquireResult, []error) {
-	calls := make([]scriptCall, len(reqs))
-	for i, req := range reqs {
-		keys, args := b.acquireCall(req)
+	var groups [][]leaseRequest
+	if _, cluster := b.client.(*redis.ClusterClient); cluster {
+		groups = make([][]leaseRequest, len(reqs))
+		for i := range reqs {
+			groups[i] = reqs[i : i+1]
+		}
+	} else {
+		for from := 0; from < len(reqs); from += maxAcquireBatch {
+			groups = append(groups, reqs[from:min(from+maxAcquireBatch, len(reqs))])
+		}
+	}
+	calls := make([]scriptCall, len(groups))
+	for i, g := range groups {
+		keys, args := b.acquireCall(g)
 		calls[i] = scriptCall{script: acquireScript, keys: keys, args: args}
 	}
 	cmds := runPipelined(ctx, b.client, calls)
-	results := make([]acquireResult, len(reqs))
-	errs := make([]error, len(reqs))
+	results := make([]acquireResult, 0, len(reqs))
+	errs := make([]error, 0, len(reqs))
 	for i, cmd := range cmds {
-		reply, err := cmd.Int64()
-		if err != nil {
-			errs[i] = err
-			continue
+		replies, err := cmd.Int64Slice()
+		if err == nil && len(replies) != len(groups[i]) {
+			err = fmt.Errorf("distributed: the acquire script answered %d replies to %d requests", len(replies), len(groups[i]))
 		}
-		results[i], errs[i] = parseAcquireReply(reply, reqs[i].Mode, b.s)
+		for j, req := range groups[i] {
+			if err != nil {
+				results, errs = append(results, acquireResult{}), append(errs, err)
+				continue
+			}
+			res, perr := parseAcquireReply(replies[j], req.Mode, b.s)
+			results, errs = append(results, res), append(errs, perr)
+		}
 	}
 	return results, errs
 }
+
+// maxAcquireBatch bounds the requests one acquire script call decides: the
+// script runs atomically, so a call blocks the server for its whole batch.
+const maxAcquireBatch = 128

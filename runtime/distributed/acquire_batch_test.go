@@ -1,6 +1,7 @@
 package distributed
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -47,7 +48,7 @@ func TestBatchedBurstAcrossReplicas(t *testing.T) {
 		c.client.AddHook(h)
 		cs, hooks = append(cs, c), append(hooks, h)
 	}
-	before, _ := serverCalls(t, r)
+	before, statsBefore := serverCalls(t, r)
 
 	replies := make([][]runtime.LeaseReply, len(cs))
 	var wg sync.WaitGroup
@@ -97,17 +98,24 @@ func TestBatchedBurstAcrossReplicas(t *testing.T) {
 		}
 	}
 	after, stats := serverCalls(t, r)
+	for name, st := range statsBefore {
+		st0 := stats[name]
+		st0.Calls -= st.Calls
+		stats[name] = st0
+	}
 	perRun := float64(after-before) / n
 	t.Logf("%.1f Redis commands per run (3 contenders, acquire + complete); evalsha %d, lindex %d, exists %d, time %d",
 		perRun, stats["evalsha"].Calls, stats["lindex"].Calls, stats["exists"].Calls, stats["time"].Calls)
-	// Three claims (SET NX), then the winner's EVALSHA, LINDEX, GET, TIME,
-	// SET, RPUSH, PEXPIRE (its record was written at Start), and the
-	// completion's EVALSHA, LREM, SET: 13.
-	if perRun > 13.1 {
-		t.Errorf("%.1f commands per run, want at most 13", perRun)
+	// Three claims (SET NX), then the winner's LINDEX, ZSCORE, SET,
+	// RPUSH, PEXPIRE inside one script call per batch (its record was
+	// written at Start), and the completion's ZADD and LREM: 10, plus a
+	// script call and a TIME per batch.
+	if perRun > 10.1 {
+		t.Errorf("%.1f commands per run, want at most 10", perRun)
 	}
-	if got := stats["evalsha"].Calls; got > 2*n+10 {
-		t.Errorf("%d script calls for %d runs; want the winners' acquire and completion only", got, n)
+	// A batch of 200 is decided in calls of at most maxAcquireBatch.
+	if got := stats["evalsha"].Calls; got > int64(len(cs)*((n+maxAcquireBatch-1)/maxAcquireBatch)) {
+		t.Errorf("%d script calls for %d runs; want one per coordinator's batch of at most %d", got, n, maxAcquireBatch)
 	}
 	// The failed slot is retried by its claimant, and only by it.
 	for _, c := range cs {
@@ -119,9 +127,14 @@ func TestBatchedBurstAcrossReplicas(t *testing.T) {
 	if err := retried.CompleteLease(ctx, "p0"); err != nil {
 		t.Fatal(err)
 	}
-	// A refusal mints nothing: one TIME per grant.
-	if got := stats["time"].Calls; got != n {
-		t.Errorf("TIME ran %d times for %d grants; a refusal must not mint a token", got, n)
+	// A refusal mints nothing: one token write per grant (the other SETs
+	// are the three claims per pipeline), and a clock reading per script
+	// call at most.
+	if got := stats["set"].Calls; got != 4*n {
+		t.Errorf("SET ran %d times for %d grants and %d claims; a refusal must not mint a token", got, n, 3*n)
+	}
+	if got := stats["time"].Calls; got > stats["evalsha"].Calls {
+		t.Errorf("TIME ran %d times in %d script calls; want one per call at most", got, stats["evalsha"].Calls)
 	}
 	// Again a slot later: every token above the earlier ones.
 	for i := range reqs {
@@ -146,5 +159,70 @@ func TestBatchedBurstAcrossReplicas(t *testing.T) {
 	}
 	if hooks[1].trips.Load() != trips {
 		t.Error("a batch of leases held here already went to Redis")
+	}
+}
+
+// TestOneScriptCallDecidesEachRequestAsAlone sends one batch mixing every
+// kind of request, which a single acquire script call decides: each gets
+// the answer it would get alone, and the grants' tokens are distinct and
+// above every earlier one.
+func TestOneScriptCallDecidesEachRequestAsAlone(t *testing.T) {
+	r := newReal(t)
+	a := r.started(r.options(time.Minute), "a")
+	b := r.started(r.options(time.Minute), "b")
+	// held: b holds it. done, done-before: slot 100 completed. once-done:
+	// its Once run completed.
+	mustAcquire(t, b, "held", runtime.RunNumberAuto)
+	for _, p := range []string{"done", "done-before"} {
+		mustAcquire(t, b, p, 100)
+		if err := b.CompleteLease(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustAcquire(t, b, "once-done", runtime.RunNumberOnce)
+	if err := b.CompleteLease(ctx, "once-done"); err != nil {
+		t.Fatal(err)
+	}
+	last, _ := b.CurrentLease("held")
+
+	hook := &tripCounter{}
+	a.client.AddHook(hook)
+	reqs := []runtime.LeaseRequest{
+		{PipelineID: "free-slot", RunNumber: 100},
+		{PipelineID: "held", RunNumber: runtime.RunNumberAuto},
+		{PipelineID: "done", RunNumber: 100},
+		{PipelineID: "done-before", RunNumber: 160},
+		{PipelineID: "auto", RunNumber: runtime.RunNumberAuto},
+		{PipelineID: "once-done", RunNumber: runtime.RunNumberOnce},
+		{PipelineID: "once", RunNumber: runtime.RunNumberOnce},
+	}
+	want := []bool{true, false, false, true, true, false, true}
+	replies := a.TryAcquireLeases(ctx, reqs)
+	if trips := hook.trips.Load(); trips != 2 {
+		t.Errorf("%d round trips, want 2 (the slot claims, then one script call)", trips)
+	}
+	seen := map[int64]bool{}
+	for i, rep := range replies {
+		if rep.Acquired != want[i] {
+			t.Errorf("%s run %d: acquired %v (%v), want %v", reqs[i].PipelineID, reqs[i].RunNumber, rep.Acquired, rep.Err, want[i])
+			continue
+		}
+		if !rep.Acquired {
+			continue
+		}
+		lease, ok := a.CurrentLease(reqs[i].PipelineID)
+		if !ok || lease.FencingToken <= last.FencingToken || seen[lease.FencingToken] {
+			t.Errorf("%s: lease %+v, want a new token above %d", reqs[i].PipelineID, lease, last.FencingToken)
+		}
+		seen[lease.FencingToken] = true
+		if reqs[i].RunNumber > 0 && lease.RunNumber != reqs[i].RunNumber {
+			t.Errorf("%s: run number %d, want the slot %d", reqs[i].PipelineID, lease.RunNumber, reqs[i].RunNumber)
+		}
+		if reqs[i].RunNumber <= 0 && lease.RunNumber != lease.FencingToken {
+			t.Errorf("%s: run number %d, want its token %d", reqs[i].PipelineID, lease.RunNumber, lease.FencingToken)
+		}
+	}
+	if errors.Is(replies[2].Err, runtime.ErrSlotCompleted) != true {
+		t.Errorf("completed slot: %v, want ErrSlotCompleted", replies[2].Err)
 	}
 }

@@ -174,8 +174,8 @@ func TestCompletedSlotIsNeverLeasedAgain(t *testing.T) {
 			}
 		}
 	}
-	if got, _ := u.mr.Get("agora:distributed:done:{p}"); got != "1772366400" {
-		t.Fatalf("completed-slot record = %q", got)
+	if got, _ := u.mr.ZScore("agora:distributed:completed:{p}", "slot"); got != 1772366400 {
+		t.Fatalf("completed-slot record = %v", got)
 	}
 	// The next slot is fine, and other pipelines are not affected.
 	mustAcquire(t, b, "p", slot+60)
@@ -199,7 +199,7 @@ func TestReleasedSlotCanBeTakenOver(t *testing.T) {
 	if second.FencingToken <= first.FencingToken {
 		t.Fatalf("takeover token %d not above %d", second.FencingToken, first.FencingToken)
 	}
-	if u.mr.Exists("agora:distributed:done:{p}") {
+	if u.mr.Exists("agora:distributed:completed:{p}") {
 		t.Fatal("a release recorded the slot as completed")
 	}
 }
@@ -213,7 +213,7 @@ func TestRunNumberAutoHasNoSlotRule(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if u.mr.Exists("agora:distributed:done:{consumer}") || u.mr.Exists("agora:distributed:once:{consumer}") {
+	if u.mr.Exists("agora:distributed:completed:{consumer}") || u.mr.Exists("agora:distributed:once:{consumer}") {
 		t.Fatal("an Auto run recorded a slot")
 	}
 }

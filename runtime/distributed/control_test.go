@@ -156,7 +156,7 @@ func TestTriggerRunsOnceOnExactlyOneReplica(t *testing.T) {
 		t.Fatalf("PendingTriggers = %v, %v; want none left", pending, err)
 	}
 	// The schedule is untouched: no slot recorded as completed.
-	if n, err := f.r.client(0).Exists(ctx, "agora:distributed:done:{p}").Result(); err != nil || n != 0 {
+	if n, err := f.r.client(0).Exists(ctx, "agora:distributed:completed:{p}").Result(); err != nil || n != 0 {
 		t.Fatalf("done key exists = %d, %v; want a trigger to record no slot", n, err)
 	}
 }

@@ -14,8 +14,10 @@ import (
 // where last is the pipeline's token key and now_µs the Redis server's TIME
 // in microseconds since the Unix epoch. It writes now_µs with SET … GET,
 // which hands back last in the same call, and corrects the token in the rare
-// case the clock is not ahead of it; a refused attempt puts last back, so
-// only granted leases move the counter.
+// case the clock is not ahead of it; a refused attempt is decided before
+// anything is written, so only granted leases move the counter. One script
+// call that decides a batch reads the clock once and adds a microsecond per
+// grant, so the tokens it mints are distinct, as separate calls' would be.
 //
 // The counter alone would restart at 1 after it is lost (FencingKeyTTL
 // expiry, a restart without persistence) and repeat tokens after it goes

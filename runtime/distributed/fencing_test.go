@@ -49,14 +49,14 @@ func TestFencingKeyTTLExpiresIdleKeys(t *testing.T) {
 	if err := a.CompleteLease(ctx, "p"); err != nil {
 		t.Fatal(err)
 	}
-	for _, key := range []string{"agora:distributed:token:{p}", "agora:distributed:done:{p}"} {
+	for _, key := range []string{"agora:distributed:token:{p}", "agora:distributed:completed:{p}"} {
 		if ttl := u.mr.TTL(key); ttl != time.Hour {
 			t.Errorf("TTL of %s = %s, want 1h", key, ttl)
 		}
 	}
 	// Time passes for the worker too: its heartbeat keeps its record.
 	u.advance(time.Hour)
-	if u.mr.Exists("agora:distributed:token:{p}") || u.mr.Exists("agora:distributed:done:{p}") {
+	if u.mr.Exists("agora:distributed:token:{p}") || u.mr.Exists("agora:distributed:completed:{p}") {
 		t.Fatal("idle counter or completed slot kept")
 	}
 	// Tokens keep increasing after the counter expired: Redis time moved on.

@@ -116,47 +116,19 @@ func (b *singleBackend) finishOne(ctx context.Context, r finishReq) finishRep {
 	return rep
 }
 
-// finishMany releases (LREM) and completes (the complete script) in one
-// pipelined round trip; completions the server answered NOSCRIPT are sent
-// again with EVAL.
+// finishMany releases and completes in one pipelined round trip of plain
+// commands (see queueFinish).
 func (b *singleBackend) finishMany(ctx context.Context, reqs []finishReq) []finishRep {
-	cmds := make([]redis.Cmder, len(reqs))
+	cmds := make([]*redis.IntCmd, len(reqs))
 	_, _ = b.client.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, r := range reqs {
-			keys := b.pipelineKeys(r.ref.PipelineID)
-			if r.completed {
-				cmds[i] = completeScript.EvalSha(ctx, p, keys, r.ref.value(), r.ref.Mode, b.onceArg, b.stateTTLArg)
-			} else {
-				cmds[i] = p.LRem(ctx, keys[0], 1, r.ref.value())
-			}
+			cmds[i] = b.queueFinish(ctx, p, r)
 		}
 		return nil
 	})
-	var retry []int
-	for i, cmd := range cmds {
-		if isNoScript(cmd.Err()) {
-			retry = append(retry, i)
-		}
-	}
-	if len(retry) > 0 {
-		_, _ = b.client.Pipelined(ctx, func(p redis.Pipeliner) error {
-			for _, i := range retry {
-				r := reqs[i]
-				cmds[i] = completeScript.Eval(ctx, p, b.pipelineKeys(r.ref.PipelineID), r.ref.value(), r.ref.Mode, b.onceArg, b.stateTTLArg)
-			}
-			return nil
-		})
-	}
 	out := make([]finishRep, len(reqs))
 	for i, cmd := range cmds {
-		var n int64
-		var err error
-		switch c := cmd.(type) {
-		case *redis.Cmd:
-			n, err = c.Int64()
-		case *redis.IntCmd:
-			n, err = c.Result()
-		}
+		n, err := cmd.Result()
 		out[i] = finishRep{owned: n == 1, err: err}
 	}
 	return out

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"github.com/prometheus/client_golang/prometheus"
 	"io"
 	"log/slog"
 	"os"
@@ -40,7 +41,10 @@ import (
 //     set it "runs".
 //
 // AGORA_FLEET_SECONDS sets the measured window (default 10 s),
-// AGORA_FLEET_SIZES the pipeline counts (default "1000,5000").
+// AGORA_FLEET_SIZES the pipeline counts (default "1000,5000"),
+// AGORA_FLEET_IMPLS the contenders (default "agora,gocron,floor-fenced,floor"), and
+// AGORA_FLEET_STATS=1 logs each Redis command's calls and time per run;
+// AGORA_FLEET_PROFILE=dir writes each replica's CPU profile there.
 
 const (
 	fleetImplEnv  = "AGORA_FLEET_IMPL"
@@ -110,6 +114,8 @@ func TestFleetReplica(t *testing.T) {
 		err = fleetGocron(ctx, url, n, rec)
 	case "floor":
 		err = fleetFloor(ctx, url, id, n, rec)
+	case "floor-fenced":
+		err = fleetFencedFloor(ctx, url, id, n, rec)
 	default:
 		t.Fatalf("unknown implementation %q", impl)
 	}
@@ -148,7 +154,20 @@ func fleetAgora(ctx context.Context, url, id string, n int, rec *fleetRecorder) 
 			},
 		})
 	}
-	return pool.Run(ctx)
+	err = pool.Run(ctx)
+	if os.Getenv("AGORA_FLEET_TRIPS") != "" {
+		reg := prometheus.NewRegistry()
+		reg.MustRegister(coord)
+		mfs, _ := reg.Gather()
+		for _, mf := range mfs {
+			for _, m := range mf.GetMetric() {
+				if h := m.GetHistogram(); h != nil {
+					fmt.Fprintf(os.Stderr, "%s %v count=%d sum=%.3fs\n", id, m.GetLabel(), h.GetSampleCount(), h.GetSampleSum())
+				}
+			}
+		}
+	}
+	return err
 }
 
 // redislockLocker adapts bsm/redislock to gocron's Locker.
@@ -240,6 +259,109 @@ func fleetFloor(ctx context.Context, url, id string, n int, rec *fleetRecorder) 
 	}
 }
 
+// fencedFloorScript is the least a grant can do under the lease and token
+// rules, for a batch of pipelines: the slot rule (ZSCORE of the completed
+// slot), the lease taken only if free with its expiry (SET NX PX), and the
+// token as max(last + 1, server clock) with one clock reading per call.
+// KEYS per pipeline: done, lease, token; ARGV[1] slot, ARGV[2] owner.
+var fencedFloorScript = redis.NewScript(`
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local slot = tonumber(ARGV[1])
+local out = {}
+for i = 1, #KEYS, 3 do
+  local done = redis.call('ZSCORE', KEYS[i], 's')
+  local token = 0
+  if not done or tonumber(done) < slot then
+    now = now + 1
+    local text = string.format('%d', now)
+    if redis.call('SET', KEYS[i + 1], text .. ' ' .. ARGV[2], 'NX', 'PX', 300000) then
+      local last = redis.call('SET', KEYS[i + 2], text, 'GET')
+      token = now
+      if last and tonumber(last) >= now then
+        token = tonumber(last) + 1
+      end
+    end
+  end
+  out[#out + 1] = token
+end
+return out
+`)
+
+// fleetFencedFloor is the floor with what the lease and token rules cannot
+// do without: the slot claims of fleetFloor, then for the claims won one
+// fencedFloorScript call per batch, then the completion as two plain
+// commands (ZADD … GT of the slot, DEL of the lease, with no owner check).
+// No registry, renewal, takeover, retries or bookkeeping.
+func fleetFencedFloor(ctx context.Context, url, id string, n int, rec *fleetRecorder) error {
+	opts, err := redis.ParseURL(url)
+	if err != nil {
+		return err
+	}
+	client := redis.NewClient(opts)
+	defer client.Close()
+	if err := fencedFloorScript.Load(ctx, client).Err(); err != nil {
+		return err
+	}
+	tag := make([]string, n)
+	for i := range tag {
+		tag[i] = fmt.Sprintf("{p%05d}", i)
+	}
+	for {
+		next := time.Now().Truncate(time.Second).Add(time.Second)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(time.Until(next)):
+		}
+		slot := next.Unix()
+		suffix := ":" + strconv.FormatInt(slot, 10)
+		var wg sync.WaitGroup
+		for from := 0; from < n; from += 128 {
+			to := min(from+128, n)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				bg := context.Background()
+				claims := make([]*redis.BoolCmd, to-from)
+				_, _ = client.Pipelined(bg, func(p redis.Pipeliner) error {
+					for i := from; i < to; i++ {
+						claims[i-from] = p.SetNX(bg, "ff:claim:"+tag[i]+suffix, id, 5*time.Second)
+					}
+					return nil
+				})
+				var won []int
+				var keys []string
+				for i, c := range claims {
+					if c.Val() {
+						won = append(won, from+i)
+						keys = append(keys, "ff:done:"+tag[from+i], "ff:lease:"+tag[from+i], "ff:token:"+tag[from+i])
+					}
+				}
+				if len(won) == 0 {
+					return
+				}
+				tokens, err := fencedFloorScript.EvalSha(bg, client, keys, slot, id).Int64Slice()
+				if err != nil {
+					return
+				}
+				_, _ = client.Pipelined(bg, func(p redis.Pipeliner) error {
+					for j, i := range won {
+						if tokens[j] == 0 {
+							continue
+						}
+						rec.add(i, slot, time.Now())
+						p.ZAddGT(bg, "ff:done:"+tag[i], redis.Z{Score: float64(slot), Member: "s"})
+						p.Del(bg, "ff:lease:"+tag[i])
+					}
+					return nil
+				})
+			}()
+		}
+		wg.Wait()
+	}
+}
+
 // fleetResult is one contender's numbers over the measured window.
 type fleetResult struct {
 	runs, distinct, missed, duplicates int
@@ -254,7 +376,7 @@ type fleetResult struct {
 // left out) summed over every server.
 type fleetTarget struct {
 	url      string
-	snapshot func() (cpuSeconds float64, calls int64)
+	snapshot func() (cpuSeconds float64, calls int64, stats map[string]redistest.CommandStat)
 }
 
 // fleetSingle starts one redis-server for a fleet.
@@ -264,15 +386,16 @@ func fleetSingle(b *testing.B) fleetTarget {
 }
 
 // fleetSnapshot returns a snapshot function over the servers at addrs.
-func fleetSnapshot(b *testing.B, addrs ...string) func() (float64, int64) {
+func fleetSnapshot(b *testing.B, addrs ...string) func() (float64, int64, map[string]redistest.CommandStat) {
 	admins := make([]*redis.Client, len(addrs))
 	for i, a := range addrs {
 		admins[i] = redis.NewClient(&redis.Options{Addr: a})
 		b.Cleanup(func() { _ = admins[i].Close() })
 	}
-	return func() (float64, int64) {
+	return func() (float64, int64, map[string]redistest.CommandStat) {
 		var cpu float64
 		var calls int64
+		stats := map[string]redistest.CommandStat{}
 		for _, admin := range admins {
 			info, err := admin.Info(context.Background(), "cpu", "commandstats").Result()
 			if err != nil {
@@ -281,11 +404,15 @@ func fleetSnapshot(b *testing.B, addrs ...string) func() (float64, int64) {
 			for name, st := range redistest.ParseCommandStats(info) {
 				if name != "info" {
 					calls += st.Calls
+					sum := stats[name]
+					sum.Calls += st.Calls
+					sum.Usec += st.Usec
+					stats[name] = sum
 				}
 			}
 			cpu += redistest.ParseCPUSeconds(info)
 		}
-		return cpu, calls
+		return cpu, calls, stats
 	}
 }
 
@@ -302,7 +429,11 @@ func runFleetOn(b *testing.B, target fleetTarget, impl string, n int, window tim
 	until := end.Add(2 * time.Second) // let the window's last slots finish
 	var cmds []*exec.Cmd
 	for r := range fleetReplicas {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestFleetReplica$", "-test.bench=^$")
+		args := []string{"-test.run=^TestFleetReplica$", "-test.bench=^$"}
+		if dir := os.Getenv("AGORA_FLEET_PROFILE"); dir != "" {
+			args = append(args, "-test.cpuprofile="+filepath.Join(dir, fmt.Sprintf("%s-%d-r%d.pprof", impl, n, r)))
+		}
+		cmd := exec.Command(os.Args[0], args...)
 		cmd.Env = append(os.Environ(),
 			fleetImplEnv+"="+impl, fleetURLEnv+"="+target.url, fleetNEnv+"="+strconv.Itoa(n),
 			fleetUntilEnv+"="+strconv.FormatInt(until.UnixNano(), 10),
@@ -317,9 +448,9 @@ func runFleetOn(b *testing.B, target fleetTarget, impl string, n int, window tim
 	// Snapshots half a second before each end: the runs of a slot start
 	// at its boundary, so the window's commands are those of its slots.
 	time.Sleep(time.Until(start.Add(-500 * time.Millisecond)))
-	cpu0, calls0 := snapshot()
+	cpu0, calls0, stats0 := snapshot()
 	time.Sleep(time.Until(end.Add(-500 * time.Millisecond)))
-	cpu1, calls1 := snapshot()
+	cpu1, calls1, stats1 := snapshot()
 	for _, cmd := range cmds {
 		if err := cmd.Wait(); err != nil {
 			b.Fatalf("%s replica: %v", impl, err)
@@ -351,6 +482,9 @@ func runFleetOn(b *testing.B, target fleetTarget, impl string, n int, window tim
 	}
 	res.distinct = len(seen)
 	res.duplicates = res.runs - res.distinct
+	if os.Getenv("AGORA_FLEET_STATS") != "" && res.distinct > 0 {
+		logCommandStats(b, stats0, stats1, res.distinct)
+	}
 	res.missed = n*int(window/time.Second) - res.distinct
 	slices.Sort(lates)
 	if len(lates) > 0 {
@@ -380,8 +514,12 @@ func BenchmarkFleet(b *testing.B) {
 			sizes = append(sizes, n)
 		}
 	}
+	impls := []string{"agora", "gocron", "floor-fenced", "floor"}
+	if s := os.Getenv("AGORA_FLEET_IMPLS"); s != "" {
+		impls = strings.Split(s, ",")
+	}
 	for _, n := range sizes {
-		for _, impl := range []string{"agora", "gocron", "floor"} {
+		for _, impl := range impls {
 			b.Run(fmt.Sprintf("N=%d/%s", n, impl), func(b *testing.B) {
 				for range b.N {
 					r := runFleet(b, impl, n, window)
@@ -398,5 +536,24 @@ func BenchmarkFleet(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// logCommandStats logs, per Redis command, the calls and the microseconds
+// of Redis time it took per slot run over the window (AGORA_FLEET_STATS=1).
+func logCommandStats(b *testing.B, before, after map[string]redistest.CommandStat, runs int) {
+	names := make([]string, 0, len(after))
+	for name := range after {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		calls := after[name].Calls - before[name].Calls
+		usec := after[name].Usec - before[name].Usec
+		if calls == 0 {
+			continue
+		}
+		b.Logf("%-12s %6.2f calls/run %6.2f µs/run %6.2f µs/call", name,
+			float64(calls)/float64(runs), float64(usec)/float64(runs), float64(usec)/float64(calls))
 	}
 }

@@ -53,7 +53,7 @@ func TestIntegrationTokensIncreaseAfterRestartWithoutPersistence(t *testing.T) {
 		}
 	}
 	r.srv.Restart()
-	if n, _ := r.client(0).Exists(ctx, "agora:distributed:token:{p}", "agora:distributed:done:{p}").Result(); n != 0 {
+	if n, _ := r.client(0).Exists(ctx, "agora:distributed:token:{p}", "agora:distributed:completed:{p}").Result(); n != 0 {
 		t.Fatal("counter survived the restart; the test needs it gone")
 	}
 	var lease runtime.Lease

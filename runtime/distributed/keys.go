@@ -9,7 +9,7 @@ import "strconv"
 //
 //	<prefix>lease:{<pipeline>}   list of one string "<token> <run> <owner>"; PX LeaseTTL
 //	<prefix>token:{<pipeline>}   string: the last fencing token
-//	<prefix>done:{<pipeline>}    string: the last completed slot
+//	<prefix>completed:{<pipeline>}  sorted set: member "slot" scored with the last completed slot
 //	<prefix>once:{<pipeline>}    string: set when the Once run completed; PX 2×LeaseTTL
 //	<prefix>claim:{<pipeline>}:<slot>  string: the replica asking for a slot in a batch; PX 5 s
 //	<prefix>worker:<worker id>   hash: the worker record; PX 3×HeartbeatInterval
@@ -23,8 +23,14 @@ func (k keys) lease(pipelineID string) string { return k.prefix + "lease:" + k.t
 // token holds a pipeline's last fencing token.
 func (k keys) token(pipelineID string) string { return k.prefix + "token:" + k.tag(pipelineID) }
 
-// done holds a pipeline's last completed slot.
-func (k keys) done(pipelineID string) string { return k.prefix + "done:" + k.tag(pipelineID) }
+// done holds a pipeline's last completed slot: a sorted set whose one
+// member, doneMember, is scored with the slot, so that recording a slot is
+// one plain command that never lowers the mark (ZADD … GT) and needs no
+// script.
+func (k keys) done(pipelineID string) string { return k.prefix + "completed:" + k.tag(pipelineID) }
+
+// doneMember is the member of the done sorted set that carries the slot.
+const doneMember = "slot"
 
 // once marks a completed Once run.
 func (k keys) once(pipelineID string) string { return k.prefix + "once:" + k.tag(pipelineID) }
@@ -41,7 +47,7 @@ func (k keys) worker(workerID string) string { return k.prefix + "worker:" + wor
 func (k keys) workerPattern() string { return globEscape(k.prefix+"worker:") + "*" }
 
 // pipelineKeys returns the lease, token, done and once keys of a pipeline,
-// in the order the acquire and complete scripts expect them.
+// in the order the acquire script expects them.
 func (k keys) pipelineKeys(pipelineID string) []string {
 	return []string{k.lease(pipelineID), k.token(pipelineID), k.done(pipelineID), k.once(pipelineID)}
 }

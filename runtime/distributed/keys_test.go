@@ -67,7 +67,7 @@ func TestKeyLayout(t *testing.T) {
 	want := map[string]string{
 		k.lease("orders-hourly"): "agora:distributed:lease:{orders-hourly}",
 		k.token("orders-hourly"): "agora:distributed:token:{orders-hourly}",
-		k.done("orders-hourly"):  "agora:distributed:done:{orders-hourly}",
+		k.done("orders-hourly"):  "agora:distributed:completed:{orders-hourly}",
 		k.once("orders-hourly"):  "agora:distributed:once:{orders-hourly}",
 		k.worker("w-1"):          "agora:distributed:worker:w-1",
 	}

@@ -45,10 +45,11 @@ func (c *RedisWorkerCoordinator) LeaseStates(ctx context.Context, pipelineIDs []
 		return nil, ErrClosed
 	}
 	type reads struct {
-		lease       *redis.StringCmd
-		ttl         *redis.DurationCmd
-		token, done *redis.StringCmd
-		once        *redis.IntCmd
+		lease *redis.StringCmd
+		ttl   *redis.DurationCmd
+		token *redis.StringCmd
+		done  *redis.FloatCmd
+		once  *redis.IntCmd
 	}
 	all := make([]reads, len(pipelineIDs))
 	ctx, cancel := c.opContext(ctx)
@@ -59,7 +60,7 @@ func (c *RedisWorkerCoordinator) LeaseStates(ctx context.Context, pipelineIDs []
 				lease: p.LIndex(ctx, c.keys.lease(id), 0),
 				ttl:   p.PTTL(ctx, c.keys.lease(id)),
 				token: p.Get(ctx, c.keys.token(id)),
-				done:  p.Get(ctx, c.keys.done(id)),
+				done:  p.ZScore(ctx, c.keys.done(id), doneMember),
 				once:  p.Exists(ctx, c.keys.once(id)),
 			}
 		}
@@ -82,7 +83,7 @@ func (c *RedisWorkerCoordinator) LeaseStates(ctx context.Context, pipelineIDs []
 			}
 		}
 		st.LastToken, _ = strconv.ParseInt(r.token.Val(), 10, 64)
-		st.LastCompleted, _ = strconv.ParseInt(r.done.Val(), 10, 64)
+		st.LastCompleted = int64(r.done.Val())
 		st.OnceCompleted = r.once.Val() == 1
 		out[i] = st
 	}
@@ -124,7 +125,7 @@ func (c *RedisWorkerCoordinator) LastCompleted(ctx context.Context, pipelineID s
 	}
 	ctx, cancel := c.opContext(ctx)
 	defer cancel()
-	v, err := c.client.Get(ctx, c.keys.done(pipelineID)).Int64()
+	slot, err := c.client.ZScore(ctx, c.keys.done(pipelineID), doneMember).Result()
 	if errors.Is(err, redis.Nil) {
 		c.noteOK()
 		return 0, false, nil
@@ -133,5 +134,5 @@ func (c *RedisWorkerCoordinator) LastCompleted(ctx context.Context, pipelineID s
 		return 0, false, c.failure("read last completed slot of "+strconv.Quote(pipelineID), err)
 	}
 	c.noteOK()
-	return v, true, nil
+	return int64(slot), true, nil
 }

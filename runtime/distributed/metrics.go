@@ -30,7 +30,7 @@ type coordMetrics struct {
 func newCoordMetrics() *coordMetrics {
 	return &coordMetrics{requests: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "agora_redis_request_duration_seconds",
-		Help:    "Round trips to Redis by operation: a script's name (acquire, renew, complete, heartbeat, quorum_*) or the command.",
+		Help:    "Round trips to Redis by operation: a script's name (acquire, renew, heartbeat, quorum_*) or the command (a pipeline of several: pipeline).",
 		Buckets: requestBuckets,
 	}, []string{"op"})}
 }
@@ -132,7 +132,7 @@ func opName(cmd redis.Cmder) string {
 	scriptNamesOnce.Do(func() {
 		scriptNames = map[string]string{}
 		for name, s := range map[string]*redis.Script{
-			"acquire": acquireScript, "renew": renewScript, "complete": completeScript, "heartbeat": heartbeatScript,
+			"acquire": acquireScript, "renew": renewScript, "heartbeat": heartbeatScript,
 			"quorum_acquire": quorumAcquireScript, "quorum_renew": quorumRenewScript, "quorum_release": quorumReleaseScript,
 		} {
 			scriptNames[s.Hash()] = name
@@ -150,7 +150,7 @@ func opName(cmd redis.Cmder) string {
 		return "script"
 	}
 	for _, s := range []struct{ name, src string }{
-		{"acquire", acquireSource}, {"renew", renewSource}, {"complete", completeSource}, {"heartbeat", heartbeatSource},
+		{"acquire", acquireSource}, {"renew", renewSource}, {"heartbeat", heartbeatSource},
 		{"quorum_acquire", quorumAcquireSource}, {"quorum_renew", quorumRenewSource}, {"quorum_release", quorumReleaseSource},
 	} {
 		if body == s.src {

@@ -86,8 +86,8 @@ func TestCompleteOfALostLeaseStillRecordsTheSlot(t *testing.T) {
 	if got := u.mr.Exists("agora:distributed:lease:{p}"); !got {
 		t.Fatal("completion by a non-owner deleted the holder's lease")
 	}
-	if done, _ := u.mr.Get("agora:distributed:done:{p}"); done != "300" {
-		t.Fatalf("done = %q, want 300", done)
+	if done, _ := u.mr.ZScore("agora:distributed:completed:{p}", "slot"); done != 300 {
+		t.Fatalf("done = %v, want 300", done)
 	}
 }
 
@@ -228,8 +228,8 @@ func TestCompletionIsRecordedOnceRedisAnswersAgain(t *testing.T) {
 	}
 	u.mr.SetError("")
 	waitUntil(t, 3*completionRetryPause, "the completion to be recorded", func() bool {
-		done, _ := u.mr.Get("agora:distributed:done:{p}")
-		return done == "9"
+		done, _ := u.mr.ZScore("agora:distributed:completed:{p}", "slot")
+		return done == 9
 	})
 	// Counted just after Redis has it.
 	waitUntil(t, time.Second, "the completion to be counted", func() bool {

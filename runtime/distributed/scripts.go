@@ -11,23 +11,21 @@ import (
 // The Lua scripts. Each runs atomically on one Redis (one Cluster slot: all
 // its keys share the pipeline's hash tag) and is sent with EVALSHA, falling
 // back to EVAL when the server does not know it yet (NOSCRIPT, e.g. after a
-// restart). Release needs none: it is a plain LREM (see singleBackend.release).
+// restart). Release and completion need none: they are plain commands (see
+// singleBackend.release and queueFinish).
 var (
 	//go:embed lua/acquire.lua
 	acquireSource string
 	//go:embed lua/renew.lua
 	renewSource string
-	//go:embed lua/complete.lua
-	completeSource string
 	//go:embed lua/heartbeat.lua
 	heartbeatSource string
 
 	acquireScript   = newScript(acquireSource)
 	renewScript     = newScript(renewSource)
-	completeScript  = newScript(completeSource)
 	heartbeatScript = newScript(heartbeatSource)
 
-	primaryScripts = []*redis.Script{acquireScript, renewScript, completeScript, heartbeatScript}
+	primaryScripts = []*redis.Script{acquireScript, renewScript, heartbeatScript}
 )
 
 // loadScripts makes the server know scripts (one pipelined round trip), so

@@ -22,7 +22,7 @@ type singleBackend struct {
 
 	// Boxed once: the per-call allocations of arguments are a measurable
 	// part of a cycle.
-	ttlArg, stateTTLArg, onceArg, recordTTLArg any
+	ttlArg, stateTTLArg, recordTTLArg any
 
 	// registry is the worker record key prefix the acquire script checks a
 	// holder's record under, for takeover (see takeover.go); "" keeps to
@@ -41,7 +41,6 @@ func newSingleBackend(client redis.UniversalClient, s settings, keys *keyCache) 
 		client: client, keys: keys, s: s,
 		ttlArg:       s.LeaseTTL.Milliseconds(),
 		stateTTLArg:  s.FencingKeyTTL.Milliseconds(),
-		onceArg:      s.onceTTL.Milliseconds(),
 		recordTTLArg: s.recordTTL.Milliseconds(),
 	}
 	// The script reads the holder's record by a key it is not passed, which
@@ -82,30 +81,43 @@ func (b *singleBackend) status() any { return nil }
 func (b *singleBackend) close() error { return nil }
 
 func (b *singleBackend) acquire(ctx context.Context, req leaseRequest) (acquireResult, error) {
-	keys, args := b.acquireCall(req)
-	reply, err := acquireScript.Run(ctx, b.client, keys, args...).Int64()
+	keys, args := b.acquireCall([]leaseRequest{req})
+	replies, err := acquireScript.Run(ctx, b.client, keys, args...).Int64Slice()
+	if err == nil && len(replies) != 1 {
+		err = fmt.Errorf("distributed: the acquire script answered %d replies to one request", len(replies))
+	}
 	if err != nil {
 		return acquireResult{}, err
 	}
-	return parseAcquireReply(reply, req.Mode, b.s)
+	return parseAcquireReply(replies[0], req.Mode, b.s)
 }
 
-// acquireCall returns the acquire script's keys and arguments for req.
-func (b *singleBackend) acquireCall(req leaseRequest) ([]string, []any) {
-	keys := b.pipelineKeys(req.PipelineID)
-	if req.Mode != runtime.RunNumberOnce {
-		// Only a Once request reads the once marker; every key passed costs
-		// the server a little.
-		keys = keys[:3]
-	}
+// acquireCall returns the acquire script's keys and arguments for reqs,
+// which share an owner (one coordinator's).
+func (b *singleBackend) acquireCall(reqs []leaseRequest) ([]string, []any) {
+	keys := make([]string, 0, 3*len(reqs))
 	registry, own := any(""), any("")
-	if b.registry != "" {
-		registry = b.registryArg
-		if req.RecordKey != nil {
+	for _, req := range reqs {
+		k := b.pipelineKeys(req.PipelineID)
+		if req.Mode != runtime.RunNumberOnce {
+			// Only a Once request reads the once marker; every key passed
+			// costs the server a little.
+			k = k[:3]
+		}
+		keys = append(keys, k...)
+		if b.registry != "" && req.RecordKey != nil {
 			own = req.RecordKey
 		}
 	}
-	return keys, []any{req.Owner, req.Mode, b.ttlArg, b.stateTTLArg, registry, own, b.recordTTLArg}
+	if b.registry != "" {
+		registry = b.registryArg
+	}
+	args := make([]any, 0, 6+len(reqs))
+	args = append(args, reqs[0].Owner, b.ttlArg, b.stateTTLArg, registry, own, b.recordTTLArg)
+	for _, req := range reqs {
+		args = append(args, req.Mode)
+	}
+	return keys, args
 }
 
 // parseAcquireReply decodes the acquire script's reply: the new token, 0 for
@@ -176,11 +188,42 @@ func (b *singleBackend) release(ctx context.Context, ref leaseRef) (bool, error)
 	return n == 1, err
 }
 
+// complete records a successful run and releases its lease, in one
+// pipelined round trip of plain commands (see queueFinish).
 func (b *singleBackend) complete(ctx context.Context, ref leaseRef) (bool, error) {
-	n, err := completeScript.Run(ctx, b.client, b.pipelineKeys(ref.PipelineID),
-		ref.value(), ref.Mode, b.onceArg, b.stateTTLArg,
-	).Int64()
+	var lrem *redis.IntCmd
+	_, _ = b.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		lrem = b.queueFinish(ctx, p, finishReq{ref: ref, completed: true})
+		return nil
+	})
+	n, err := lrem.Result()
 	return n == 1, err
+}
+
+// queueFinish queues on p what releasing r's lease takes and returns the
+// LREM whose count says whether the lease was still this owner's. A
+// completion first records its run, with plain commands and no script: the
+// slot by ZADD … GT, which never lowers the mark, so slots finishing out of
+// order need no read; a Once run by its marker. The record goes before the
+// LREM, on the same connection, so the lease is held until the run is
+// recorded and no contender can acquire in between and find the slot not
+// yet done. The run is recorded even when the lease was lost meanwhile: it
+// did complete, and the record only ever stops a repeat.
+func (b *singleBackend) queueFinish(ctx context.Context, p redis.Pipeliner, r finishReq) *redis.IntCmd {
+	keys := b.pipelineKeys(r.ref.PipelineID)
+	if r.completed {
+		switch {
+		case r.ref.Mode > 0:
+			p.ZAddGT(ctx, keys[2], redis.Z{Score: float64(r.ref.Mode), Member: doneMember})
+			if b.s.FencingKeyTTL > 0 {
+				p.PExpire(ctx, keys[2], b.s.FencingKeyTTL)
+				p.PExpire(ctx, keys[1], b.s.FencingKeyTTL)
+			}
+		case r.ref.Mode == runtime.RunNumberOnce:
+			p.Set(ctx, keys[3], "1", b.s.onceTTL)
+		}
+	}
+	return p.LRem(ctx, keys[0], 1, r.ref.value())
 }
 
 func (b *singleBackend) validate(ctx context.Context, pipelineID string, token int64) (bool, error) {

@@ -17,7 +17,7 @@ import (
 const (
 	realLease = "agora:distributed:lease:{p}"
 	realToken = "agora:distributed:token:{p}"
-	realDone  = "agora:distributed:done:{p}"
+	realDone  = "agora:distributed:completed:{p}"
 )
 
 func TestIntegrationRefusedAcquireChangesNothing(t *testing.T) {
@@ -63,8 +63,8 @@ func TestIntegrationRefusedAcquireChangesNothing(t *testing.T) {
 	if n := rc.Exists(ctx, realLease).Val(); n != 0 {
 		t.Error("lease list left behind after completion")
 	}
-	if got := rc.Get(ctx, realDone).Val(); got != "100" {
-		t.Errorf("done slot %q, want 100", got)
+	if got := rc.ZScore(ctx, realDone, "slot").Val(); got != 100 {
+		t.Errorf("done slot %v, want 100", got)
 	}
 }
 
