@@ -2,7 +2,6 @@ package distributed
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"time"
 
@@ -154,10 +153,7 @@ func (b *singleBackend) acquireMany(ctx context.Context, reqs []leaseRequest) ([
 	results := make([]acquireResult, 0, len(reqs))
 	errs := make([]error, 0, len(reqs))
 	for i, cmd := range cmds {
-		replies, err := cmd.Int64Slice()
-		if err == nil && len(replies) != len(groups[i]) {
-			err = fmt.Errorf("distributed: the acquire script answered %d replies to %d requests", len(replies), len(groups[i]))
-		}
+		replies, err := acquireReplies(cmd, len(groups[i]))
 		for j, req := range groups[i] {
 			if err != nil {
 				results, errs = append(results, acquireResult{}), append(errs, err)

@@ -141,6 +141,7 @@ func fleetAgora(ctx context.Context, url, id string, n int, rec *fleetRecorder) 
 	pool := runtime.NewWorkerPool(runtime.WithCoordinator(coord), runtime.WithWorkerID(id),
 		runtime.WithLogger(quiet), runtime.WithSignalHandling(false))
 	every := runtime.MustCron("* * * * * *")
+	runFor, _ := time.ParseDuration(os.Getenv("AGORA_FLEET_RUN_FOR"))
 	for i := range n {
 		pool.Register(&runtime.ScheduledPipeline{
 			PipelineID: fmt.Sprintf("p%05d", i), Schedule: every,
@@ -149,6 +150,9 @@ func fleetAgora(ctx context.Context, url, id string, n int, rec *fleetRecorder) 
 					started := time.Now()
 					lease, _ := runtime.LeaseFromContext(ctx)
 					rec.add(i, lease.RunNumber, started)
+					if runFor > 0 {
+						time.Sleep(runFor)
+					}
 					return nil
 				}), nil
 			},

@@ -82,19 +82,46 @@ func (b *singleBackend) close() error { return nil }
 
 func (b *singleBackend) acquire(ctx context.Context, req leaseRequest) (acquireResult, error) {
 	keys, args := b.acquireCall([]leaseRequest{req})
-	replies, err := acquireScript.Run(ctx, b.client, keys, args...).Int64Slice()
-	if err == nil && len(replies) != 1 {
-		err = fmt.Errorf("distributed: the acquire script answered %d replies to one request", len(replies))
-	}
+	reply, err := acquireScript.Run(ctx, b.client, keys, args...).Int64()
 	if err != nil {
 		return acquireResult{}, err
 	}
-	return parseAcquireReply(replies[0], req.Mode, b.s)
+	return parseAcquireReply(reply, req.Mode, b.s)
+}
+
+// acquireReplies reads the acquire script's answer to n requests: one
+// integer for one request, an array of n for more.
+func acquireReplies(cmd *redis.Cmd, n int) ([]int64, error) {
+	if n == 1 {
+		v, err := cmd.Int64()
+		return []int64{v}, err
+	}
+	replies, err := cmd.Int64Slice()
+	if err == nil && len(replies) != n {
+		err = fmt.Errorf("distributed: the acquire script answered %d replies to %d requests", len(replies), n)
+	}
+	return replies, err
 }
 
 // acquireCall returns the acquire script's keys and arguments for reqs,
 // which share an owner (one coordinator's).
 func (b *singleBackend) acquireCall(reqs []leaseRequest) ([]string, []any) {
+	if len(reqs) == 1 {
+		// The common case alone, without the copies a batch needs.
+		req := reqs[0]
+		keys := b.pipelineKeys(req.PipelineID)
+		if req.Mode != runtime.RunNumberOnce {
+			keys = keys[:3]
+		}
+		registry, own := any(""), any("")
+		if b.registry != "" {
+			registry = b.registryArg
+			if req.RecordKey != nil {
+				own = req.RecordKey
+			}
+		}
+		return keys, []any{req.Owner, b.ttlArg, b.stateTTLArg, registry, own, b.recordTTLArg, req.Mode}
+	}
 	keys := make([]string, 0, 3*len(reqs))
 	registry, own := any(""), any("")
 	for _, req := range reqs {

@@ -15,9 +15,10 @@
 -- PX expiry; run is the slot, or the token itself for auto and once. A list,
 -- so that release is a plain LREM: an atomic compare-and-delete on owner and
 -- token that needs no script (see release.go).
--- Returns one integer per request: the token (> 0) when acquired, 0 when
--- another owner holds the lease, -1 when the slot already completed, -2
--- when this worker's record is missing (it must register first).
+-- Returns one integer per request, alone for a single request and as an
+-- array for several: the token (> 0) when acquired, 0 when another owner
+-- holds the lease, -1 when the slot already completed, -2 when this
+-- worker's record is missing (it must register first).
 --
 -- Each redis.call costs about as much as a command a client sends, and each
 -- script call several, so a batch shares what its requests have in common
@@ -28,114 +29,126 @@
 local owner = ARGV[1]
 local keyttl = tonumber(ARGV[3])
 local registry = ARGV[4]
-local alive = {} -- holder worker id -> its record exists
+local alive = nil -- holder worker id -> its record exists, made when needed
 local now = nil -- Redis time in µs, read at the first grant
 local record = nil -- true once this worker's record is refreshed, false when missing
 
-local function decide(lease, tokenKey, doneKey, onceKey, mode, arg)
-  local held = redis.call('LINDEX', lease, 0)
-  if held then
-    local holder = string.match(held, '^%d+ %-?%d+ (.*)$')
-    -- A lease held by this very owner is one whose reply was lost (a
-    -- retried command) or that the owner already gave up locally: the owner
-    -- does not ask while it believes it holds one, so it may take it again.
-    if holder ~= owner then
-      -- Another owner's lease is taken over only once that owner's registry
-      -- record is gone: it gave the lease up locally before the record
-      -- could expire (see takeover.go).
-      local worker = registry ~= '' and string.match(holder, '^(.*)#%x+$')
-      if not worker then
-        return 0
-      end
-      local live = alive[worker]
-      if live == nil then
-        live = redis.call('EXISTS', registry .. worker) == 1
-        alive[worker] = live
-      end
-      if live then
-        return 0
-      end
-    end
-  end
-
-  -- The slot rule, read only for a lease that is free (or this owner's): a
-  -- lease held by another is refused the same either way.
-  if mode > 0 then
-    local done = redis.call('ZSCORE', doneKey, 'slot')
-    if done and mode <= tonumber(done) then
-      return -1
-    end
-  elseif mode == -1 and redis.call('EXISTS', onceKey) == 1 then
-    return -1
-  end
-
-  -- A grant refreshes this worker's own record, so a contender cannot take
-  -- the lease over from a record about to expire; a missing record
-  -- (deleted, or the server restarted empty) must be written whole first.
-  if record == nil then
-    record = ARGV[5] == '' or redis.call('PEXPIRE', ARGV[5], ARGV[6]) == 1
-  end
-  if not record then
-    return -2
-  end
-
-  -- Tokens are max(last + 1, Redis time in µs); see fencing.go. The clock
-  -- is usually ahead, so the token is written before the last one is known,
-  -- and fixed in the rare case it is not. One clock reading serves the
-  -- batch, moved on a microsecond per grant, so the grants of one call
-  -- still get distinct tokens, as separate calls would.
-  if not now then
-    local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-  else
-    now = now + 1
-  end
-  local token = now
-  local text = string.format('%d', token)
-  local last
-  if keyttl > 0 then
-    last = redis.call('SET', tokenKey, text, 'PX', keyttl, 'GET')
-  else
-    last = redis.call('SET', tokenKey, text, 'GET')
-  end
-  if last and tonumber(last) >= token then
-    token = tonumber(last) + 1
-    text = string.format('%d', token)
-    redis.call('SET', tokenKey, text, 'KEEPTTL')
-  end
-  local run = arg
-  if mode <= 0 then
-    run = text
-  end
-  local value = text .. ' ' .. run .. ' ' .. owner
-
-  if held then
-    redis.call('LSET', lease, 0, value)
-  else
-    redis.call('RPUSH', lease, value)
-  end
-  redis.call('PEXPIRE', lease, ARGV[2])
-
-  if keyttl > 0 then
-    redis.call('PEXPIRE', doneKey, keyttl)
-  end
-  return token
-end
-
-local out = {}
+-- One pass per request. The body is inline, not a function, and each
+-- refusal leaves its pass with break (repeat … until true): a closure or
+-- table made per call costs the server more than the code it saves.
+local single = #ARGV == 7
+local out = nil
 local k = 1
 for i = 7, #ARGV do
   local arg = ARGV[i]
   local mode = tonumber(arg)
+  local lease, tokenKey, doneKey = KEYS[k], KEYS[k + 1], KEYS[k + 2]
   local onceKey = nil
   if mode == -1 then
     onceKey = KEYS[k + 3]
-  end
-  out[#out + 1] = decide(KEYS[k], KEYS[k + 1], KEYS[k + 2], onceKey, mode, arg)
-  if mode == -1 then
     k = k + 4
   else
     k = k + 3
   end
+  local reply = 0
+  repeat
+    local held = redis.call('LINDEX', lease, 0)
+    if held then
+      local holder = string.match(held, '^%d+ %-?%d+ (.*)$')
+      -- A lease held by this very owner is one whose reply was lost (a
+      -- retried command) or that the owner already gave up locally: the
+      -- owner does not ask while it believes it holds one, so it may take
+      -- it again.
+      if holder ~= owner then
+        -- Another owner's lease is taken over only once that owner's
+        -- registry record is gone: it gave the lease up locally before the
+        -- record could expire (see takeover.go).
+        local worker = registry ~= '' and string.match(holder, '^(.*)#%x+$')
+        if not worker then
+          break
+        end
+        alive = alive or {}
+        local live = alive[worker]
+        if live == nil then
+          live = redis.call('EXISTS', registry .. worker) == 1
+          alive[worker] = live
+        end
+        if live then
+          break
+        end
+      end
+    end
+
+    -- The slot rule, read only for a lease that is free (or this owner's):
+    -- a lease held by another is refused the same either way.
+    if mode > 0 then
+      local done = redis.call('ZSCORE', doneKey, 'slot')
+      if done and mode <= tonumber(done) then
+        reply = -1
+        break
+      end
+    elseif mode == -1 and redis.call('EXISTS', onceKey) == 1 then
+      reply = -1
+      break
+    end
+
+    -- A grant refreshes this worker's own record, so a contender cannot
+    -- take the lease over from a record about to expire; a missing record
+    -- (deleted, or the server restarted empty) must be written whole first.
+    if record == nil then
+      record = ARGV[5] == '' or redis.call('PEXPIRE', ARGV[5], ARGV[6]) == 1
+    end
+    if not record then
+      reply = -2
+      break
+    end
+
+    -- Tokens are max(last + 1, Redis time in µs); see fencing.go. The
+    -- clock is usually ahead, so the token is written before the last one
+    -- is known, and fixed in the rare case it is not. One clock reading
+    -- serves the batch, moved on a microsecond per grant, so the grants of
+    -- one call still get distinct tokens, as separate calls would.
+    if not now then
+      local t = redis.call('TIME')
+      now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+    else
+      now = now + 1
+    end
+    local token = now
+    local text = string.format('%d', token)
+    local last
+    if keyttl > 0 then
+      last = redis.call('SET', tokenKey, text, 'PX', keyttl, 'GET')
+    else
+      last = redis.call('SET', tokenKey, text, 'GET')
+    end
+    if last and tonumber(last) >= token then
+      token = tonumber(last) + 1
+      text = string.format('%d', token)
+      redis.call('SET', tokenKey, text, 'KEEPTTL')
+    end
+    local run = arg
+    if mode <= 0 then
+      run = text
+    end
+    local value = text .. ' ' .. run .. ' ' .. owner
+
+    if held then
+      redis.call('LSET', lease, 0, value)
+    else
+      redis.call('RPUSH', lease, value)
+    end
+    redis.call('PEXPIRE', lease, ARGV[2])
+
+    if keyttl > 0 then
+      redis.call('PEXPIRE', doneKey, keyttl)
+    end
+    reply = token
+  until true
+  if single then
+    return reply -- one integer: the cheapest reply
+  end
+  out = out or {}
+  out[#out + 1] = reply
 end
 return out
