@@ -35,6 +35,12 @@ import (
 //   - agora: a WorkerPool with the Redis coordinator (defaults);
 //   - gocron: gocron v2 with a bsm/redislock distributed locker (the lock
 //     is the job's name, held while the job runs, as gocron asks it);
+//   - floor-fenced: the least an implementation keeping agora's rules
+//     (one run per slot, runs of a pipeline never overlapping, a fencing
+//     token above every earlier one, a completion record, a release that
+//     only frees its own lease) must do: the floor's claims, then one
+//     fencedFloorScript call per batch for the claims won, then one
+//     fencedFloorRelease call per batch;
 //   - floor: the least any implementation must do, with no fencing, no
 //     completion record and no release: each replica sends one SET NX PX
 //     per pipeline and slot (pipelined, 128 a round trip) and the one that
@@ -42,9 +48,12 @@ import (
 //
 // AGORA_FLEET_SECONDS sets the measured window (default 10 s),
 // AGORA_FLEET_SIZES the pipeline counts (default "1000,5000"),
-// AGORA_FLEET_IMPLS the contenders (default "agora,gocron,floor-fenced,floor"), and
-// AGORA_FLEET_STATS=1 logs each Redis command's calls and time per run;
-// AGORA_FLEET_PROFILE=dir writes each replica's CPU profile there.
+// AGORA_FLEET_IMPLS the contenders (default "agora,gocron,floor-fenced,floor").
+// For looking into a run: AGORA_FLEET_STATS=1 logs each Redis command's
+// calls and time per run, AGORA_FLEET_PROFILE=dir writes each replica's CPU
+// profile there, AGORA_FLEET_TRIPS=1 has each agora replica print its
+// round trips by operation, AGORA_FLEET_RUN_FOR=500ms makes agora's runs
+// last that long, and AGORA_FLEET_LOG=1 shows agora's warnings.
 
 const (
 	fleetImplEnv  = "AGORA_FLEET_IMPL"
@@ -265,8 +274,9 @@ func fleetFloor(ctx context.Context, url, id string, n int, rec *fleetRecorder) 
 
 // fencedFloorScript is the least a grant can do under the lease and token
 // rules, for a batch of pipelines: the slot rule (ZSCORE of the completed
-// slot), the lease taken only if free with its expiry (SET NX PX), and the
-// token as max(last + 1, server clock) with one clock reading per call.
+// slot), the lease "<slot> <owner>" taken only if free, with its expiry
+// (SET NX PX), and the token as max(last + 1, server clock) with one clock
+// reading per call.
 // KEYS per pipeline: done, lease, token; ARGV[1] slot, ARGV[2] owner.
 var fencedFloorScript = redis.NewScript(`
 local t = redis.call('TIME')
@@ -279,7 +289,7 @@ for i = 1, #KEYS, 3 do
   if not done or tonumber(done) < slot then
     now = now + 1
     local text = string.format('%d', now)
-    if redis.call('SET', KEYS[i + 1], text .. ' ' .. ARGV[2], 'NX', 'PX', 300000) then
+    if redis.call('SET', KEYS[i + 1], ARGV[1] .. ' ' .. ARGV[2], 'NX', 'PX', 300000) then
       local last = redis.call('SET', KEYS[i + 2], text, 'GET')
       token = now
       if last and tonumber(last) >= now then
@@ -292,11 +302,25 @@ end
 return out
 `)
 
+// fencedFloorRelease is the least a completion can do: record the slot
+// (ZADD … GT) and delete the lease only if it is still this owner's (GET,
+// DEL), for a batch of pipelines in one call. KEYS per pipeline: done,
+// lease; ARGV[1] slot, then each lease's value.
+var fencedFloorRelease = redis.NewScript(`
+for i = 1, #KEYS, 2 do
+  redis.call('ZADD', KEYS[i], 'GT', ARGV[1], 's')
+  if redis.call('GET', KEYS[i + 1]) == ARGV[(i + 1) / 2 + 1] then
+    redis.call('DEL', KEYS[i + 1])
+  end
+end
+return 1
+`)
+
 // fleetFencedFloor is the floor with what the lease and token rules cannot
 // do without: the slot claims of fleetFloor, then for the claims won one
-// fencedFloorScript call per batch, then the completion as two plain
-// commands (ZADD … GT of the slot, DEL of the lease, with no owner check).
-// No registry, renewal, takeover, retries or bookkeeping.
+// fencedFloorScript call per batch, then one fencedFloorRelease call for
+// the batch's completions. No registry, renewal, takeover, retries or
+// bookkeeping.
 func fleetFencedFloor(ctx context.Context, url, id string, n int, rec *fleetRecorder) error {
 	opts, err := redis.ParseURL(url)
 	if err != nil {
@@ -304,8 +328,10 @@ func fleetFencedFloor(ctx context.Context, url, id string, n int, rec *fleetReco
 	}
 	client := redis.NewClient(opts)
 	defer client.Close()
-	if err := fencedFloorScript.Load(ctx, client).Err(); err != nil {
-		return err
+	for _, s := range []*redis.Script{fencedFloorScript, fencedFloorRelease} {
+		if err := s.Load(ctx, client).Err(); err != nil {
+			return err
+		}
 	}
 	tag := make([]string, n)
 	for i := range tag {
@@ -349,17 +375,19 @@ func fleetFencedFloor(ctx context.Context, url, id string, n int, rec *fleetReco
 				if err != nil {
 					return
 				}
-				_, _ = client.Pipelined(bg, func(p redis.Pipeliner) error {
-					for j, i := range won {
-						if tokens[j] == 0 {
-							continue
-						}
-						rec.add(i, slot, time.Now())
-						p.ZAddGT(bg, "ff:done:"+tag[i], redis.Z{Score: float64(slot), Member: "s"})
-						p.Del(bg, "ff:lease:"+tag[i])
+				keys = keys[:0]
+				values := []any{slot}
+				for j, i := range won {
+					if tokens[j] == 0 {
+						continue
 					}
-					return nil
-				})
+					rec.add(i, slot, time.Now())
+					keys = append(keys, "ff:done:"+tag[i], "ff:lease:"+tag[i])
+					values = append(values, strconv.FormatInt(slot, 10)+" "+id)
+				}
+				if len(keys) > 0 {
+					_ = fencedFloorRelease.EvalSha(bg, client, keys, values...).Err()
+				}
 			}()
 		}
 		wg.Wait()
