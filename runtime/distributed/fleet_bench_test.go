@@ -229,15 +229,27 @@ func fleetGocron(ctx context.Context, url string, n int, rec *fleetRecorder) err
 }
 
 func fleetFloor(ctx context.Context, url, id string, n int, rec *fleetRecorder) error {
+	return floorLoop(ctx, url, n, nil, func(client *redis.Client, slot int64, from, to int) {
+		for _, i := range floorClaims(client, "floor:", id, slot, from, to) {
+			rec.add(i, slot, time.Now())
+		}
+	})
+}
+
+// floorLoop runs the floors' replica: a client on url (with scripts
+// loaded), and at each second boundary batch for every 128 of the n
+// pipelines, concurrently, until ctx ends.
+func floorLoop(ctx context.Context, url string, n int, scripts []*redis.Script, batch func(client *redis.Client, slot int64, from, to int)) error {
 	opts, err := redis.ParseURL(url)
 	if err != nil {
 		return err
 	}
 	client := redis.NewClient(opts)
 	defer client.Close()
-	keys := make([]string, n)
-	for i := range keys {
-		keys[i] = fmt.Sprintf("floor:p%05d:", i)
+	for _, s := range scripts {
+		if err := s.Load(ctx, client).Err(); err != nil {
+			return err
+		}
 	}
 	for {
 		next := time.Now().Truncate(time.Second).Add(time.Second)
@@ -246,30 +258,36 @@ func fleetFloor(ctx context.Context, url, id string, n int, rec *fleetRecorder) 
 			return nil
 		case <-time.After(time.Until(next)):
 		}
-		slot := next.Unix()
-		suffix := strconv.FormatInt(slot, 10)
 		var wg sync.WaitGroup
 		for from := 0; from < n; from += 128 {
-			to := min(from+128, n)
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				cmds := make([]*redis.BoolCmd, to-from)
-				_, _ = client.Pipelined(context.Background(), func(p redis.Pipeliner) error {
-					for i := from; i < to; i++ {
-						cmds[i-from] = p.SetNX(context.Background(), keys[i]+suffix, id, 10*time.Second)
-					}
-					return nil
-				})
-				for i, c := range cmds {
-					if c.Val() {
-						rec.add(from+i, slot, time.Now())
-					}
-				}
-			}()
+			wg.Go(func() { batch(client, next.Unix(), from, min(from+128, n)) })
 		}
 		wg.Wait()
 	}
+}
+
+// floorTag is pipeline i's hash tag in the floors' keys.
+func floorTag(i int) string { return fmt.Sprintf("{p%05d}", i) }
+
+// floorClaims sets the claim key of slot for pipelines from to to (SET NX
+// PX, one pipelined round trip) and returns the pipelines it set.
+func floorClaims(client *redis.Client, prefix, id string, slot int64, from, to int) []int {
+	bg := context.Background()
+	suffix := ":" + strconv.FormatInt(slot, 10)
+	claims := make([]*redis.BoolCmd, to-from)
+	_, _ = client.Pipelined(bg, func(p redis.Pipeliner) error {
+		for i := from; i < to; i++ {
+			claims[i-from] = p.SetNX(bg, prefix+floorTag(i)+suffix, id, 10*time.Second)
+		}
+		return nil
+	})
+	var won []int
+	for i, c := range claims {
+		if c.Val() {
+			won = append(won, from+i)
+		}
+	}
+	return won
 }
 
 // fencedFloorScript is the least a grant can do under the lease and token
@@ -322,76 +340,35 @@ return 1
 // the batch's completions. No registry, renewal, takeover, retries or
 // bookkeeping.
 func fleetFencedFloor(ctx context.Context, url, id string, n int, rec *fleetRecorder) error {
-	opts, err := redis.ParseURL(url)
-	if err != nil {
-		return err
-	}
-	client := redis.NewClient(opts)
-	defer client.Close()
-	for _, s := range []*redis.Script{fencedFloorScript, fencedFloorRelease} {
-		if err := s.Load(ctx, client).Err(); err != nil {
-			return err
+	scripts := []*redis.Script{fencedFloorScript, fencedFloorRelease}
+	return floorLoop(ctx, url, n, scripts, func(client *redis.Client, slot int64, from, to int) {
+		bg := context.Background()
+		won := floorClaims(client, "ff:claim:", id, slot, from, to)
+		if len(won) == 0 {
+			return
 		}
-	}
-	tag := make([]string, n)
-	for i := range tag {
-		tag[i] = fmt.Sprintf("{p%05d}", i)
-	}
-	for {
-		next := time.Now().Truncate(time.Second).Add(time.Second)
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(time.Until(next)):
+		keys := make([]string, 0, 3*len(won))
+		for _, i := range won {
+			keys = append(keys, "ff:done:"+floorTag(i), "ff:lease:"+floorTag(i), "ff:token:"+floorTag(i))
 		}
-		slot := next.Unix()
-		suffix := ":" + strconv.FormatInt(slot, 10)
-		var wg sync.WaitGroup
-		for from := 0; from < n; from += 128 {
-			to := min(from+128, n)
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				bg := context.Background()
-				claims := make([]*redis.BoolCmd, to-from)
-				_, _ = client.Pipelined(bg, func(p redis.Pipeliner) error {
-					for i := from; i < to; i++ {
-						claims[i-from] = p.SetNX(bg, "ff:claim:"+tag[i]+suffix, id, 5*time.Second)
-					}
-					return nil
-				})
-				var won []int
-				var keys []string
-				for i, c := range claims {
-					if c.Val() {
-						won = append(won, from+i)
-						keys = append(keys, "ff:done:"+tag[from+i], "ff:lease:"+tag[from+i], "ff:token:"+tag[from+i])
-					}
-				}
-				if len(won) == 0 {
-					return
-				}
-				tokens, err := fencedFloorScript.EvalSha(bg, client, keys, slot, id).Int64Slice()
-				if err != nil {
-					return
-				}
-				keys = keys[:0]
-				values := []any{slot}
-				for j, i := range won {
-					if tokens[j] == 0 {
-						continue
-					}
-					rec.add(i, slot, time.Now())
-					keys = append(keys, "ff:done:"+tag[i], "ff:lease:"+tag[i])
-					values = append(values, strconv.FormatInt(slot, 10)+" "+id)
-				}
-				if len(keys) > 0 {
-					_ = fencedFloorRelease.EvalSha(bg, client, keys, values...).Err()
-				}
-			}()
+		tokens, err := fencedFloorScript.EvalSha(bg, client, keys, slot, id).Int64Slice()
+		if err != nil {
+			return
 		}
-		wg.Wait()
-	}
+		keys = keys[:0]
+		values := []any{slot}
+		for j, i := range won {
+			if tokens[j] == 0 {
+				continue
+			}
+			rec.add(i, slot, time.Now())
+			keys = append(keys, "ff:done:"+floorTag(i), "ff:lease:"+floorTag(i))
+			values = append(values, strconv.FormatInt(slot, 10)+" "+id)
+		}
+		if len(keys) > 0 {
+			_ = fencedFloorRelease.EvalSha(bg, client, keys, values...).Err()
+		}
+	})
 }
 
 // fleetResult is one contender's numbers over the measured window.
