@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/agora-etl/agora/etl"
+	"github.com/agora-etl/agora/internal/redact"
 	"github.com/agora-etl/agora/internal/typo"
 	"github.com/pelletier/go-toml/v2"
 )
@@ -67,7 +68,7 @@ func (d *decoder) component(m map[string]any, at path, kind etl.Kind) Component 
 	// a secret under a name Redact cannot know.
 	for _, k := range slices.Sorted(maps.Keys(m)) {
 		if s, isStr := m[k].(string); isStr && k != "type" && (k == "path" || strings.Contains(s, "://")) {
-			c.urls = append(c.urls, k+"="+Redact(s))
+			c.urls = append(c.urls, k+"="+redact.Text(s))
 		}
 	}
 

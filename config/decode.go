@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agora-etl/agora/etl"
+	"github.com/agora-etl/agora/internal/redact"
 	"github.com/agora-etl/agora/internal/typo"
 	"github.com/pelletier/go-toml/v2"
 )
@@ -26,7 +27,7 @@ type decoder struct {
 // addAt records a problem at pos. Messages go through Redact, since they
 // may quote values.
 func (d *decoder) addAt(pos position, format string, args ...any) {
-	d.diags = append(d.diags, Diagnostic{File: d.file, Line: pos.line, Col: pos.col, Message: Redact(fmt.Sprintf(format, args...))})
+	d.diags = append(d.diags, Diagnostic{File: d.file, Line: pos.line, Col: pos.col, Message: redact.Text(fmt.Sprintf(format, args...))})
 }
 
 // atKey records a problem about the key at p.

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/agora-etl/agora/etl"
+	"github.com/agora-etl/agora/internal/redact"
 	"github.com/pelletier/go-toml/v2"
 )
 
@@ -86,9 +87,9 @@ func syntaxDiagnostic(name string, err error) Diagnostic {
 		if k := de.Key(); len(k) > 1 {
 			msg = path(k).String() + ": " + msg
 		}
-		return Diagnostic{File: name, Line: line, Col: col, Message: Redact(msg)}
+		return Diagnostic{File: name, Line: line, Col: col, Message: redact.Text(msg)}
 	}
-	return Diagnostic{File: name, Line: 1, Col: 1, Message: Redact(err.Error())}
+	return Diagnostic{File: name, Line: 1, Col: 1, Message: redact.Text(err.Error())}
 }
 
 // tomlUnmarshal is go-toml's decoder into a generic document.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/agora-etl/agora/etl"
+	"github.com/agora-etl/agora/internal/redact"
 	"github.com/agora-etl/agora/runtime"
 )
 
@@ -110,7 +111,7 @@ func (p *Pipeline) Factory() runtime.Factory {
 // redactedError hides passwords in an error's text and keeps its chain.
 type redactedError struct{ err error }
 
-func (e redactedError) Error() string { return Redact(e.err.Error()) }
+func (e redactedError) Error() string { return redact.Text(e.err.Error()) }
 func (e redactedError) Unwrap() error { return e.err }
 
 func redactErr(err error) error { return redactedError{err} }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/agora-etl/agora/internal/redact"
 	"github.com/agora-etl/agora/runtime"
 )
 
@@ -25,7 +26,7 @@ func (f *File) Summary() string {
 	if w.WorkerID != "" {
 		id = w.WorkerID
 	}
-	fmt.Fprintf(&b, "worker: health_port %s, graceful_shutdown_timeout %s, worker_id %s\n", port, grace, Redact(id))
+	fmt.Fprintf(&b, "worker: health_port %s, graceful_shutdown_timeout %s, worker_id %s\n", port, grace, redact.Text(id))
 	for _, p := range f.Pipelines {
 		fmt.Fprintf(&b, "pipeline %s: %s\n", p.ID, p.Schedule.describe())
 		fmt.Fprintf(&b, "  source: %s\n", p.Source.describe())

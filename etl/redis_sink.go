@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/agora-etl/agora/internal/redact"
 )
 
 // RedisStreamSinkConfig configures the "redis_stream" sink.
@@ -52,7 +54,7 @@ func NewRedisStreamSink(cfg RedisStreamSinkConfig) (*RedisStreamSink, error) {
 		return nil, err
 	}
 	opts, _ := parseRedisURL(cfg.URL)
-	return &RedisStreamSink{cfg: cfg, client: redis.NewClient(opts), shown: redactURL(cfg.URL)}, nil
+	return &RedisStreamSink{cfg: cfg, client: redis.NewClient(opts), shown: redact.URL(cfg.URL)}, nil
 }
 
 // Name is "redis_stream(STREAM)".

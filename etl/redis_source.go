@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/agora-etl/agora/internal/redact"
 	"github.com/agora-etl/agora/runtime"
 )
 
@@ -119,7 +120,7 @@ func NewRedisStreamSource(cfg RedisStreamSourceConfig) (*RedisStreamSource, erro
 	}
 	s := &RedisStreamSource{
 		cfg: cfg, client: redis.NewClient(opts), block: DefaultStreamBlock, claim: DefaultClaimIdle,
-		pending: "0", claimAt: "0-0", shown: redactURL(cfg.URL), quit: make(chan struct{}),
+		pending: "0", claimAt: "0-0", shown: redact.URL(cfg.URL), quit: make(chan struct{}),
 	}
 	if cfg.Block > 0 {
 		s.block = time.Duration(cfg.Block)

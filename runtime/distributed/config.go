@@ -14,6 +14,7 @@ import (
 
 	"github.com/kelseyhightower/envconfig"
 
+	"github.com/agora-etl/agora/internal/redact"
 	"github.com/agora-etl/agora/internal/typo"
 )
 
@@ -168,10 +169,10 @@ func (c Config) Options() Options {
 func (c Config) String() string {
 	urls := make([]string, len(c.RedlockRedisURLs))
 	for i, u := range c.RedlockRedisURLs {
-		urls[i] = redactRawURL(u)
+		urls[i] = redact.URL(u)
 	}
 	return fmt.Sprintf("redis_url=%s lease_ttl=%s heartbeat_interval=%s key_prefix=%q fallback_to_local=%t fencing_key_ttl=%s lease_renewal_deadline=%s redlock_redis_urls=%v redlock_clock_drift_factor=%v",
-		redactRawURL(c.RedisURL), c.LeaseTTL, c.HeartbeatInterval, c.KeyPrefix, c.FallbackToLocal,
+		redact.URL(c.RedisURL), c.LeaseTTL, c.HeartbeatInterval, c.KeyPrefix, c.FallbackToLocal,
 		c.FencingKeyTTL, c.LeaseRenewalDeadline, urls, c.RedlockClockDriftFactor)
 }
 
@@ -362,7 +363,7 @@ func commaInPassword(pieces []string) bool {
 func (l URLList) String() string {
 	shown := make([]string, len(l))
 	for i, u := range l {
-		shown[i] = redactRawURL(u)
+		shown[i] = redact.URL(u)
 	}
 	return strings.Join(shown, ",")
 }

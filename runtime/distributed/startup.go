@@ -7,6 +7,8 @@ import (
 	"os"
 	"sort"
 	"strings"
+
+	"github.com/agora-etl/agora/internal/redact"
 )
 
 // ErrRedisRefused is wrapped by Start's error when Redis refuses the
@@ -54,10 +56,10 @@ func logMode(logger *slog.Logger, cfg Config, mode Mode) {
 		logger.Warn("coordinator: "+envNames.RedisURL+" is not set: this replica coordinates with no other, "+
 			"and if several replicas run, every one of them runs every slot", attrs...)
 	case len(cfg.RedlockRedisURLs) > 0:
-		logger.Info("coordinator: Redis with a Redlock quorum", slog.String("redis", redactRawURL(cfg.RedisURL)),
+		logger.Info("coordinator: Redis with a Redlock quorum", slog.String("redis", redact.URL(cfg.RedisURL)),
 			slog.Int("quorum_nodes", len(cfg.RedlockRedisURLs)))
 	default:
-		logger.Info("coordinator: Redis", slog.String("redis", redactRawURL(cfg.RedisURL)))
+		logger.Info("coordinator: Redis", slog.String("redis", redact.URL(cfg.RedisURL)))
 	}
 }
 

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/agora-etl/agora/internal/redact"
 )
 
 // redisURL is a parsed Redis URL together with the form that may be shown.
@@ -24,9 +26,6 @@ type redisURL struct {
 	nodes []string
 }
 
-// redactedPassword replaces passwords wherever agora prints a URL.
-const redactedPassword = "xxxxx"
-
 // parseRedisURL accepts redis://, rediss:// (TLS) and unix:// URLs with an
 // optional user:password@ (ACL user or legacy requirepass) and a /db path or
 // ?db= parameter, plus go-redis's query parameters such as dial_timeout;
@@ -37,7 +36,7 @@ func parseRedisURL(raw string) (redisURL, error) {
 	if strings.TrimSpace(raw) == "" {
 		return redisURL{}, errors.New("is empty")
 	}
-	shown := redactRawURL(raw)
+	shown := redact.URL(raw)
 	if !strings.Contains(raw, "://") {
 		return redisURL{}, fmt.Errorf("%q has no scheme; write redis://host:6379, rediss://host:6380 (TLS), unix:///path/to/redis.sock, redis+cluster://host:6379 or redis+sentinel://host:26379?master_name=NAME", shown)
 	}
@@ -121,7 +120,7 @@ func checkTCPURL(u *url.URL) error {
 // the URL parser's reading, does not have in the same place: then pieces
 // of the password sit in u's other fields, where messages would show them.
 func passwordMisread(raw string, u *url.URL) bool {
-	_, written, _, ok := rawUserInfo(raw)
+	_, written, _, ok := redact.UserInfo(raw)
 	if !ok {
 		return false
 	}
@@ -131,40 +130,6 @@ func passwordMisread(raw string, u *url.URL) bool {
 	}
 	decoded, err := url.PathUnescape(written)
 	return !has || err != nil || decoded != parsed
-}
-
-// rawUserInfo splits raw around the user:password part of its authority
-// without parsing it, so it works on URLs that do not parse: head is the
-// scheme and user name with the ':' ("redis://user:"), password the text up
-// to the last '@', tail the rest from that '@'. ok is false without both a
-// '@' and a ':' before it; a user name alone is not a secret.
-func rawUserInfo(raw string) (head, password, tail string, ok bool) {
-	rest := raw
-	if i := strings.Index(raw, "://"); i >= 0 {
-		rest = raw[i+3:]
-	}
-	at := strings.LastIndex(rest, "@")
-	if at < 0 {
-		return "", "", "", false
-	}
-	colon := strings.Index(rest[:at], ":")
-	if colon < 0 {
-		return "", "", "", false
-	}
-	start := len(raw) - len(rest)
-	return raw[:start+colon+1], rest[colon+1 : at], rest[at:], true
-}
-
-// redactRawURL hides the passwords of a URL that may not parse: everything
-// between the first ':' of the user part and the last '@' is replaced, and
-// so is the value of a password query parameter (the master password of a
-// Sentinel URL).
-func redactRawURL(raw string) string {
-	head, _, tail, ok := rawUserInfo(raw)
-	if !ok {
-		return redactQueryPassword(raw)
-	}
-	return head + redactedPassword + redactQueryPassword(tail)
 }
 
 // redactor removes secrets (passwords, whole URLs) from text that leaves the
@@ -181,11 +146,11 @@ func newRedactor(raws ...string) *redactor {
 		if raw == "" {
 			continue
 		}
-		if shown := redactRawURL(raw); shown != raw {
+		if shown := redact.URL(raw); shown != raw {
 			pairs = append(pairs, pair{raw, shown})
 		}
 		for _, secret := range urlSecrets(raw) {
-			pairs = append(pairs, pair{secret, redactedPassword})
+			pairs = append(pairs, pair{secret, redact.Mask})
 		}
 	}
 	if len(pairs) == 0 {
@@ -206,7 +171,7 @@ func newRedactor(raws ...string) *redactor {
 func urlSecrets(raw string) []string {
 	var out []string
 	add := func(s string) {
-		if s != "" && s != redactedPassword && !slices.Contains(out, s) {
+		if s != "" && s != redact.Mask && !slices.Contains(out, s) {
 			out = append(out, s)
 		}
 	}
@@ -219,10 +184,10 @@ func urlSecrets(raw string) []string {
 	}
 	// Also the raw text between the first ':' and the last '@', for URLs
 	// that do not parse.
-	if _, written, _, ok := rawUserInfo(raw); ok {
+	if _, written, _, ok := redact.UserInfo(raw); ok {
 		add(written)
 	}
-	for _, p := range queryPasswords(raw) {
+	for _, p := range redact.QueryPasswords(raw) {
 		add(p)
 		if decoded, err := url.QueryUnescape(p); err == nil {
 			add(decoded)

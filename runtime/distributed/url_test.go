@@ -83,22 +83,6 @@ func TestParseRedisURLErrorsNeverShowThePassword(t *testing.T) {
 	}
 }
 
-func TestRedactRawURL(t *testing.T) {
-	for raw, want := range map[string]string{
-		"redis://u:pw@host":          "redis://u:xxxxx@host",
-		"redis://:p@w@host":          "redis://:xxxxx@host",
-		"redis://host:6379":          "redis://host:6379",
-		"redis://name@host":          "redis://name@host",
-		"u:pw@host":                  "u:xxxxx@host",
-		"unix://u:pw@/tmp/r.sock":    "unix://u:xxxxx@/tmp/r.sock",
-		"rediss://u:a:b:c@h:1/2?x=y": "rediss://u:xxxxx@h:1/2?x=y",
-	} {
-		if got := redactRawURL(raw); got != want {
-			t.Errorf("redactRawURL(%q) = %q, want %q", raw, got, want)
-		}
-	}
-}
-
 func TestRedactorRemovesEverySpellingAndKeepsTheChain(t *testing.T) {
 	raw := "redis://alice:p%40ss%2Fw0rd@host:6379/0"
 	r := newRedactor(raw)
@@ -123,28 +107,6 @@ func TestRedactorRemovesEverySpellingAndKeepsTheChain(t *testing.T) {
 	plain := errors.New("nothing secret")
 	if r.wrap(plain) != plain {
 		t.Error("wrap changed an error without secrets")
-	}
-}
-
-func TestRawUserInfo(t *testing.T) {
-	for _, tc := range []struct {
-		raw, head, password, tail string
-		ok                        bool
-	}{
-		{"redis://user:pw@host:6379/0", "redis://user:", "pw", "@host:6379/0", true},
-		{"redis://:pw@host", "redis://:", "pw", "@host", true},
-		{"rediss://u:p@ss:w@rd@host", "rediss://u:", "p@ss:w@rd", "@host", true},
-		{"unix://u:pw@/run/redis.sock?db=1", "unix://u:", "pw", "@/run/redis.sock?db=1", true},
-		{"u:pw@host", "u:", "pw", "@host", true}, // no scheme
-		{"redis://user@host", "", "", "", false}, // a user name alone
-		{"redis://host:6379", "", "", "", false},
-		{"", "", "", "", false},
-	} {
-		head, password, tail, ok := rawUserInfo(tc.raw)
-		if head != tc.head || password != tc.password || tail != tc.tail || ok != tc.ok {
-			t.Errorf("rawUserInfo(%q) = %q, %q, %q, %v; want %q, %q, %q, %v",
-				tc.raw, head, password, tail, ok, tc.head, tc.password, tc.tail, tc.ok)
-		}
 	}
 }
 
