@@ -128,7 +128,7 @@ func (r *runner) catchUpSlot(nowN int64) (slot, following int64) {
 	if r.sp.CatchUp == CatchUpLatest {
 		latest, _, missed, exact := r.latestSlot(r.catchUp, nowN)
 		if missed > 0 {
-			r.reportMissed(missed, exact, latest)
+			r.reportMissed(missed, exact, latest, missedOvertaken)
 		}
 		r.catchUp, r.catchUpLeft = 0, 0
 		return latest, 0
@@ -150,13 +150,15 @@ func (r *runner) catchUpSlot(nowN int64) (slot, following int64) {
 		r.catchUp = 0
 		latest, _, missed, exact := r.latestSlot(next, nowN)
 		following = latest
+		cause := missedOvertaken
 		if nowN-latest > r.grace() {
 			missed++
 			following = r.nextCron(nowN)
+			cause = missedBehindGrace
 		}
 		r.env.logger.Warn("catch-up bound reached: later missed slots are skipped",
 			slog.String("pipeline_id", r.id()), slog.Int("ran", MaxCatchUpRuns), slog.Time("skipping_from", timeOf(next)))
-		r.reportMissed(missed, exact, 0)
+		r.reportMissed(missed, exact, 0, cause)
 	default:
 		r.catchUp = next
 	}

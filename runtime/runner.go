@@ -15,8 +15,9 @@ import (
 const (
 	// LateSlotGrace is how late a cron slot may start and still run. A slot
 	// found more than this late (the previous run overran it, the process was
-	// paused or suspended, the wall clock jumped forward) is skipped with a
-	// warning and counted in MissedSlots; when several slots were missed only
+	// paused or suspended, the wall clock jumped forward) is skipped, counted
+	// in MissedSlots and logged (see MissedSlotLogInterval); when several
+	// slots were missed only
 	// the newest one within the grace runs, so a pipeline never runs a burst
 	// of catch-up runs.
 	LateSlotGrace = time.Minute
@@ -99,12 +100,14 @@ type runner struct {
 
 	stopped atomic.Bool
 	hist    atomic.Pointer[runHistograms] // from the first run
-	mu      sync.Mutex                    // guards stopCh, st, ctx and heldLogged
+	mu      sync.Mutex                    // guards stopCh, st, ctx, heldLogged and missedLog
 	stopCh  chan struct{}                 // made on first use
 	ctx     *runContext                   // the run in flight, if any
 	st      runStats
 	// heldLogged is when heldElsewhere last logged at info level (Unix ns).
 	heldLogged int64
+	// missedLog holds the skipped slots not yet logged (missed_slots.go).
+	missedLog missedLog
 }
 
 // runStats is the runner's part of PipelineStatus, kept flat so a run
@@ -317,12 +320,12 @@ func (r *runner) decide(now time.Time) (int64, bool) {
 	if nowN-latest > r.grace() {
 		missed++
 		r.next = r.nextCron(nowN)
-		r.reportMissed(missed, exact, 0)
+		r.reportMissed(missed, exact, 0, missedBehindGrace)
 		r.setNext(r.stateOf())
 		return 0, false
 	}
 	if missed > 0 {
-		r.reportMissed(missed, exact, latest)
+		r.reportMissed(missed, exact, latest, missedOvertaken)
 	}
 	r.slot, r.following = latest, following
 	return latest / int64(time.Second), true
@@ -356,19 +359,6 @@ func (r *runner) latestSlot(s, now int64) (latest, following int64, missed uint6
 		latest = n
 	}
 	return latest, 0, missed, false
-}
-
-func (r *runner) reportMissed(n uint64, exact bool, running int64) {
-	r.mu.Lock()
-	r.st.missed += n
-	r.mu.Unlock()
-	attrs := []slog.Attr{slog.String("pipeline_id", r.id()), slog.Uint64("missed_slots", n), slog.Bool("exact_count", exact)}
-	if running != 0 {
-		attrs = append(attrs, slog.Int64("run_number", running/int64(time.Second)))
-	}
-	r.env.logger.LogAttrs(context.Background(), slog.LevelWarn,
-		"cron slots missed: more than the late-slot grace behind (a previous run overran them, the process was paused, or the clock jumped)",
-		attrs...)
 }
 
 // everyRunNumber names the interval window now falls in by its start in
