@@ -17,9 +17,8 @@ const (
 	// found more than this late (the previous run overran it, the process was
 	// paused or suspended, the wall clock jumped forward) is skipped, counted
 	// in MissedSlots and logged (see MissedSlotLogInterval); when several
-	// slots were missed only
-	// the newest one within the grace runs, so a pipeline never runs a burst
-	// of catch-up runs.
+	// slots were missed only the newest one within the grace runs, so a
+	// pipeline never runs a burst of catch-up runs.
 	LateSlotGrace = time.Minute
 	// LeaseRetryInterval is how soon a Continuous or Once pipeline asks the
 	// coordinator again after it did not get the lease or could not ask.
