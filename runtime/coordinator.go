@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"errors"
+	"time"
 )
 
 // Run numbers with a special meaning, passed to Coordinator.TryAcquireLease
@@ -72,6 +73,19 @@ type BatchLeaser interface {
 	// TryAcquireLeases is TryAcquireLease for every request; the reply at
 	// index i answers reqs[i].
 	TryAcquireLeases(ctx context.Context, reqs []LeaseRequest) []LeaseReply
+}
+
+// LeaseDeferrer is implemented by a BatchLeaser that spreads a fleet's
+// lease requests: when every replica asks for every slot, all but one of
+// them ask in vain. DeferLease says, per request, how long this worker
+// should wait before asking, because another live worker is expected to
+// take the slot first (0: ask now). The pool sends a batch's other requests
+// at once and the deferred ones after the longest of their delays, in a
+// second call; a deferred request still gets the lease when nobody took
+// the slot meanwhile (the expected worker died or is slow), only that much
+// later.
+type LeaseDeferrer interface {
+	DeferLease(req LeaseRequest) time.Duration
 }
 
 // LeaseRequest asks a BatchLeaser for one pipeline's lease.

@@ -564,41 +564,83 @@ func (d *dispatcher) queue(due []*runner) {
 // the runners, each with its answer, for the executors. So a burst of
 // thousands of due pipelines costs a few pipelined round trips and one
 // goroutine per batch, not a blocked executor per request; refused runners
-// pass through an executor without waiting on anything.
+// pass through an executor without waiting on anything. A runner whose
+// request a LeaseDeferrer defers goes back to the heap, due again after the
+// delay, and then asks without deferring: the deferred runners of a burst
+// come due together and ask in batches of their own.
 func (d *dispatcher) acquireBatch(batch []*runner) {
 	defer d.batching.Done()
-	reqs := make([]LeaseRequest, 0, len(batch))
-	asked := make([]*preAcquired, 0, len(batch))
+	deferrer, _ := d.leaser.(LeaseDeferrer)
+	var now leaseAsk
+	queued := batch[:0:0]
 	for _, r := range batch {
 		if r.isStopped() {
-			continue // its executor finishes it
+			queued = append(queued, r) // its executor finishes it
+			continue
 		}
+		ownSlot := r.deferredSlot != 0 // back from a deferral: ask now
+		at := r.now()
 		p := &preAcquired{}
-		p.runNumber, p.run = r.decide(r.now())
+		p.runNumber, p.run = r.decide(at)
 		r.pre = p
 		if p.run && r.env.paused(r) {
 			p.paused = true // skipped by its executor; no lease asked for
+			queued = append(queued, r)
 			continue
 		}
-		if p.run {
-			reqs = append(reqs, LeaseRequest{PipelineID: r.id(), RunNumber: p.runNumber})
-			asked = append(asked, p)
-		}
-	}
-	if len(reqs) > 0 {
-		env := batch[0].env
-		ctx, cancel := context.WithTimeout(env.hard, LeaseAcquireTimeout)
-		replies := d.leaser.TryAcquireLeases(ctx, reqs)
-		cancel()
-		for i, p := range asked {
-			if i < len(replies) {
-				p.ok, p.err = replies[i].Acquired, replies[i].Err
-			} else {
-				p.err = errShortBatchReply
+		if p.run && !ownSlot && deferrer != nil && r.next != 0 {
+			if w := deferrer.DeferLease(LeaseRequest{PipelineID: r.id(), RunNumber: p.runNumber}); w > 0 {
+				d.deferRunner(r, at, w)
+				continue
 			}
 		}
+		if p.run {
+			now.add(r, LeaseRequest{PipelineID: r.id(), RunNumber: p.runNumber}, p)
+		}
+		queued = append(queued, r)
 	}
-	d.queue(batch)
+	d.ask(batch[0].env, now)
+	d.queue(queued)
+}
+
+// deferRunner hands r back to the heap, due again delay after at, keeping
+// the slot it was decided for (r.next) to ask for then.
+func (d *dispatcher) deferRunner(r *runner, at time.Time, delay time.Duration) {
+	r.pre = nil
+	r.deferredSlot = r.next
+	r.next = at.Add(delay).UnixNano()
+	r.plannedAt = at.UnixNano()
+	d.handBack(r)
+	d.attemptDone()
+}
+
+// leaseAsk is the part of a batch asked for in one call.
+type leaseAsk struct {
+	runners []*runner
+	reqs    []LeaseRequest
+	pres    []*preAcquired
+}
+
+func (a *leaseAsk) add(r *runner, req LeaseRequest, p *preAcquired) {
+	a.runners, a.reqs, a.pres = append(a.runners, r), append(a.reqs, req), append(a.pres, p)
+}
+
+// ask sends a's requests in one TryAcquireLeases call and records each
+// reply with its runner.
+func (d *dispatcher) ask(env *runEnv, a leaseAsk) {
+	if len(a.reqs) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(env.hard, LeaseAcquireTimeout)
+	replies := d.leaser.TryAcquireLeases(ctx, a.reqs)
+	cancel()
+	for i, p := range a.pres {
+		if i < len(replies) {
+			p.ok, p.err = replies[i].Acquired, replies[i].Err
+		} else {
+			p.err = errShortBatchReply
+		}
+	}
 }
 
 // shiftLocked adjusts every waiting runner for a backward clock jump.

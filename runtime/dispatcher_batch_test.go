@@ -141,3 +141,97 @@ func TestStopWhileALeaseBatchIsInFlight(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// deferCoord is a batchCoord that defers the requests of pipelines it
+// expects another worker to take, and records when each request came.
+type deferCoord struct {
+	*batchCoord
+	clock  *clocktest.Fake
+	defers map[string]time.Duration
+	mu     sync.Mutex
+	asked  map[string]time.Time
+}
+
+func (c *deferCoord) DeferLease(req runtime.LeaseRequest) time.Duration {
+	return c.defers[req.PipelineID]
+}
+
+func (c *deferCoord) TryAcquireLease(ctx context.Context, id string, n int64) (bool, error) {
+	c.mu.Lock()
+	c.asked[id] = c.clock.Now()
+	c.mu.Unlock()
+	return c.batchCoord.TryAcquireLease(ctx, id, n)
+}
+
+func (c *deferCoord) TryAcquireLeases(ctx context.Context, reqs []runtime.LeaseRequest) []runtime.LeaseReply {
+	c.mu.Lock()
+	for _, r := range reqs {
+		c.asked[r.PipelineID] = c.clock.Now()
+	}
+	c.mu.Unlock()
+	return c.batchCoord.TryAcquireLeases(ctx, reqs)
+}
+
+// TestDeferredLeaseRequestsAreAskedAfterTheirDelay: of a batch due
+// together, the requests a LeaseDeferrer defers are sent after their delay
+// (those due again together in one batch), and the others at once; a
+// deferred request the coordinator grants still runs its slot, that much
+// later, and one it refuses is skipped.
+func TestDeferredLeaseRequestsAreAskedAfterTheirDelay(t *testing.T) {
+	clock := clocktest.NewFake(t0)
+	coord := &deferCoord{batchCoord: &batchCoord{fakeCoord: newFakeCoord()}, clock: clock,
+		defers: map[string]time.Duration{"later": 200 * time.Millisecond, "later-held": 300 * time.Millisecond},
+		asked:  map[string]time.Time{}}
+	coord.decide = func(id string, _ int64) (bool, error) { return !strings.HasSuffix(id, "-held"), nil }
+	var mu sync.Mutex
+	ran := map[string]time.Time{}
+	var sps []*runtime.ScheduledPipeline
+	for _, id := range []string{"now-a", "now-b", "later", "later-held"} {
+		sps = append(sps, &runtime.ScheduledPipeline{PipelineID: id, Schedule: runtime.MustCron("* * * * * *"),
+			Factory: func(context.Context) (runtime.Pipeline, error) {
+				return runtime.PipelineFunc(func(ctx context.Context) error {
+					lease, _ := runtime.LeaseFromContext(ctx)
+					mu.Lock()
+					ran[id] = clock.Now()
+					mu.Unlock()
+					if lease.RunNumber != t0.Add(time.Second).Unix() {
+						t.Errorf("%s ran run %d, want the slot", id, lease.RunNumber)
+					}
+					return nil
+				}), nil
+			}})
+	}
+	d := &poolDriver{clock: clock, logs: &syncBuffer{}, opts: []runtime.PoolOption{runtime.WithCoordinator(coord)}}
+	d.start(t, sps...)
+	slot := t0.Add(time.Second)
+	advanceTo(t, clock, d, slot.Add(100*time.Millisecond))
+	mu.Lock()
+	if len(ran) != 2 || ran["now-a"].IsZero() || ran["now-b"].IsZero() {
+		t.Fatalf("runs by 100 ms after the slot: %v; want now-a and now-b only", ran)
+	}
+	mu.Unlock()
+	advanceTo(t, clock, d, slot.Add(500*time.Millisecond))
+	coord.mu.Lock()
+	for id, want := range map[string]time.Duration{"now-a": 0, "now-b": 0, "later": 200 * time.Millisecond, "later-held": 300 * time.Millisecond} {
+		if got := coord.asked[id].Sub(slot); got < want || got > want+50*time.Millisecond {
+			t.Errorf("%s asked %v after its slot, want %v", id, got, want)
+		}
+	}
+	coord.mu.Unlock()
+	mu.Lock()
+	if got := ran["later"].Sub(slot); got < 200*time.Millisecond {
+		t.Errorf("deferred later ran %v after its slot, want after the delay", got)
+	}
+	if _, ok := ran["later-held"]; ok {
+		t.Error("a deferred request the coordinator refused ran")
+	}
+	mu.Unlock()
+	// The two asked at once went in one batch; each deferred one came due
+	// alone and asked alone.
+	if sizes := coord.batchSizes(); len(sizes) != 1 || sizes[0] != 2 || coord.singles.Load() != 2 {
+		t.Errorf("batches %v and %d single requests, want [2] and 2", sizes, coord.singles.Load())
+	}
+	if err := d.stop(t); err != nil {
+		t.Fatal(err)
+	}
+}

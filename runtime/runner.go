@@ -87,6 +87,9 @@ type runner struct {
 	// pre is the decision and lease reply the dispatcher obtained for the
 	// next attempt in a batch (see dispatcher.acquireBatch); nil otherwise.
 	pre *preAcquired
+	// deferredSlot is the plan (next) a deferred lease request was decided
+	// for, while the runner waits out the deferral; 0 otherwise.
+	deferredSlot int64
 
 	// dispatcher bookkeeping
 	inHeap   bool    // waiting in the heap; guarded by the dispatcher's lock
@@ -287,6 +290,10 @@ func (r *runner) step(now time.Time) (end time.Time, done bool, err error) {
 // applies LateSlotGrace: it may skip missed slots, or move on to the next
 // slot without running.
 func (r *runner) decide(now time.Time) (int64, bool) {
+	if r.deferredSlot != 0 {
+		// Back from a deferred lease request: the slot it was deferred for.
+		r.next, r.deferredSlot = r.deferredSlot, 0
+	}
 	sched := &r.sp.Schedule
 	switch sched.Kind() {
 	case ScheduleEvery:
