@@ -32,4 +32,3 @@ func parseRedisURL(raw string) (*redis.Options, error) {
 	}
 	return opts, nil
 }
-

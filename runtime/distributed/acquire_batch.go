@@ -43,7 +43,11 @@ func (c *RedisWorkerCoordinator) TryAcquireLeases(ctx context.Context, reqs []ru
 
 	opCtx, cancel := c.opContext(ctx)
 	defer cancel()
-	asked, at = c.claimSlots(opCtx, asked, at, out)
+	if c.usesPreference() {
+		asked, at = c.grantedElsewhere(opCtx, asked, at, out)
+	} else {
+		asked, at = c.claimSlots(opCtx, asked, at, out)
+	}
 	if len(asked) == 0 {
 		return out
 	}
@@ -64,15 +68,15 @@ func (c *RedisWorkerCoordinator) TryAcquireLeases(ctx context.Context, reqs []ru
 // the lease held or the slot done instead, which the script tells it.
 const claimTTL = 5 * time.Second
 
-// claimSlots lets one replica per slot go on to the acquire script: each
+// claimSlots lets one replica per slot go on to the acquire script on a
+// Redis Cluster, where every replica asks at once (see preference.go): each
 // cron slot request first sets the slot's claim key with SET NX (one plain
 // command, pipelined with the batch's others), and a request that finds
-// another owner's claim is refused as held, with no script run. Replicas
-// due together all ask for every slot, so this turns two of the three
-// script calls per slot into plain commands. The claim only filters: the
-// acquire script still decides every grant, so a claim can cost a slot
-// only when its owner dies between claiming and acquiring, as it could
-// right after acquiring. A claim already this owner's (a retried slot)
+// another owner's claim is refused as held, with no script run. A Cluster
+// runs a script call per request, so this turns two of the three per slot
+// into plain commands. The claim only filters: the acquire script still
+// decides every grant, so a claim can cost a slot only when its owner dies
+// between claiming and acquiring, as it could right after acquiring. A claim already this owner's (a retried slot)
 // lets it through; so does any failure to claim (the script decides).
 // Requests refused here get their reply in out; the rest are returned.
 func (c *RedisWorkerCoordinator) claimSlots(ctx context.Context, reqs []leaseRequest, at []int, out []runtime.LeaseReply) ([]leaseRequest, []int) {

@@ -80,6 +80,11 @@ type RedisWorkerCoordinator struct {
 	health  health
 	metrics *coordMetrics
 	ctl     control
+	// pref is the registry view that names each pipeline's preferred
+	// worker (preference.go); nil until read, and always on a Cluster.
+	pref     atomic.Pointer[preferenceView]
+	prefMu   sync.Mutex          // serialises refreshes
+	prefSeen map[string][]string // instance -> its pipelines, as read
 }
 
 // heldLease is a lease this worker holds, with what renewal needs.
@@ -254,6 +259,14 @@ func (c *RedisWorkerCoordinator) Start(ctx context.Context, workerID string, pip
 	go c.renewLoop(stop)
 	go c.heartbeatLoop(stop)
 	go c.controlLoop(stop)
+	if c.usesPreference() {
+		c.prefMu.Lock()
+		c.prefSeen = map[string][]string{}
+		c.prefMu.Unlock()
+		c.refreshPreference(ctx)
+		c.loops.Add(1)
+		go c.preferenceLoop(stop)
+	}
 	c.log.Info("distributed: worker started",
 		"worker", workerID, "redis", c.s.primary.redacted, "pipelines", pipelineIDs,
 		"lease_ttl", c.s.LeaseTTL, "renew_every", c.s.renewEvery, "renewal_deadline", c.s.LeaseRenewalDeadline)
@@ -308,6 +321,7 @@ func (c *RedisWorkerCoordinator) Stop(ctx context.Context) error {
 	if err := c.client.Del(dctx, c.keys.worker(workerID)).Err(); err != nil {
 		errs = append(errs, c.failure("unregister worker", err))
 	}
+	c.leavePreference(dctx)
 	cancel()
 	c.log.Info("distributed: worker stopped", "worker", workerID, "released", len(held))
 	return errors.Join(errs...)

@@ -8,11 +8,12 @@ import "strconv"
 // always the tag.
 //
 //	<prefix>lease:{<pipeline>}   list of one string "<token> <run> <owner>"; PX LeaseTTL
-//	<prefix>token:{<pipeline>}   string: the last fencing token
+//	<prefix>token:{<pipeline>}   string: the last fencing token and its run, "<token> <run>"
 //	<prefix>completed:{<pipeline>}  sorted set: member "slot" scored with the last completed slot
 //	<prefix>once:{<pipeline>}    string: set when the Once run completed; PX 2×LeaseTTL
 //	<prefix>claim:{<pipeline>}:<slot>  string: the replica asking for a slot in a batch; PX 5 s
 //	<prefix>worker:<worker id>   hash: the worker record; PX 3×HeartbeatInterval
+//	<prefix>preference           sorted set: live coordinator instances ("<worker id>#<hex>") by expiry, Unix ms
 type keys struct{ prefix string }
 
 func (k keys) tag(pipelineID string) string { return "{" + pipelineID + "}" }
@@ -39,6 +40,10 @@ func (k keys) once(pipelineID string) string { return k.prefix + "once:" + k.tag
 func (k keys) claim(pipelineID string, slot int64) string {
 	return k.prefix + "claim:" + k.tag(pipelineID) + ":" + strconv.FormatInt(slot, 10)
 }
+
+// preferenceIndex lists the live coordinator instances, scored by expiry
+// (Unix ms), for the preferred-worker view (preference.go).
+func (k keys) preferenceIndex() string { return k.prefix + "preference" }
 
 // worker holds a worker's registry record.
 func (k keys) worker(workerID string) string { return k.prefix + "worker:" + workerID }

@@ -82,7 +82,7 @@ func (c *RedisWorkerCoordinator) LeaseStates(ctx context.Context, pipelineIDs []
 				}
 			}
 		}
-		st.LastToken, _ = strconv.ParseInt(r.token.Val(), 10, 64)
+		st.LastToken, _ = parseTokenRecord(r.token.Val())
 		st.LastCompleted = int64(r.done.Val())
 		st.OnceCompleted = r.once.Val() == 1
 		out[i] = st
@@ -135,4 +135,13 @@ func (c *RedisWorkerCoordinator) LastCompleted(ctx context.Context, pipelineID s
 	}
 	c.noteOK()
 	return int64(slot), true, nil
+}
+
+// parseTokenRecord reads a token key's "<token> <run>" (or, as written
+// before the run was kept, "<token>" alone; run is then 0).
+func parseTokenRecord(v string) (token, run int64) {
+	t, r, _ := strings.Cut(v, " ")
+	token, _ = strconv.ParseInt(t, 10, 64)
+	run, _ = strconv.ParseInt(r, 10, 64)
+	return token, run
 }

@@ -50,8 +50,8 @@ func TestIntegrationRefusedAcquireChangesNothing(t *testing.T) {
 	if ttl := rc.PTTL(ctx, realLease).Val(); ttl <= 0 || ttl > leaseTTL {
 		t.Errorf("lease TTL after refused attempts %s, want at most %s and still set", ttl, leaseTTL)
 	}
-	if got := rc.Get(ctx, realToken).Val(); got != strconv.FormatInt(lease.FencingToken, 10) {
-		t.Errorf("counter after refused attempts %s, want %d", got, lease.FencingToken)
+	if got := rc.Get(ctx, realToken).Val(); got != strconv.FormatInt(lease.FencingToken, 10)+" 100" {
+		t.Errorf("counter after refused attempts %s, want %d and run 100", got, lease.FencingToken)
 	}
 	if ttl := rc.PTTL(ctx, realToken).Val(); ttl <= 59*time.Minute {
 		t.Errorf("counter TTL after refused attempts %s, want about 1h", ttl)
@@ -95,8 +95,8 @@ func TestIntegrationTokensIncreaseAfterAStaleCounter(t *testing.T) {
 	if got := mustAcquire(t, c, "p", runtime.RunNumberAuto).FencingToken; got != ahead+1 {
 		t.Fatalf("token with the counter ahead of the clock %d, want %d", got, ahead+1)
 	}
-	if got := rc.Get(ctx, realToken).Val(); got != strconv.FormatInt(ahead+1, 10) {
-		t.Fatalf("counter %s, want %d", got, ahead+1)
+	if got, want := rc.Get(ctx, realToken).Val(), fmt.Sprint(ahead+1, " ", ahead+1); got != want {
+		t.Fatalf("counter %s, want %s: the token and its run (auto runs are numbered by their token)", got, want)
 	}
 }
 

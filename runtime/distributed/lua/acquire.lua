@@ -114,22 +114,29 @@ for i = 7, #ARGV do
     else
       now = now + 1
     end
+    -- The token key holds "<token> <run>": the run lets a worker that
+    -- deferred its request see with one MGET that the slot was granted
+    -- (see preference.go). An older "<token>" alone reads the same.
     local token = now
     local text = string.format('%d', token)
-    local last
-    if keyttl > 0 then
-      last = redis.call('SET', tokenKey, text, 'PX', keyttl, 'GET')
-    else
-      last = redis.call('SET', tokenKey, text, 'GET')
-    end
-    if last and tonumber(last) >= token then
-      token = tonumber(last) + 1
-      text = string.format('%d', token)
-      redis.call('SET', tokenKey, text, 'KEEPTTL')
-    end
     local run = arg
     if mode <= 0 then
       run = text
+    end
+    local last
+    if keyttl > 0 then
+      last = redis.call('SET', tokenKey, text .. ' ' .. run, 'PX', keyttl, 'GET')
+    else
+      last = redis.call('SET', tokenKey, text .. ' ' .. run, 'GET')
+    end
+    last = last and tonumber(string.match(last, '^%d+'))
+    if last and last >= token then
+      token = last + 1
+      text = string.format('%d', token)
+      if mode <= 0 then
+        run = text
+      end
+      redis.call('SET', tokenKey, text .. ' ' .. run, 'KEEPTTL')
     end
     local value = text .. ' ' .. run .. ' ' .. owner
 

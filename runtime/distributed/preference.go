@@ -1,0 +1,255 @@
+package distributed
+
+import (
+	"context"
+	"encoding/json"
+	"hash/fnv"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/agora-etl/agora/runtime"
+)
+
+// Preferred workers
+//
+// When every replica asks for every slot of every pipeline, all but one of
+// them ask in vain, and on a busy Redis their requests queue in front of the
+// one that matters. So on one Redis (or Sentinel) each worker keeps a view
+// of the registry: which live workers run which pipeline. For each pipeline
+// one of them, chosen by rendezvous hashing of worker and pipeline ids, is
+// the preferred worker: it asks for a slot at once. The others defer their
+// request by DeferredAskDelay (runtime.LeaseDeferrer) and then look, with
+// one MGET of the batch's token keys, whether the slot was granted; only
+// if not — the preferred worker died, is paused or is slow — do they ask.
+//
+// The view only orders requests; the acquire script still decides every
+// grant, so a stale or disagreeing view costs time or Redis work, never
+// safety: two workers that both think they are preferred both ask, and the
+// script grants one; none does, and the slot runs DeferredAskDelay late. A
+// dead worker stays in the view until its record expires (3 ×
+// HeartbeatInterval) and the view is next read; until then its pipelines'
+// slots run DeferredAskDelay late. A Cluster keeps asking at once with slot
+// claims: its token keys lie in different slots and cannot be read in one
+// MGET.
+
+// DeferredAskDelay is how long a worker that is not a pipeline's preferred
+// worker waits before it asks for a slot of it.
+const DeferredAskDelay = 300 * time.Millisecond
+
+// preferenceRefresh is how often the registry view is read again.
+const preferenceRefresh = 5 * time.Second
+
+var _ runtime.LeaseDeferrer = (*RedisWorkerCoordinator)(nil)
+
+// preferenceView maps each pipeline to the live workers that run it.
+type preferenceView map[string][]string
+
+// prefers reports whether the view makes workerID pipelineID's preferred
+// worker, and whether the view knows another worker runs it at all.
+func (v preferenceView) prefers(workerID, pipelineID string) (preferred, known bool) {
+	workers := v[pipelineID]
+	if len(workers) < 2 {
+		return true, false
+	}
+	best, bestScore := "", uint64(0)
+	for _, w := range workers {
+		h := fnv.New64a()
+		h.Write([]byte(w))
+		h.Write([]byte{0})
+		h.Write([]byte(pipelineID))
+		if score := h.Sum64(); best == "" || score > bestScore || (score == bestScore && w < best) {
+			best, bestScore = w, score
+		}
+	}
+	return best == workerID, true
+}
+
+// usesPreference reports whether this coordinator orders requests by
+// preferred worker: on one Redis only (see the package comment above).
+func (c *RedisWorkerCoordinator) usesPreference() bool {
+	b, ok := c.backend.(*singleBackend)
+	if !ok {
+		return false
+	}
+	_, cluster := b.client.(*redis.ClusterClient)
+	return !cluster
+}
+
+// DeferLease asks the pool to send a slot request DeferredAskDelay late
+// when another live worker is the pipeline's preferred worker.
+func (c *RedisWorkerCoordinator) DeferLease(req runtime.LeaseRequest) time.Duration {
+	if req.RunNumber <= 0 || !c.notPreferred(req.PipelineID) {
+		return 0
+	}
+	return DeferredAskDelay
+}
+
+// notPreferred reports whether the view names another worker as
+// pipelineID's preferred worker.
+func (c *RedisWorkerCoordinator) notPreferred(pipelineID string) bool {
+	view := c.pref.Load()
+	if view == nil {
+		return false
+	}
+	c.mu.Lock()
+	self := c.workerID
+	c.mu.Unlock()
+	preferred, known := (*view).prefers(self, pipelineID)
+	return known && !preferred
+}
+
+// preferenceMember is this worker's entry in the preference index: its id
+// and its coordinator instance, so a restarted worker's pipelines are read
+// again.
+func (c *RedisWorkerCoordinator) preferenceMember() (member, workerID string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.owner, c.workerID
+}
+
+// refreshPreference announces this worker in the preference index (a
+// sorted set of live coordinator instances, scored by when they expire, so
+// reading it costs one command however large the keyspace is), reads the
+// index, fetches the pipelines of instances it has not seen yet from their
+// worker records, and stores the view. One round trip, plus one for new
+// instances.
+func (c *RedisWorkerCoordinator) refreshPreference(ctx context.Context) {
+	member, _ := c.preferenceMember()
+	if member == "" {
+		return
+	}
+	ctx, cancel := c.opContext(ctx)
+	defer cancel()
+	now := c.clock.Now().UnixMilli()
+	index := c.keys.preferenceIndex()
+	var live *redis.StringSliceCmd
+	_, err := c.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		p.ZAdd(ctx, index, redis.Z{Score: float64(now + c.s.recordTTL.Milliseconds()), Member: member})
+		p.ZRemRangeByScore(ctx, index, "-inf", "("+strconv.FormatInt(now, 10))
+		live = p.ZRange(ctx, index, 0, -1)
+		return nil
+	})
+	if err != nil {
+		return // the view stays as it was; asking is safe either way
+	}
+	members := live.Val()
+	c.prefMu.Lock()
+	defer c.prefMu.Unlock()
+	var fresh []string
+	for _, m := range members {
+		if _, ok := c.prefSeen[m]; !ok {
+			fresh = append(fresh, m)
+		}
+	}
+	if len(fresh) > 0 {
+		cmds := make([]*redis.StringCmd, len(fresh))
+		_, _ = c.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for i, m := range fresh {
+				cmds[i] = p.HGet(ctx, c.keys.worker(workerOf(m)), "pipelines")
+			}
+			return nil
+		})
+		for i, m := range fresh {
+			var pipelines []string
+			if err := json.Unmarshal([]byte(cmds[i].Val()), &pipelines); err != nil {
+				continue // not written yet: read again at the next refresh
+			}
+			c.prefSeen[m] = pipelines
+		}
+	}
+	keep := make(map[string][]string, len(members))
+	view := preferenceView{}
+	for _, m := range members {
+		pipelines, ok := c.prefSeen[m]
+		if !ok {
+			continue
+		}
+		keep[m] = pipelines
+		for _, p := range pipelines {
+			view[p] = append(view[p], workerOf(m))
+		}
+	}
+	c.prefSeen = keep
+	c.pref.Store(&view)
+}
+
+// leavePreference takes this worker out of the preference index at Stop,
+// so the others ask at once for its pipelines' slots.
+func (c *RedisWorkerCoordinator) leavePreference(ctx context.Context) {
+	if !c.usesPreference() {
+		return
+	}
+	member, _ := c.preferenceMember()
+	if member != "" {
+		_ = c.client.ZRem(ctx, c.keys.preferenceIndex(), member).Err()
+	}
+}
+
+// preferenceLoop refreshes the view every preferenceRefresh. Real time,
+// as for the control loop: the view orders requests and means nothing for
+// leases, and tests that step a fake clock timer by timer count only the
+// renewal and heartbeat loops.
+func (c *RedisWorkerCoordinator) preferenceLoop(stop <-chan struct{}) {
+	defer c.loops.Done()
+	// Every second at first: workers started together see each other
+	// within seconds, not at the first regular refresh.
+	wait, fast := time.Second, 5
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-timer.C:
+		}
+		c.refreshPreference(context.Background())
+		if fast--; fast <= 0 {
+			wait = preferenceRefresh
+		}
+		timer.Reset(wait)
+	}
+}
+
+// grantedElsewhere splits reqs, slot requests of pipelines another worker
+// is preferred for, by one MGET of their token keys: those whose slot (or a
+// later one) was already granted are answered as held in out; the rest are
+// returned, to be asked for.
+func (c *RedisWorkerCoordinator) grantedElsewhere(ctx context.Context, reqs []leaseRequest, at []int, out []runtime.LeaseReply) ([]leaseRequest, []int) {
+	var look []int
+	for i, req := range reqs {
+		if req.Mode > 0 && c.notPreferred(req.PipelineID) {
+			look = append(look, i)
+		}
+	}
+	if len(look) == 0 {
+		return reqs, at
+	}
+	keys := make([]string, len(look))
+	for j, i := range look {
+		keys[j] = c.keys.token(reqs[i].PipelineID)
+	}
+	vals, err := c.client.MGet(ctx, keys...).Result()
+	if err != nil || len(vals) != len(keys) {
+		return reqs, at // the script decides
+	}
+	granted := make(map[int]bool, len(look))
+	for j, i := range look {
+		if s, ok := vals[j].(string); ok {
+			if _, run := parseTokenRecord(s); run >= reqs[i].Mode {
+				granted[i] = true
+			}
+		}
+	}
+	keptReqs, keptAt := reqs[:0:0], at[:0:0]
+	for i, req := range reqs {
+		if granted[i] {
+			c.stats.contended.Add(1)
+			out[at[i]] = runtime.LeaseReply{}
+			continue
+		}
+		keptReqs, keptAt = append(keptReqs, req), append(keptAt, at[i])
+	}
+	return keptReqs, keptAt
+}
