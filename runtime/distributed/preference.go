@@ -59,11 +59,23 @@ func (v preferenceView) prefers(workerID, pipelineID string) (preferred, known b
 		h.Write([]byte(w))
 		h.Write([]byte{0})
 		h.Write([]byte(pipelineID))
-		if score := h.Sum64(); best == "" || score > bestScore || (score == bestScore && w < best) {
+		if score := mix64(h.Sum64()); best == "" || score > bestScore || (score == bestScore && w < best) {
 			best, bestScore = w, score
 		}
 	}
 	return best == workerID, true
+}
+
+// mix64 spreads an FNV sum's bits over the whole word (the MurmurHash3
+// finaliser): FNV alone, on short ids that differ in one byte, leaves the
+// high bits, which decide the largest score, nearly equal.
+func mix64(h uint64) uint64 {
+	h ^= h >> 33
+	h *= 0xff51afd7ed558ccd
+	h ^= h >> 33
+	h *= 0xc4ceb9fe1a85ec53
+	h ^= h >> 33
+	return h
 }
 
 // usesPreference reports whether this coordinator orders requests by
