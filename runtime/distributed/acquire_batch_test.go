@@ -29,20 +29,6 @@ func serverCalls(t *testing.T, r *real) (int64, map[string]redistest.CommandStat
 	return total, stats
 }
 
-// startedWith is real.started with the pipelines the worker registers.
-func startedWith(r *real, opts Options, workerID string, pipelines []string) *RedisWorkerCoordinator {
-	r.t.Helper()
-	c, err := NewRedisWorkerCoordinator(opts)
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	r.t.Cleanup(func() { _ = c.Close() })
-	if err := c.Start(ctx, workerID, pipelines); err != nil {
-		r.t.Fatal(err)
-	}
-	return c
-}
-
 // askLikeThePool sends reqs as the pool's dispatcher does: the requests c
 // does not defer at once, in one call, and the deferred ones in a second
 // call once every worker's first calls are back (later, in real time, by
@@ -90,7 +76,7 @@ func TestBatchedBurstAcrossReplicas(t *testing.T) {
 	var cs []*RedisWorkerCoordinator
 	var hooks []*tripCounter
 	for _, id := range []string{"a", "b", "c"} {
-		c := startedWith(r, r.options(time.Minute), id, ids)
+		c := startCoordinator(t, r.options(time.Minute), id, ids)
 		h := &tripCounter{}
 		c.client.AddHook(h)
 		cs, hooks = append(cs, c), append(hooks, h)
@@ -249,7 +235,7 @@ func TestDeferredRequestRunsWhenThePreferredWorkerDoesNotAsk(t *testing.T) {
 	}
 	var cs []*RedisWorkerCoordinator
 	for _, id := range []string{"a", "b", "c"} {
-		cs = append(cs, startedWith(r, r.options(time.Minute), id, ids))
+		cs = append(cs, startCoordinator(t, r.options(time.Minute), id, ids))
 	}
 	for _, c := range cs {
 		c.refreshPreference(ctx)

@@ -52,15 +52,7 @@ func (r *clusterReal) options(ttl time.Duration) Options {
 
 func (r *clusterReal) started(opts Options, workerID string, pipelines []string) *RedisWorkerCoordinator {
 	r.t.Helper()
-	c, err := NewRedisWorkerCoordinator(opts)
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	r.t.Cleanup(func() { _ = c.Close() })
-	if err := c.Start(ctx, workerID, pipelines); err != nil {
-		r.t.Fatal(err)
-	}
-	return c
+	return startCoordinator(r.t, opts, workerID, pipelines)
 }
 
 // onEveryMaster returns n ids made from format, the ith served by master

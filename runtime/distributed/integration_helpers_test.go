@@ -33,13 +33,20 @@ func (r *real) options(ttl time.Duration) Options {
 
 func (r *real) started(opts Options, workerID string) *RedisWorkerCoordinator {
 	r.t.Helper()
+	return startCoordinator(r.t, opts, workerID, []string{"p"})
+}
+
+// startCoordinator builds a coordinator from opts, starts it for workerID
+// and pipelines, and closes it when the test ends.
+func startCoordinator(t testing.TB, opts Options, workerID string, pipelines []string) *RedisWorkerCoordinator {
+	t.Helper()
 	c, err := NewRedisWorkerCoordinator(opts)
 	if err != nil {
-		r.t.Fatal(err)
+		t.Fatal(err)
 	}
-	r.t.Cleanup(func() { _ = c.Close() })
-	if err := c.Start(ctx, workerID, []string{"p"}); err != nil {
-		r.t.Fatal(err)
+	t.Cleanup(func() { _ = c.Close() })
+	if err := c.Start(ctx, workerID, pipelines); err != nil {
+		t.Fatal(err)
 	}
 	return c
 }
