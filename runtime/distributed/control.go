@@ -110,10 +110,15 @@ func (c *RedisWorkerCoordinator) controlLoop(stop <-chan struct{}) {
 	c.ctl.mu.RLock()
 	every := c.ctl.every
 	c.ctl.mu.RUnlock()
-	// Real time, not the coordinator's clock: a poll's timing means nothing
-	// for leases, and tests that step a fake clock timer by timer count
-	// only the renewal and heartbeat loops.
-	timer := time.NewTimer(every)
+	everyRealTime(stop, func() time.Duration { return every }, func() { _ = c.pollControl(context.Background()) })
+}
+
+// everyRealTime calls f after each wait() of real time until stop. Real
+// time, not the coordinator's clock, for the loops whose timing means
+// nothing for leases (control polls, the preference view): tests that step
+// a fake clock timer by timer count only the renewal and heartbeat loops.
+func everyRealTime(stop <-chan struct{}, wait func() time.Duration, f func()) {
+	timer := time.NewTimer(wait())
 	defer timer.Stop()
 	for {
 		select {
@@ -121,8 +126,8 @@ func (c *RedisWorkerCoordinator) controlLoop(stop <-chan struct{}) {
 			return
 		case <-timer.C:
 		}
-		_ = c.pollControl(context.Background())
-		timer.Reset(every)
+		f()
+		timer.Reset(wait())
 	}
 }
 

@@ -199,29 +199,18 @@ func (c *RedisWorkerCoordinator) leavePreference(ctx context.Context) {
 	}
 }
 
-// preferenceLoop refreshes the view every preferenceRefresh. Real time,
-// as for the control loop: the view orders requests and means nothing for
-// leases, and tests that step a fake clock timer by timer count only the
-// renewal and heartbeat loops.
+// preferenceLoop refreshes the view every preferenceRefresh, and every
+// second for the first five times: workers started together see each
+// other within seconds, not at the first regular refresh.
 func (c *RedisWorkerCoordinator) preferenceLoop(stop <-chan struct{}) {
 	defer c.loops.Done()
-	// Every second at first: workers started together see each other
-	// within seconds, not at the first regular refresh.
-	wait, fast := time.Second, 5
-	timer := time.NewTimer(wait)
-	defer timer.Stop()
-	for {
-		select {
-		case <-stop:
-			return
-		case <-timer.C:
+	fast := 6
+	everyRealTime(stop, func() time.Duration {
+		if fast--; fast > 0 {
+			return time.Second
 		}
-		c.refreshPreference(context.Background())
-		if fast--; fast <= 0 {
-			wait = preferenceRefresh
-		}
-		timer.Reset(wait)
-	}
+		return preferenceRefresh
+	}, func() { c.refreshPreference(context.Background()) })
 }
 
 // grantedElsewhere splits reqs, slot requests of pipelines another worker
