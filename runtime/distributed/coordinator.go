@@ -80,9 +80,10 @@ type RedisWorkerCoordinator struct {
 	health  health
 	metrics *coordMetrics
 	ctl     control
-	// pref is the registry view that names each pipeline's preferred
-	// worker (preference.go); nil until read, and always on a Cluster.
-	pref     atomic.Pointer[preferenceView]
+	// pref is the set of pipelines another live worker is preferred for,
+	// worked out from the registry view at each refresh (preference.go);
+	// nil until read, and always on a Cluster.
+	pref     atomic.Pointer[map[string]bool]
 	prefMu   sync.Mutex          // serialises refreshes
 	prefSeen map[string][]string // instance -> its pipelines, as read
 }

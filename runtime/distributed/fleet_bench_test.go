@@ -503,26 +503,40 @@ func runFleetOn(b *testing.B, target fleetTarget, impl string, n int, window tim
 	return res
 }
 
+// fleetWindow is the measured window: AGORA_FLEET_SECONDS, or 10 s.
+func fleetWindow(b *testing.B) time.Duration {
+	s := os.Getenv("AGORA_FLEET_SECONDS")
+	if s == "" {
+		return 10 * time.Second
+	}
+	secs, err := strconv.Atoi(s)
+	if err != nil || secs < 2 {
+		b.Fatalf("AGORA_FLEET_SECONDS=%q: want whole seconds ≥ 2", s)
+	}
+	return time.Duration(secs) * time.Second
+}
+
+// fleetSizes is the pipeline counts the variable env names ("1000,5000"),
+// or def.
+func fleetSizes(b *testing.B, env string, def []int) []int {
+	s := os.Getenv(env)
+	if s == "" {
+		return def
+	}
+	var sizes []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(f)
+		if err != nil || n < 1 {
+			b.Fatalf("%s=%q: want pipeline counts like 1000,5000", env, s)
+		}
+		sizes = append(sizes, n)
+	}
+	return sizes
+}
+
 func BenchmarkFleet(b *testing.B) {
-	window := 10 * time.Second
-	if s := os.Getenv("AGORA_FLEET_SECONDS"); s != "" {
-		secs, err := strconv.Atoi(s)
-		if err != nil || secs < 2 {
-			b.Fatalf("AGORA_FLEET_SECONDS=%q: want whole seconds ≥ 2", s)
-		}
-		window = time.Duration(secs) * time.Second
-	}
-	sizes := []int{1000, 5000}
-	if s := os.Getenv("AGORA_FLEET_SIZES"); s != "" {
-		sizes = nil
-		for _, f := range strings.Split(s, ",") {
-			n, err := strconv.Atoi(f)
-			if err != nil || n < 1 {
-				b.Fatalf("AGORA_FLEET_SIZES=%q: want pipeline counts like 1000,5000", s)
-			}
-			sizes = append(sizes, n)
-		}
-	}
+	window := fleetWindow(b)
+	sizes := fleetSizes(b, "AGORA_FLEET_SIZES", []int{1000, 5000})
 	impls := []string{"agora", "gocron", "floor-fenced", "floor"}
 	if s := os.Getenv("AGORA_FLEET_IMPLS"); s != "" {
 		impls = strings.Split(s, ",")

@@ -2,11 +2,7 @@ package distributed
 
 import (
 	"fmt"
-	"os"
-	"strconv"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/agora-etl/agora/internal/redistest"
 )
@@ -30,25 +26,8 @@ func fleetCluster(b *testing.B, masters int) fleetTarget {
 // pipeline counts (default "5000,10000"); AGORA_FLEET_SECONDS the window.
 // gocron and the floor are left out: both build a single-node client.
 func BenchmarkFleetCluster(b *testing.B) {
-	window := 10 * time.Second
-	if s := os.Getenv("AGORA_FLEET_SECONDS"); s != "" {
-		secs, err := strconv.Atoi(s)
-		if err != nil || secs < 2 {
-			b.Fatalf("AGORA_FLEET_SECONDS=%q: want whole seconds ≥ 2", s)
-		}
-		window = time.Duration(secs) * time.Second
-	}
-	sizes := []int{5000, 10000}
-	if s := os.Getenv("AGORA_FLEET_CLUSTER_SIZES"); s != "" {
-		sizes = nil
-		for _, f := range strings.Split(s, ",") {
-			n, err := strconv.Atoi(f)
-			if err != nil || n < 1 {
-				b.Fatalf("AGORA_FLEET_CLUSTER_SIZES=%q: want pipeline counts like 5000,10000", s)
-			}
-			sizes = append(sizes, n)
-		}
-	}
+	window := fleetWindow(b)
+	sizes := fleetSizes(b, "AGORA_FLEET_CLUSTER_SIZES", []int{5000, 10000})
 	targets := map[string]func(*testing.B) fleetTarget{
 		"single":    fleetSingle,
 		"cluster-3": func(b *testing.B) fleetTarget { return fleetCluster(b, 3) },

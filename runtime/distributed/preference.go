@@ -99,17 +99,11 @@ func (c *RedisWorkerCoordinator) DeferLease(req runtime.LeaseRequest) time.Durat
 }
 
 // notPreferred reports whether the view names another worker as
-// pipelineID's preferred worker.
+// pipelineID's preferred worker: a lookup in the set the last refresh
+// worked out, so a burst's requests hash nothing and take no lock.
 func (c *RedisWorkerCoordinator) notPreferred(pipelineID string) bool {
-	view := c.pref.Load()
-	if view == nil {
-		return false
-	}
-	c.mu.Lock()
-	self := c.workerID
-	c.mu.Unlock()
-	preferred, known := (*view).prefers(self, pipelineID)
-	return known && !preferred
+	deferred := c.pref.Load()
+	return deferred != nil && (*deferred)[pipelineID]
 }
 
 // preferenceMember is this worker's entry in the preference index: its id
@@ -128,7 +122,7 @@ func (c *RedisWorkerCoordinator) preferenceMember() (member, workerID string) {
 // worker records, and stores the view. One round trip, plus one for new
 // instances.
 func (c *RedisWorkerCoordinator) refreshPreference(ctx context.Context) {
-	member, _ := c.preferenceMember()
+	member, self := c.preferenceMember()
 	if member == "" {
 		return
 	}
@@ -184,7 +178,13 @@ func (c *RedisWorkerCoordinator) refreshPreference(ctx context.Context) {
 		}
 	}
 	c.prefSeen = keep
-	c.pref.Store(&view)
+	deferred := map[string]bool{}
+	for p := range view {
+		if preferred, known := view.prefers(self, p); known && !preferred {
+			deferred[p] = true
+		}
+	}
+	c.pref.Store(&deferred)
 }
 
 // leavePreference takes this worker out of the preference index at Stop,
@@ -235,7 +235,7 @@ func (c *RedisWorkerCoordinator) grantedElsewhere(ctx context.Context, reqs []le
 	if err != nil || len(vals) != len(keys) {
 		return reqs, at // the script decides
 	}
-	granted := make(map[int]bool, len(look))
+	granted := make([]bool, len(reqs))
 	for j, i := range look {
 		if s, ok := vals[j].(string); ok {
 			if _, run := parseTokenRecord(s); run >= reqs[i].Mode {
