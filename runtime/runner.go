@@ -137,6 +137,8 @@ type runStats struct {
 	skippedPaused                    uint64
 	lastToken                        int64
 	leaseLost                        uint64
+	lastSuccess                      int64 // end of the last successful run
+	staleRefused                     uint64
 }
 
 // preAcquired is an attempt decided, and its lease asked for, ahead of the
@@ -491,6 +493,8 @@ func (r *runner) publish(o outcome, runErr error, end int64, state PipelineState
 		if runErr != nil {
 			r.st.failures++
 			r.st.lastErr = runErr.Error()
+		} else {
+			r.st.lastSuccess = end
 		}
 	case outcomeLeaseError:
 		r.st.leaseErrors++

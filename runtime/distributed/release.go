@@ -86,7 +86,11 @@ func (c *RedisWorkerCoordinator) giveBack(ctx context.Context, h *heldLease, own
 			rep := c.finisher.do(finishReq{ref: ref, completed: completed})
 			owned, err = rep.owned, rep.err
 		} else {
-			opCtx, cancel := c.opContext(ctx)
+			op := opRelease
+			if completed {
+				op = opComplete
+			}
+			opCtx, cancel := c.opContext(ctx, op)
 			if completed {
 				owned, err = c.backend.complete(opCtx, ref)
 			} else {
@@ -150,7 +154,7 @@ func (c *RedisWorkerCoordinator) retryCompletionLater(h *heldLease, ref leaseRef
 				return
 			case <-time.After(min(completionRetryPause, time.Until(giveUp))):
 			}
-			ctx, cancel := c.opContext(context.Background())
+			ctx, cancel := c.opContext(context.Background(), opComplete)
 			_, err := c.backend.complete(ctx, ref) // records the slot even if the lease is gone
 			cancel()
 			if err == nil {
