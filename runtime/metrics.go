@@ -47,6 +47,9 @@ func newPoolMetrics(p *WorkerPool) *poolMetrics {
 		// which the registry refuses: then they are left out of this one.
 		_ = m.reg.Register(c)
 	}
+	if c, ok := p.cfg.notifier.(prometheus.Collector); ok {
+		_ = m.reg.Register(c)
+	}
 	m.handler = promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
 	return m
 }

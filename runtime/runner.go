@@ -411,6 +411,7 @@ func (r *runner) plan(o outcome, runErr error, end time.Time) (done bool, err er
 		r.failures++
 		if limit := sp.MaxConsecutiveErrors; limit > 0 && int(r.failures) >= limit {
 			r.publish(o, runErr, endN, StateStopped)
+			r.notifyStopped(runErr, int(r.failures))
 			return true, &tooManyErrors{id: r.id(), failures: int(r.failures), last: runErr}
 		}
 		delay := backoffDelay(sp.ErrorBackoff, int(r.failures))
