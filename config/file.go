@@ -41,6 +41,8 @@ type Worker struct {
 	GracefulShutdownTimeout time.Duration
 	// WorkerID names this worker; "" means a unique id per process.
 	WorkerID string
+	// Notify is the [worker.notify] table; its URL is "" without one.
+	Notify Notify
 }
 
 // Pipeline is one [pipelines.<id>] table.
@@ -95,7 +97,7 @@ var validID = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
 
 var (
 	topKeys      = []string{"format", "worker", "pipelines"}
-	workerKeys   = []string{"health_port", "graceful_shutdown_timeout", "worker_id"}
+	workerKeys   = []string{"health_port", "graceful_shutdown_timeout", "worker_id", "notify"}
 	pipelineKeys = []string{"source", "sinks", "schedule", "tracing", "dlq", "batch_size", "error_backoff", "max_consecutive_errors", "max_dead_letters"}
 )
 
@@ -148,6 +150,9 @@ func (d *decoder) worker(m map[string]any, p path) Worker {
 			d.atValue(p.child("worker_id"), "%s: must not be empty (leave it out for a unique id per process)", p.child("worker_id"))
 		}
 		w.WorkerID = id
+	}
+	if n, ok := d.table(m, p, "notify"); ok {
+		w.Notify = d.notify(n, p.child("notify"))
 	}
 	return w
 }

@@ -73,11 +73,20 @@ type Webhook struct {
 	sent, failed, dropped, retries atomic.Uint64
 }
 
+// CheckURL returns an error wrapping ErrInvalidURL unless raw is an
+// http or https URL with a host. The error shows raw as Shown does.
+func CheckURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("%w %q: want http(s)://host/path", ErrInvalidURL, Shown(raw))
+	}
+	return nil
+}
+
 // New checks o and starts the webhook's sender.
 func New(o Options) (*Webhook, error) {
-	u, err := url.Parse(o.URL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("%w %q: want http(s)://host/path", ErrInvalidURL, Shown(o.URL))
+	if err := CheckURL(o.URL); err != nil {
+		return nil, err
 	}
 	if o.Attempts <= 0 {
 		o.Attempts = DefaultAttempts
