@@ -32,7 +32,9 @@ func checkPackage(l *loaded, pkg *packages.Package, forceMain bool, ds *Diagnost
 	res := pkgResult{pkg: pkg, dir: packageDir(pkg)}
 	var files = pkg.Syntax
 	s := scanFiles(l.fset, files, ds)
+	constrained := checkConstraints(pkg, l.generated, ds)
 	if !s.any {
+		res.directives = constrained
 		return res
 	}
 	res.directives = true
