@@ -118,13 +118,13 @@ func (c *checker) checkSchedule(d *directive) (pipelineDecl, bool) {
 	if v, has := vals["id"]; has {
 		p.ID = v.Str
 		p.idPos = d.pos(c.fset, v.ValueOff)
-		if !validID.MatchString(p.ID) {
-			fail(p.idPos, "id=%s: a pipeline id uses only letters, digits, '_', '.' and '-'", quoteIfNeeded(p.ID))
+		if err := runtime.ValidatePipelineID(p.ID); err != nil {
+			fail(p.idPos, "id=%s: %s", quoteIfNeeded(p.ID), runtime.PipelineIDRule)
 		}
 	} else if _, written := argKey(d, "id"); !written {
 		p.ID = DefaultID(fn.Name.Name)
-		if !validID.MatchString(p.ID) {
-			fail(c.fset.Position(fn.Name.Pos()), "the id derived from %s, %q, is not a valid pipeline id (letters, digits, '_', '.', '-'); set one with id=", fn.Name.Name, p.ID)
+		if err := runtime.ValidatePipelineID(p.ID); err != nil {
+			fail(c.fset.Position(fn.Name.Pos()), "the id derived from %s, %q, is not a valid pipeline id (%s); set one with id=", fn.Name.Name, p.ID, runtime.PipelineIDRule)
 		}
 	}
 	p.Const = ConstName(p.ID)
