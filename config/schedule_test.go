@@ -58,6 +58,8 @@ func TestScheduleProblems(t *testing.T) {
 		{"mode = \"every\"\ndays = 1e300", "t.toml:2:1: s: the interval is too long"},
 		{"mode = \"every\"\nminutes = \"5\"", "t.toml:3:11: s.minutes: want a number, got a string"},
 		{"mode = \"cron\"\nexpr = \"* * *\"", "t.toml:3:8: s.expr: cron expression \"* * *\""},
+		{"mode = \"cron\"\nexpr = \"0 0 30 2 *\"", "t.toml:3:8: s.expr: cron expression \"0 0 30 2 *\": never fires"},
+		{"mode = \"cron\"\nexpr = \"*/61 * * * *\"", "t.toml:3:8: s.expr: cron expression \"*/61 * * * *\": minute field \"*/61\": step /61 is beyond"},
 		{"mode = \"cron\"\nexpr = 5", "t.toml:3:8: s.expr: want a string, got an integer"},
 		{"mode = \"cron\"\nexpr = \"0 * * * *\"\ncatch_up = \"lates\"", "t.toml:4:12: s.catch_up: unknown policy \"lates\" (did you mean \"latest\"?)"},
 		{"mode = \"cron\"\nexpr = \"0 * * * *\"\ngrace = 0", "t.toml:4:9: s.grace: 0s must be positive"},
