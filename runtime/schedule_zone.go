@@ -18,7 +18,7 @@ func CronIn(expr, zone string) (Schedule, error) {
 	}
 	trimmed := strings.TrimSpace(expr)
 	if name, ok := zonePrefix(trimmed); ok {
-		return Schedule{}, fmt.Errorf("%w: cron expression %q already has a %s= prefix; give the time zone once", ErrInvalidSchedule, expr, name)
+		return Schedule{}, fmt.Errorf("%w: cron expression %q: already has a %s= prefix; give the time zone once", ErrInvalidSchedule, expr, name)
 	}
 	if trimmed == "" {
 		return Cron(expr)

@@ -106,7 +106,7 @@ func (c *checker) checkSchedule(d *directive) (pipelineDecl, bool) {
 			fail(d.pos(c.fset, k.KeyOff), "two schedule kinds, %s and %s: a pipeline has exactly one", kinds[0].Key.Name, k.Key.Name)
 		}
 	case len(kinds) == 1:
-		if s, sok := c.schedule(d, kinds[0]); sok {
+		if s, sok := c.schedule(d, kinds[0], vals["timezone"]); sok {
 			p.Schedule = s
 		} else {
 			ok = false
@@ -151,6 +151,9 @@ func (c *checker) checkSchedule(d *directive) (pipelineDecl, bool) {
 			p.CatchUp = "" // the default
 		}
 	}
+	if v, has := vals["timezone"]; has {
+		cronOnly(v)
+	}
 	if v, has := vals["grace"]; has {
 		cronOnly(v)
 		if v.Duration <= 0 {
@@ -177,7 +180,7 @@ func argKey(d *directive, key string) (arg, bool) {
 }
 
 // schedule checks the value of the schedule-kind key v.
-func (c *checker) schedule(d *directive, v *value) (templates.Schedule, bool) {
+func (c *checker) schedule(d *directive, v *value, zone *value) (templates.Schedule, bool) {
 	at := d.pos(c.fset, v.ValueOff)
 	switch v.Key.Name {
 	case "every":
@@ -187,7 +190,19 @@ func (c *checker) schedule(d *directive, v *value) (templates.Schedule, bool) {
 		}
 		return templates.Schedule{Kind: templates.Every, Interval: v.Duration}, true
 	case "cron":
-		s, err := runtime.Cron(v.Str)
+		var s runtime.Schedule
+		var err error
+		if zone != nil {
+			if zerr := runtime.CheckTimeZone(zone.Str); zerr != nil {
+				c.ds.Add(d.pos(c.fset, zone.ValueOff), "timezone=%s: %v", quoteIfNeeded(zone.Str), zerr)
+				return templates.Schedule{}, false
+			}
+			// The generated code carries the zone as the CRON_TZ= prefix
+			// it stands for.
+			s, err = runtime.CronIn(v.Str, zone.Str)
+		} else {
+			s, err = runtime.Cron(v.Str)
+		}
 		if err != nil {
 			msg := strings.TrimPrefix(err.Error(), runtime.ErrInvalidSchedule.Error()+": ")
 			c.ds.Add(at, "invalid %s", msg)
