@@ -19,7 +19,9 @@ import (
 //   - true, nil: the lease is held; CurrentLease returns it;
 //   - false, nil: another worker holds it (or this worker already does);
 //   - false, runtime.ErrSlotCompleted: the slot, or the Once run, already
-//     completed somewhere in the fleet;
+//     completed somewhere in the fleet; or, wrapped in ErrStateLost, the
+//     slot is older than the coordination state (see epoch.go) and may
+//     have run before that state was lost;
 //   - false, err: Redis could not be asked (fail-safe: no run), unless
 //     FallbackToLocal grants an unfenced local lease instead (true, nil).
 func (c *RedisWorkerCoordinator) TryAcquireLease(ctx context.Context, pipelineID string, runNumber int64) (bool, error) {
@@ -71,10 +73,13 @@ func (c *RedisWorkerCoordinator) beginAcquire(pipelineID string, runNumber int64
 	// last heartbeat interval the deadline counts from that write, and the
 	// script need not refresh the record (one command less per grant);
 	// otherwise the script refreshes it, and it counts from the send.
+	// The script always reads the record (the grant needs it, and it
+	// carries the state epoch), and refreshes it only when needed.
+	req.RecordKey = c.recordKeyArg
 	if now := c.clock.Now(); !c.recordOK.IsZero() && now.Sub(c.recordOK) < c.s.HeartbeatInterval {
 		req.recordSent = c.recordOK
 	} else {
-		req.RecordKey = c.recordKeyArg
+		req.Refresh = true
 	}
 	c.mu.Unlock()
 	return req, true, nil
@@ -94,7 +99,7 @@ func (c *RedisWorkerCoordinator) acquireRegistered(ctx context.Context, req leas
 	if err := c.heartbeat(ctx); err != nil {
 		return time.Time{}, acquireResult{}, err
 	}
-	req.RecordKey, req.recordSent = c.recordKeyArg, time.Time{}
+	req.RecordKey, req.Refresh, req.recordSent = c.recordKeyArg, true, time.Time{}
 	sent := c.clock.Now()
 	res, err := c.backend.acquire(ctx, req)
 	if err == nil && res.Outcome == outcomeUnregistered {
@@ -123,6 +128,10 @@ func (c *RedisWorkerCoordinator) settleAcquire(ctx context.Context, req leaseReq
 	case outcomeSlotCompleted:
 		c.stats.slotCompleted.Add(1)
 		return false, runtime.ErrSlotCompleted
+	case outcomeStateLost:
+		c.stats.stateLost.Add(1)
+		c.noteStateLost(pipelineID, runNumber)
+		return false, fmt.Errorf("pipeline %q slot %d: %w", pipelineID, runNumber, ErrStateLost)
 	case outcomeHeld:
 		c.stats.contended.Add(1)
 		return false, nil

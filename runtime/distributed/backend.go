@@ -47,10 +47,13 @@ type leaseRequest struct {
 	PipelineID string
 	Owner      string // unique per coordinator instance
 	Worker     string // the worker id
-	// RecordKey is the worker's record key (boxed once), which a grant
-	// refreshes; "" when a refresh was confirmed recently enough that
-	// recordSent stands instead (see beginAcquire).
-	RecordKey  any
+	// RecordKey is the worker's record key (boxed once): a grant needs the
+	// record to exist and reads the state epoch from it.
+	RecordKey any
+	// Refresh says the grant must also refresh the record; false when a
+	// write of it was confirmed recently enough that recordSent stands
+	// instead (see beginAcquire).
+	Refresh    bool
 	recordSent time.Time
 	Mode       int64 // requested run number: > 0 slot, RunNumberAuto, RunNumberOnce
 }
@@ -63,6 +66,7 @@ const (
 	outcomeAcquired                            // the lease is ours
 	outcomeSlotCompleted                       // the slot already ran
 	outcomeUnregistered                        // this worker's record is missing: write it, then ask again
+	outcomeStateLost                           // the slot is older than the state epoch: it may have run
 )
 
 // acquireResult is the answer to a leaseRequest.

@@ -50,9 +50,11 @@ func (c *RedisWorkerCoordinator) heartbeat(ctx context.Context) error {
 	ctx, cancel := c.opContext(ctx)
 	defer cancel()
 	sent := c.clock.Now()
-	if err := call.script.Run(ctx, c.client, call.keys, call.args...).Err(); err != nil {
+	epoch, err := call.script.Run(ctx, c.client, call.keys, call.args...).Int64()
+	if err != nil {
 		return c.failure("heartbeat", err)
 	}
+	c.noteEpoch(epoch, "the state epoch changed: Redis lost its data (restart without persistence, FLUSHALL), restarted from a file or failed over")
 	c.noteRecord(sent)
 	c.noteOK()
 	return nil
@@ -68,9 +70,15 @@ func (c *RedisWorkerCoordinator) recordCall() (scriptCall, bool) {
 	}
 	rec := c.record
 	c.mu.Unlock()
+	keys := []string{c.keys.worker(rec.id)}
+	if _, cluster := c.client.(*redis.ClusterClient); !cluster {
+		// The record carries the epoch (see epoch.go); on a Cluster the
+		// two keys live in different slots.
+		keys = append(keys, c.keys.epoch())
+	}
 	return scriptCall{
 		script: heartbeatScript,
-		keys:   []string{c.keys.worker(rec.id)},
+		keys:   keys,
 		args: []any{
 			c.workerRecordTTL().Milliseconds(),
 			"id", rec.id,

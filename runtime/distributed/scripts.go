@@ -20,12 +20,18 @@ var (
 	renewSource string
 	//go:embed lua/heartbeat.lua
 	heartbeatSource string
+	//go:embed lua/epoch_bump.lua
+	epochBumpSource string
+	//go:embed lua/epoch_init.lua
+	epochInitSource string
 
 	acquireScript   = newScript(acquireSource)
 	renewScript     = newScript(renewSource)
 	heartbeatScript = newScript(heartbeatSource)
+	epochBumpScript = newScript(epochBumpSource)
+	epochInitScript = newScript(epochInitSource)
 
-	primaryScripts = []*redis.Script{acquireScript, renewScript, heartbeatScript}
+	primaryScripts = []*redis.Script{acquireScript, renewScript, heartbeatScript, epochInitScript}
 )
 
 // loadScripts makes the server know scripts (one pipelined round trip), so

@@ -106,49 +106,54 @@ func acquireReplies(cmd *redis.Cmd, n int) ([]int64, error) {
 // acquireCall returns the acquire script's keys and arguments for reqs,
 // which share an owner (one coordinator's).
 func (b *singleBackend) acquireCall(reqs []leaseRequest) ([]string, []any) {
-	if len(reqs) == 1 {
-		// The common case alone, without the copies a batch needs.
-		req := reqs[0]
-		keys := b.pipelineKeys(req.PipelineID)
-		if req.Mode != runtime.RunNumberOnce {
-			keys = keys[:3]
-		}
-		registry, own := any(""), any("")
-		if b.registry != "" {
-			registry = b.registryArg
+	registry, own, refresh := any(""), any(""), any("0")
+	if b.registry != "" {
+		registry = b.registryArg
+		for _, req := range reqs {
 			if req.RecordKey != nil {
 				own = req.RecordKey
 			}
+			if req.Refresh {
+				refresh = b.recordTTLArg
+			}
 		}
-		return keys, []any{req.Owner, b.ttlArg, b.stateTTLArg, registry, own, b.recordTTLArg, req.Mode}
+	}
+	if len(reqs) == 1 {
+		// The common case alone, without the copies a batch needs.
+		req := reqs[0]
+		return b.requestKeys(req), []any{req.Owner, b.ttlArg, b.stateTTLArg, registry, own, refresh, req.Mode}
 	}
 	keys := make([]string, 0, 3*len(reqs))
-	registry, own := any(""), any("")
 	for _, req := range reqs {
-		k := b.pipelineKeys(req.PipelineID)
-		if req.Mode != runtime.RunNumberOnce {
-			// Only a Once request reads the once marker; every key passed
-			// costs the server a little.
-			k = k[:3]
-		}
-		keys = append(keys, k...)
-		if b.registry != "" && req.RecordKey != nil {
-			own = req.RecordKey
-		}
-	}
-	if b.registry != "" {
-		registry = b.registryArg
+		keys = append(keys, b.requestKeys(req)...)
 	}
 	args := make([]any, 0, 6+len(reqs))
-	args = append(args, reqs[0].Owner, b.ttlArg, b.stateTTLArg, registry, own, b.recordTTLArg)
+	args = append(args, reqs[0].Owner, b.ttlArg, b.stateTTLArg, registry, own, refresh)
 	for _, req := range reqs {
 		args = append(args, req.Mode)
 	}
 	return keys, args
 }
 
+// requestKeys returns the keys the acquire script reads for req: on one
+// server the lease, token and done keys, and the once marker only for a
+// Once request (every key passed costs the server a little); on a Cluster
+// all five, the last being the pipeline's own state epoch.
+func (b *singleBackend) requestKeys(req leaseRequest) []string {
+	k := b.pipelineKeys(req.PipelineID)
+	switch {
+	case b.registry == "":
+		return k
+	case req.Mode == runtime.RunNumberOnce:
+		return k[:4]
+	default:
+		return k[:3]
+	}
+}
+
 // parseAcquireReply decodes the acquire script's reply: the new token, 0 for
-// held, -1 for a completed slot.
+// held, -1 for a completed slot, -2 for a missing worker record, -3 for a
+// slot older than the state epoch.
 func parseAcquireReply(reply, mode int64, s settings) (acquireResult, error) {
 	switch {
 	case reply > 0:
@@ -164,6 +169,8 @@ func parseAcquireReply(reply, mode int64, s settings) (acquireResult, error) {
 		return acquireResult{Outcome: outcomeSlotCompleted}, nil
 	case reply == -2:
 		return acquireResult{Outcome: outcomeUnregistered}, nil
+	case reply == -3:
+		return acquireResult{Outcome: outcomeStateLost}, nil
 	default:
 		return acquireResult{}, fmt.Errorf("distributed: malformed reply %d from the acquire script", reply)
 	}
