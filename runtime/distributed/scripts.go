@@ -12,7 +12,7 @@ import (
 // its keys share the pipeline's hash tag) and is sent with EVALSHA, falling
 // back to EVAL when the server does not know it yet (NOSCRIPT, e.g. after a
 // restart). Release and completion need none: they are plain commands (see
-// singleBackend.release and queueFinish).
+// singleBackend.release and queueRecord).
 var (
 	//go:embed lua/acquire.lua
 	acquireSource string

@@ -222,42 +222,60 @@ func (b *singleBackend) release(ctx context.Context, ref leaseRef) (bool, error)
 	return n == 1, err
 }
 
-// complete records a successful run and releases its lease, in one
-// pipelined round trip of plain commands (see queueFinish).
+// complete records a successful run and then releases its lease (see
+// queueRecord).
 func (b *singleBackend) complete(ctx context.Context, ref leaseRef) (bool, error) {
-	var lrem *redis.IntCmd
-	_, _ = b.client.Pipelined(ctx, func(p redis.Pipeliner) error {
-		lrem = b.queueFinish(ctx, p, finishReq{ref: ref, completed: true})
+	r := finishReq{ref: ref, completed: true}
+	cmds, err := b.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		_ = b.queueRecord(ctx, p, r)
 		return nil
 	})
-	n, err := lrem.Result()
-	return n == 1, err
+	if err = firstErr(cmds, err); err != nil {
+		return false, err
+	}
+	return b.release(ctx, ref)
 }
 
-// queueFinish queues on p what releasing r's lease takes and returns the
-// LREM whose count says whether the lease was still this owner's. A
-// completion first records its run, with plain commands and no script: the
-// slot by ZADD … GT, which never lowers the mark, so slots finishing out of
-// order need no read; a Once run by its marker. The record goes before the
-// LREM, on the same connection, so the lease is held until the run is
-// recorded and no contender can acquire in between and find the slot not
-// yet done. The run is recorded even when the lease was lost meanwhile: it
-// did complete, and the record only ever stops a repeat.
-func (b *singleBackend) queueFinish(ctx context.Context, p redis.Pipeliner, r finishReq) *redis.IntCmd {
+// queueRecord queues on p what records a completed run, with plain
+// commands and no script: the slot by ZADD … GT, which never lowers the
+// mark, so slots finishing out of order need no read; a Once run by its
+// marker. The lease is released only once the record went through, in a
+// later round trip: so the lease is held until the run is recorded, and no
+// contender can acquire in between and find the slot not yet done. That
+// includes a Redis out of memory (maxmemory with noeviction), which refuses
+// the ZADD but would still run an LREM (a command that frees memory): the
+// lease is kept, and the completion retried. The run is recorded even when
+// the lease was lost meanwhile: it did complete, and the record only ever
+// stops a repeat.
+func (b *singleBackend) queueRecord(ctx context.Context, p redis.Pipeliner, r finishReq) []redis.Cmder {
 	keys := b.pipelineKeys(r.ref.PipelineID)
-	if r.completed {
-		switch {
-		case r.ref.Mode > 0:
-			p.ZAddGT(ctx, keys[2], redis.Z{Score: float64(r.ref.Mode), Member: doneMember})
-			if b.s.FencingKeyTTL > 0 {
-				p.PExpire(ctx, keys[2], b.s.FencingKeyTTL)
-				p.PExpire(ctx, keys[1], b.s.FencingKeyTTL)
-			}
-		case r.ref.Mode == runtime.RunNumberOnce:
-			p.Set(ctx, keys[3], "1", b.s.onceTTL)
+	switch {
+	case r.ref.Mode > 0:
+		cmds := []redis.Cmder{p.ZAddGT(ctx, keys[2], redis.Z{Score: float64(r.ref.Mode), Member: doneMember})}
+		if b.s.FencingKeyTTL > 0 {
+			cmds = append(cmds, p.PExpire(ctx, keys[2], b.s.FencingKeyTTL), p.PExpire(ctx, keys[1], b.s.FencingKeyTTL))
+		}
+		return cmds
+	case r.ref.Mode == runtime.RunNumberOnce:
+		return []redis.Cmder{p.Set(ctx, keys[3], "1", b.s.onceTTL)}
+	}
+	return nil
+}
+
+// queueRelease queues the LREM that releases r's lease; its count says
+// whether the lease was still this owner's.
+func (b *singleBackend) queueRelease(ctx context.Context, p redis.Pipeliner, r finishReq) *redis.IntCmd {
+	return p.LRem(ctx, b.pipelineKeys(r.ref.PipelineID)[0], 1, r.ref.value())
+}
+
+// firstErr returns the first error of cmds, or err.
+func firstErr(cmds []redis.Cmder, err error) error {
+	for _, c := range cmds {
+		if c.Err() != nil {
+			return c.Err()
 		}
 	}
-	return p.LRem(ctx, keys[0], 1, r.ref.value())
+	return err
 }
 
 func (b *singleBackend) validate(ctx context.Context, pipelineID string, token int64) (bool, error) {
