@@ -36,6 +36,9 @@ func (c *RedisWorkerCoordinator) TryAcquireLease(ctx context.Context, pipelineID
 	if err == nil && res.Outcome == outcomeUnregistered {
 		sent, res, err = c.acquireRegistered(opCtx, req)
 	}
+	if err == nil && res.Outcome == outcomeInterrupted {
+		req, sent, res, err = c.acquireInterrupted(opCtx, req, res.RunNumber)
+	}
 	cancel()
 	return c.settleAcquire(ctx, req, sent, res, err)
 }
@@ -67,7 +70,8 @@ func (c *RedisWorkerCoordinator) beginAcquire(pipelineID string, runNumber int64
 	}
 	c.busy[pipelineID] = true
 	c.inFlight.Add(1)
-	req = leaseRequest{PipelineID: pipelineID, Owner: c.owner, Worker: c.workerID, Mode: runNumber}
+	req = leaseRequest{PipelineID: pipelineID, Owner: c.owner, Worker: c.workerID, Mode: runNumber,
+		Rerun: runNumber > 0 && c.rerun[pipelineID]}
 	// A grant must leave the worker's record alive for recordGiveUp from
 	// where the lease's deadline counts. After a record write within the
 	// last heartbeat interval the deadline counts from that write, and the
@@ -106,6 +110,26 @@ func (c *RedisWorkerCoordinator) acquireRegistered(ctx context.Context, req leas
 		err = errors.New("distributed: the worker record vanished again right after it was written")
 	}
 	return sent, res, err
+}
+
+// acquireInterrupted asks, instead of req, for the earlier slot whose dead
+// holder's lease req would have taken over, so that the slot it left
+// unfinished runs again (ScheduledPipeline.RerunInterrupted). The grant is
+// for that slot: CurrentLease reports it, and completing the lease records
+// it; the pool then asks for req's slot again.
+func (c *RedisWorkerCoordinator) acquireInterrupted(ctx context.Context, req leaseRequest, slot int64) (leaseRequest, time.Time, acquireResult, error) {
+	req.Mode, req.Rerun = slot, false
+	sent := c.clock.Now()
+	res, err := c.backend.acquire(ctx, req)
+	if err == nil && res.Outcome == outcomeInterrupted {
+		err = fmt.Errorf("distributed: the acquire script named slot %d as interrupted twice", slot)
+	}
+	if err == nil && res.Outcome == outcomeAcquired {
+		c.stats.reruns.Add(1)
+		c.log.Info("distributed: re-running a slot whose holder died before completing it",
+			"pipeline", req.PipelineID, "slot", time.Unix(slot, 0).UTC().Format(time.RFC3339), "run", slot)
+	}
+	return req, sent, res, err
 }
 
 // settleAcquire turns the backend's answer to req, sent at sent, into

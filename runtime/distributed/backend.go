@@ -53,7 +53,11 @@ type leaseRequest struct {
 	// Refresh says the grant must also refresh the record; false when a
 	// write of it was confirmed recently enough that recordSent stands
 	// instead (see beginAcquire).
-	Refresh    bool
+	Refresh bool
+	// Rerun asks, for a slot, to be told of an earlier slot whose holder
+	// died before completing it (outcomeInterrupted) rather than take its
+	// lease over for this slot (ScheduledPipeline.RerunInterrupted).
+	Rerun      bool
 	recordSent time.Time
 	Mode       int64 // requested run number: > 0 slot, RunNumberAuto, RunNumberOnce
 }
@@ -67,6 +71,7 @@ const (
 	outcomeSlotCompleted                       // the slot already ran
 	outcomeUnregistered                        // this worker's record is missing: write it, then ask again
 	outcomeStateLost                           // the slot is older than the state epoch: it may have run
+	outcomeInterrupted                         // an earlier slot's holder died: ask for RunNumber to re-run it
 )
 
 // acquireResult is the answer to a leaseRequest.

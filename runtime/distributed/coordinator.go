@@ -83,6 +83,9 @@ type RedisWorkerCoordinator struct {
 	// for state loss (epoch.go).
 	epoch   atomic.Int64
 	lostLog stateLostLog
+	// rerun holds the pipelines that re-run a slot whose holder died, set
+	// before Start (SetRerunInterrupted).
+	rerun   map[string]bool
 	metrics *coordMetrics
 	ctl     control
 	// pref is the set of pipelines another live worker is preferred for,

@@ -37,23 +37,35 @@ import (
 //
 // How the epoch moves:
 //
-//   - Lost keys: the epoch key (<prefix>epoch) is gone with them, and the
-//     first heartbeat after the loss (every worker whose record is missing
-//     writes it at once, before its next grant) makes a new one, the Redis
-//     time then.
+//   - Lost keys: the epoch key (<prefix>epoch) is gone with them. Each
+//     worker whose record is missing writes it again at once, before its
+//     next grant, and the heartbeat script makes the epoch again: the Redis
+//     time then when the worker saw an epoch before (it ran while the state
+//     was lost, so what it held may have been granted), and 1 when it saw
+//     none (the state is new: nothing was granted from it, and every slot
+//     may run). A worker that saw an epoch and finds an older one (a worker
+//     new to the fleet made it after the loss) moves it to the Redis time.
+//     Whenever the epoch moves, every worker record loses its epoch, so
+//     each worker writes its record again (and learns the new epoch)
+//     before its next grant.
 //   - State that went back in time but kept the keys (a file or a promoted
 //     replica): every connection, when it opens, compares the server's
 //     run_id (new at every start of a Redis process) with the one stored in
-//     <prefix>server. A different one moves the epoch to the Redis time and
-//     clears the epoch of every worker record (lua/epoch_bump.lua), before
-//     the connection carries any other command. Every connection to a
-//     restarted or promoted server is a new one.
+//     <prefix>server. A different one moves the epoch to the Redis time
+//     (lua/epoch_bump.lua), before the connection carries any other
+//     command. Every connection to a restarted or promoted server is a new
+//     one.
 //   - On a Redis Cluster a script reaches only the keys of one hash slot,
-//     so each pipeline keeps its own epoch (<prefix>epoch:{id}), made at
-//     Start for the worker's pipelines and by the acquire script when
-//     missing. A master that lost its data lost its pipelines' epochs with
-//     it; a replica promoted after missing writes keeps them (see
+//     so each pipeline keeps its own epoch (<prefix>epoch:{id}), made 1 at
+//     Start when missing, and the Redis time by the acquire script when it
+//     finds it missing later (its master lost its data). A replica
+//     promoted after missing writes keeps its pipelines' epochs (see
 //     docs/distributed.md for what that costs).
+//
+// If every worker and Redis's data are lost together, nobody alive knows
+// what ran: the new state starts at epoch 1, and the fenced sinks' slot
+// ledger (package etl/fencing) is what keeps a completed slot from being
+// written twice.
 //
 // The price: around a loss, at most the slot in progress per pipeline is
 // skipped, and a lease granted before it is kept by its holder until its
@@ -124,6 +136,22 @@ type stateWatch struct {
 // onConnect is the go-redis OnConnect hook: it runs before the connection
 // carries any other command.
 func (w *stateWatch) onConnect(ctx context.Context, cn *redis.Conn) error {
+	if err := w.check(ctx, cn); err != nil {
+		// go-redis hands on the error of a connection's set-up unwrapped
+		// once: this layer is what it peels off.
+		return &connectError{err}
+	}
+	return nil
+}
+
+// connectError carries a connection set-up error through go-redis.
+type connectError struct{ err error }
+
+func (e *connectError) Error() string { return e.err.Error() }
+func (e *connectError) Unwrap() error { return e.err }
+
+// check is onConnect's work.
+func (w *stateWatch) check(ctx context.Context, cn *redis.Conn) error {
 	if w.next != nil {
 		if err := w.next(ctx, cn); err != nil {
 			return err
@@ -205,9 +233,9 @@ func infoField(info, name string) string {
 	return ""
 }
 
-// initPipelineEpochs makes the Cluster epoch of each pipeline that has none,
-// in one pipelined round trip, so that a new pipeline's first slot is not
-// taken for a slot of lost state.
+// initPipelineEpochs makes the Cluster epoch of each pipeline that has none
+// (lua/epoch_init.lua), in one pipelined round trip, so that a new
+// pipeline's first slots are not taken for slots of lost state.
 func (c *RedisWorkerCoordinator) initPipelineEpochs(ctx context.Context, pipelineIDs []string) error {
 	if _, cluster := c.client.(*redis.ClusterClient); !cluster || len(pipelineIDs) == 0 {
 		return nil

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/agora-etl/agora/runtime"
 	"github.com/agora-etl/agora/runtime/clocktest"
@@ -51,9 +50,6 @@ func newUnit(t *testing.T) *unit {
 	t.Helper()
 	mr := miniredis.RunT(t)
 	mr.SetTime(testStart)
-	// Unit tests name slots by small numbers (1970 in Unix seconds); the
-	// state is whole since before them (see seedEpoch).
-	_ = mr.Set(DefaultKeyPrefix+"epoch", "1")
 	return &unit{t: t, mr: mr, clock: clocktest.NewFake(testStart), logs: &logBuffer{}}
 }
 
@@ -96,29 +92,9 @@ func (u *unit) advance(d time.Duration) {
 	u.clock.Advance(d)
 }
 
-// seedEpoch marks the coordination state under prefix on the server c
-// talks to as whole since 1970 (state epoch 1 µs, and the server's run_id
-// as the one it was used on), so that tests of other rules can name slots
-// by small numbers: the state-loss rules (epoch.go) refuse slots older than
-// the epoch, which a fresh server sets to now.
-func seedEpoch(t testing.TB, c redis.Cmdable, prefix string) {
-	t.Helper()
-	ctx := context.Background()
-	info, err := c.Info(ctx, "server").Result()
-	if err != nil {
-		t.Fatalf("seedEpoch: INFO server: %v", err)
-	}
-	if err := c.Set(ctx, prefix+"server", infoField(info, "run_id"), 0).Err(); err != nil {
-		t.Fatalf("seedEpoch: %v", err)
-	}
-	if err := c.Set(ctx, prefix+"epoch", "1", 0).Err(); err != nil {
-		t.Fatalf("seedEpoch: %v", err)
-	}
-}
-
 // liveSlot returns a slot two seconds from now, later than the epoch of
-// any state made before the call: for tests on state seedEpoch did not
-// seed (another prefix or database, a server that was restarted).
+// any state made before the call: for tests whose state was lost (a
+// restarted server), where the slots before the loss are refused.
 func liveSlot() int64 { return time.Now().Unix() + 2 }
 
 // mustAcquire acquires and fails the test unless it worked.

@@ -70,26 +70,26 @@ func (c *RedisWorkerCoordinator) recordCall() (scriptCall, bool) {
 	}
 	rec := c.record
 	c.mu.Unlock()
-	keys := []string{c.keys.worker(rec.id)}
-	if _, cluster := c.client.(*redis.ClusterClient); !cluster {
-		// The record carries the epoch (see epoch.go); on a Cluster the
-		// two keys live in different slots.
-		keys = append(keys, c.keys.epoch())
+	fields := []any{
+		"id", rec.id,
+		"host", rec.host,
+		"pid", rec.pid,
+		"pipelines", rec.pipelines,
+		"started_ms", rec.startedMs,
+		"heartbeat_ms", c.clock.Now().UnixMilli(),
+		"version", rec.version,
+		"schedules", rec.schedules,
 	}
+	ttl := c.workerRecordTTL().Milliseconds()
+	if _, cluster := c.client.(*redis.ClusterClient); cluster {
+		// On a Cluster the record and the epoch live in different slots.
+		return scriptCall{script: heartbeatScript, keys: []string{c.keys.worker(rec.id)}, args: append([]any{ttl}, fields...)}, true
+	}
+	// The record carries the epoch (see epoch.go).
 	return scriptCall{
 		script: heartbeatScript,
-		keys:   keys,
-		args: []any{
-			c.workerRecordTTL().Milliseconds(),
-			"id", rec.id,
-			"host", rec.host,
-			"pid", rec.pid,
-			"pipelines", rec.pipelines,
-			"started_ms", rec.startedMs,
-			"heartbeat_ms", c.clock.Now().UnixMilli(),
-			"version", rec.version,
-			"schedules", rec.schedules,
-		},
+		keys:   []string{c.keys.worker(rec.id), c.keys.epoch()},
+		args:   append([]any{ttl, c.epoch.Load(), c.keys.workerPattern()}, fields...),
 	}, true
 }
 

@@ -96,7 +96,6 @@ func TestKeyPrefixesDoNotInterfere(t *testing.T) {
 	mk := func(prefix, id string) *RedisWorkerCoordinator {
 		o := u.options()
 		o.KeyPrefix = prefix
-		_ = u.mr.Set(prefix+"epoch", "1") // see seedEpoch
 		return u.started(o, id)
 	}
 	a := mk("shop:", "a")

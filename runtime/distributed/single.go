@@ -121,7 +121,7 @@ func (b *singleBackend) acquireCall(reqs []leaseRequest) ([]string, []any) {
 	if len(reqs) == 1 {
 		// The common case alone, without the copies a batch needs.
 		req := reqs[0]
-		return b.requestKeys(req), []any{req.Owner, b.ttlArg, b.stateTTLArg, registry, own, refresh, req.Mode}
+		return b.requestKeys(req), []any{req.Owner, b.ttlArg, b.stateTTLArg, registry, own, refresh, modeArg(req)}
 	}
 	keys := make([]string, 0, 3*len(reqs))
 	for _, req := range reqs {
@@ -130,9 +130,18 @@ func (b *singleBackend) acquireCall(reqs []leaseRequest) ([]string, []any) {
 	args := make([]any, 0, 6+len(reqs))
 	args = append(args, reqs[0].Owner, b.ttlArg, b.stateTTLArg, registry, own, refresh)
 	for _, req := range reqs {
-		args = append(args, req.Mode)
+		args = append(args, modeArg(req))
 	}
 	return keys, args
+}
+
+// modeArg is req's run number as the acquire script reads it: a slot with
+// "r" when it asks to hear of an interrupted earlier slot.
+func modeArg(req leaseRequest) any {
+	if req.Rerun && req.Mode > 0 {
+		return strconv.FormatInt(req.Mode, 10) + "r"
+	}
+	return req.Mode
 }
 
 // requestKeys returns the keys the acquire script reads for req: on one
@@ -171,6 +180,8 @@ func parseAcquireReply(reply, mode int64, s settings) (acquireResult, error) {
 		return acquireResult{Outcome: outcomeUnregistered}, nil
 	case reply == -3:
 		return acquireResult{Outcome: outcomeStateLost}, nil
+	case reply < -3:
+		return acquireResult{Outcome: outcomeInterrupted, RunNumber: -reply}, nil
 	default:
 		return acquireResult{}, fmt.Errorf("distributed: malformed reply %d from the acquire script", reply)
 	}

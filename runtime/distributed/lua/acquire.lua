@@ -8,7 +8,8 @@
 -- reach it)  ARGV[6] worker record TTL (ms) when the grant must refresh the
 -- record, 0 when a write of it went through recently enough (see
 -- beginAcquire)
--- ARGV[7..] one requested run number per request: > 0 slot, 0 auto, -1 once
+-- ARGV[7..] one requested run number per request: > 0 slot, 0 auto, -1 once;
+-- a slot followed by "r" asks to re-run a slot whose holder died (see below)
 -- KEYS, per request in order: lease, last fencing token, last completed slot
 -- (sorted set, member "slot"; see keys.go), then on one server the once
 -- marker for a once request (run number -1) only; without a record key
@@ -35,7 +36,10 @@
 -- array for several: the token (> 0) when acquired, 0 when another owner
 -- holds the lease, -1 when the slot already completed, -2 when this
 -- worker's record is missing or older than the epoch (it must register
--- first), -3 when the slot is older than the epoch (possibly done).
+-- first), -3 when the slot is older than the epoch (possibly done), and
+-- -<slot> (below -3) for a request with "r" that would take over the lease
+-- of an earlier slot whose holder died before completing it: nothing is
+-- granted, and the worker asks for that slot instead, to re-run it.
 --
 -- Each redis.call costs about as much as a command a client sends, and each
 -- script call several, so a batch shares what its requests have in common
@@ -59,6 +63,10 @@ local out = nil
 local k = 1
 for i = 7, #ARGV do
   local arg = ARGV[i]
+  local rerun = string.byte(arg, -1) == 114 -- 'r'
+  if rerun then
+    arg = string.sub(arg, 1, -2)
+  end
   local mode = tonumber(arg)
   local lease, tokenKey, doneKey = KEYS[k], KEYS[k + 1], KEYS[k + 2]
   local onceKey, epochKey = nil, nil
@@ -75,8 +83,9 @@ for i = 7, #ARGV do
   repeat
     local held = redis.call('LINDEX', lease, 0)
     local heldToken = nil -- set when a dead owner's lease would be taken over
+    local heldRun = nil
     if held then
-      local token, holder = string.match(held, '^(%d+) %-?%d+ (.*)$')
+      local token, hrun, holder = string.match(held, '^(%d+) (%-?%d+) (.*)$')
       -- A lease held by this very owner is one whose reply was lost (a
       -- retried command) or that the owner already gave up locally: the
       -- owner does not ask while it believes it holds one, so it may take
@@ -98,15 +107,17 @@ for i = 7, #ARGV do
         if live then
           break
         end
-        heldToken = tonumber(token)
+        heldToken, heldRun = tonumber(token), tonumber(hrun)
       end
     end
 
     -- The slot rule, read only for a lease that is free (or this owner's):
     -- a lease held by another is refused the same either way.
+    local done = nil
     if mode > 0 then
-      local done = redis.call('ZSCORE', doneKey, 'slot')
-      if done and mode <= tonumber(done) then
+      done = redis.call('ZSCORE', doneKey, 'slot')
+      done = done and tonumber(done)
+      if done and mode <= done then
         reply = -1
         break
       end
@@ -150,6 +161,12 @@ for i = 7, #ARGV do
     end
     if mode > 0 and mode * 1000000 < e then
       reply = -3
+      break
+    end
+    if rerun and heldToken and heldRun > 0 and heldRun < mode and (not done or heldRun > done) then
+      -- The dead holder's slot never completed: the worker re-runs it
+      -- first (its epoch holds, since heldToken >= e).
+      reply = -heldRun
       break
     end
 
