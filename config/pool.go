@@ -70,6 +70,7 @@ func (f *File) ScheduledPipelines() []*runtime.ScheduledPipeline {
 			MaxConsecutiveErrors: p.MaxConsecutiveErrors,
 			CatchUp:              p.Schedule.catchUpPolicy(),
 		}
+		out[i].RerunInterrupted = p.Schedule.RerunInterrupted
 		if g := p.Schedule.Grace; g != nil {
 			out[i].Grace = *g
 		}

@@ -49,6 +49,12 @@ func (r *runner) attempt(runNumber int64, now time.Time, due int64, onDemand boo
 		}
 		return o, err, now
 	}
+	if runNumber > 0 && lease.RunNumber > 0 && lease.RunNumber < runNumber {
+		// The coordinator granted an earlier slot whose holder died before
+		// completing it (RerunInterrupted); this attempt runs that slot.
+		r.reran = true
+		r.logRun(slog.LevelInfo, "re-running an interrupted slot before this one", lease, slog.Int64("asked_run_number", runNumber))
+	}
 	if r.isStopped() {
 		// Stop came while the lease was being asked for; after Stop no run
 		// starts, so the lease goes straight back.

@@ -78,6 +78,10 @@ type runner struct {
 	following int64 // cron: the slot after slot, when already known
 	failures  int32 // consecutive failed runs
 	retry     bool  // the next attempt retries slot after a failure
+	// reran is set while the attempt runs an earlier, interrupted slot in
+	// place of the one it asked for (RerunInterrupted): that one is asked
+	// for again at once.
+	reran bool
 	// catch-up (CatchUpLatest, CatchUpAll): the oldest slot that may not
 	// have run fleet-wide, the runs CatchUpAll may still make, and whether
 	// the coordinator's last completed slot is still to be read
@@ -388,6 +392,15 @@ func (r *runner) plan(o outcome, runErr error, end time.Time) (done bool, err er
 	sp := r.sp
 	kind := sp.Schedule.Kind()
 	endN := end.UnixNano()
+	if r.reran && o == outcomeSuccess {
+		// The interrupted slot ran; the one asked for is still to run.
+		r.reran, r.failures = false, 0
+		r.next = endN
+		r.retry = kind == ScheduleCron
+		r.publish(o, runErr, endN, StateIdle)
+		return false, nil
+	}
+	r.reran = false
 	switch o {
 	case outcomeSuccess:
 		r.failures, r.retry = 0, false
