@@ -150,7 +150,8 @@ func (s *Sink) Stats() SinkStats {
 
 // Write writes records in one transaction fenced by the run's token (see
 // the package doc). A stale token fails the whole batch with an error
-// wrapping fencing.ErrStaleWriter, and a run without a fenced lease fails
+// wrapping fencing.ErrStaleWriter, a slot run whose slot another run
+// completed with one wrapping fencing.ErrSlotDone, and a run without a fenced lease fails
 // with fencing.ErrUnfenced unless AllowUnfenced; neither is retried here,
 // so a stale writer costs one failed run, after which the pool's error
 // backoff applies. When the server refuses rows one by one (a constraint,

@@ -116,7 +116,8 @@ func (s *Sink) Stats() SinkStats {
 
 // Write writes records in one transaction fenced by the run's token (see
 // the package doc). A stale token fails the whole batch with an error
-// wrapping fencing.ErrStaleWriter, and a run without a fenced lease fails
+// wrapping fencing.ErrStaleWriter, a slot run whose slot another run
+// completed with one wrapping fencing.ErrSlotDone, and a run without a fenced lease fails
 // with fencing.ErrUnfenced unless AllowUnfenced. Records the database
 // refuses one by one (a constraint, a bad value) are left out and
 // reported in an *etl.RejectedError; the others are committed. Any other
