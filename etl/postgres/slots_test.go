@@ -37,3 +37,34 @@ func TestSinkStatsCountSlotDone(t *testing.T) {
 		t.Fatalf("stats %+v, want 1 batch, 1 slot-done refusal, no stale one", st)
 	}
 }
+
+// BenchmarkSlotLedgerRun measures what the ledger adds to a run: two
+// batches of 10 rows and the completion, as a slot run and as a run
+// without a slot (the token rule alone).
+func BenchmarkSlotLedgerRun(b *testing.B) {
+	pool, _ := testPool(b)
+	db := suiteDB(pool, defaultUpsertPath)
+	db.Exec(b, "CREATE TABLE lb (id bigint, v text)")
+	sink := db.NewSink(b, sinktest.Config{Table: "lb", Columns: []string{"id", "v"}}).(*Sink)
+	recs := sinktest.KillRows(10)
+	token := int64(0)
+	for _, slot := range []bool{false, true} {
+		b.Run(map[bool]string{false: "token-only", true: "slot"}[slot], func(b *testing.B) {
+			for range b.N {
+				token++ // a new run, and for slot runs a new slot
+				ctx := sinktest.Leased(token)
+				if slot {
+					ctx = sinktest.SlotLeased(sinktest.SlotStart+token*60, token)
+				}
+				for range 2 {
+					if err := sink.Write(ctx, recs); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if err := sink.Complete(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
