@@ -115,7 +115,12 @@ func (r *runner) attempt(runNumber int64, now time.Time, due int64, onDemand boo
 		runErr = withCause(runErr, cancelCause)
 	}
 	ctx.cancel(nil)
-	if relErr := env.finishLease(ctx, r, runErr == nil); relErr != nil {
+	// A run refused because its slot was completed by another run (the
+	// database said so: fencing.ErrSlotDone wraps ErrSlotCompleted) ends
+	// the slot as a completed one: the lease is completed, so the fleet
+	// skips the slot too, and the slot is not retried.
+	slotDone := runErr != nil && errors.Is(runErr, ErrSlotCompleted)
+	if relErr := env.finishLease(ctx, r, runErr == nil || slotDone); relErr != nil {
 		r.logRun(slog.LevelWarn, "releasing the lease failed", lease, slog.Any("error", relErr))
 	}
 	records := ctx.records.snapshot()
@@ -123,7 +128,10 @@ func (r *runner) attempt(runNumber int64, now time.Time, due int64, onDemand boo
 	env.metrics.observeDuration(r, end.Sub(start))
 	r.ended(lease, runErr, end.Sub(start), records)
 	endRunSpan(span, runErr, cancelCause, records)
-	if runErr != nil {
+	switch {
+	case slotDone:
+		return outcomeSlotDone, runErr, end
+	case runErr != nil:
 		return outcomeFailure, runErr, end
 	}
 	return outcomeSuccess, nil, end
@@ -163,6 +171,10 @@ func (r *runner) ended(lease Lease, runErr error, took time.Duration, records Re
 	attrs := []slog.Attr{slog.Duration("duration", took)}
 	if !records.IsZero() {
 		attrs = append(attrs, records.attrs()...)
+	}
+	if runErr != nil && errors.Is(runErr, ErrSlotCompleted) {
+		r.logRun(slog.LevelWarn, "run refused: another run already completed this slot; moving on to the next slot", lease, append(attrs, slog.Any("error", runErr))...)
+		return
 	}
 	if runErr != nil {
 		r.logRun(slog.LevelError, "run failed", lease, append(attrs, slog.Any("error", runErr))...)

@@ -151,14 +151,19 @@ func (r *runner) publishTriggered(o outcome, runErr error, end time.Time, state 
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	switch o {
-	case outcomeSuccess, outcomeFailure:
+	case outcomeSuccess, outcomeFailure, outcomeSlotDone:
 		r.ctx = nil
 		r.st.runs++
 		r.st.lastEnd = end.UnixNano()
 		r.st.runNumber, r.st.token = 0, 0
 		r.st.lastErr = ""
 		if runErr != nil {
-			r.st.failures++
+			if o == outcomeSlotDone {
+				r.st.skipped++
+				r.st.skippedDone++
+			} else {
+				r.st.failures++
+			}
 			r.st.lastErr = runErr.Error()
 		}
 		if r.st.state == StateRunning {

@@ -132,7 +132,7 @@ func (c *LocalCoordinator) leaseOf(pipelineID string, e *localEntry, at time.Tim
 	if w := c.workerID.Load(); w != nil {
 		worker = *w
 	}
-	return Lease{PipelineID: pipelineID, WorkerID: worker, RunNumber: e.runNumber, AcquiredAt: at}
+	return Lease{PipelineID: pipelineID, WorkerID: worker, RunNumber: e.runNumber, Slot: !e.auto && e.runNumber > 0, AcquiredAt: at}
 }
 
 // ReleaseLease gives up the lease without marking its slot completed.

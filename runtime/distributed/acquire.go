@@ -166,6 +166,7 @@ func (c *RedisWorkerCoordinator) settleAcquire(ctx context.Context, req leaseReq
 			PipelineID:   pipelineID,
 			WorkerID:     req.Worker,
 			RunNumber:    res.RunNumber,
+			Slot:         runNumber > 0,
 			FencingToken: res.Token,
 			AcquiredAt:   sent,
 			ExpiresAt:    sent.Add(res.ValidFor),
