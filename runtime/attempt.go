@@ -109,10 +109,27 @@ func (r *runner) attempt(runNumber int64, now time.Time, due int64, onDemand boo
 		runErr = withCause(runErr, cancelCause)
 	}
 	ctx.cancel(nil)
-	if relErr := env.finishLease(ctx, r, runErr == nil); relErr != nil {
+	records := ctx.records.snapshot()
+	var relErr error
+	if env.recorder != nil || env.local != nil {
+		rec := RunRecord{
+			PipelineID: r.sp.PipelineID, RunNumber: lease.RunNumber, FencingToken: lease.FencingToken,
+			WorkerID: lease.WorkerID, Start: start, End: end, Duration: end.Sub(start),
+			Outcome: outcomeOf(runErr, cancelCause), Error: runErrorText(runErr), Records: records,
+			Triggered: onDemand,
+		}
+		if env.local != nil {
+			relErr = env.finishLease(ctx, r, runErr == nil)
+			env.local.history.add(rec)
+		} else {
+			relErr = env.finishRun(ctx, rec)
+		}
+	} else {
+		relErr = env.finishLease(ctx, r, runErr == nil)
+	}
+	if relErr != nil {
 		r.logRun(slog.LevelWarn, "releasing the lease failed", lease, slog.Any("error", relErr))
 	}
-	records := ctx.records.snapshot()
 	r.counted(runErr, cancelCause, records)
 	env.metrics.observeDuration(r, end.Sub(start))
 	r.ended(lease, runErr, end.Sub(start), records)

@@ -29,6 +29,8 @@ type LocalCoordinator struct {
 
 	mu      sync.RWMutex
 	entries map[string]*localEntry
+
+	history localHistory
 }
 
 // localEntry is one pipeline's lease state, kept small: a pool may hold

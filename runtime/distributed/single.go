@@ -238,10 +238,19 @@ func (b *singleBackend) complete(ctx context.Context, ref leaseRef) (bool, error
 // did complete, and the record only ever stops a repeat.
 func (b *singleBackend) queueFinish(ctx context.Context, p redis.Pipeliner, r finishReq) *redis.IntCmd {
 	keys := b.pipelineKeys(r.ref.PipelineID)
+	inSlotZAdd := false
 	if r.completed {
 		switch {
 		case r.ref.Mode > 0:
-			p.ZAddGT(ctx, keys[2], redis.Z{Score: float64(r.ref.Mode), Member: doneMember})
+			if r.hist != nil {
+				// The run's history record rides on the slot's ZADD (GT
+				// only guards existing members): no extra command.
+				p.ZAddGT(ctx, keys[2], redis.Z{Score: float64(r.ref.Mode), Member: doneMember},
+					redis.Z{Score: r.hist.score, Member: r.hist.member})
+				inSlotZAdd = true
+			} else {
+				p.ZAddGT(ctx, keys[2], redis.Z{Score: float64(r.ref.Mode), Member: doneMember})
+			}
 			if b.s.FencingKeyTTL > 0 {
 				p.PExpire(ctx, keys[2], b.s.FencingKeyTTL)
 				p.PExpire(ctx, keys[1], b.s.FencingKeyTTL)
@@ -249,6 +258,9 @@ func (b *singleBackend) queueFinish(ctx context.Context, p redis.Pipeliner, r fi
 		case r.ref.Mode == runtime.RunNumberOnce:
 			p.Set(ctx, keys[3], "1", b.s.onceTTL)
 		}
+	}
+	if r.hist != nil {
+		queueHistory(ctx, p, keys[2], r.hist, inSlotZAdd)
 	}
 	return p.LRem(ctx, keys[0], 1, r.ref.value())
 }
