@@ -38,6 +38,7 @@ func envHelp() string {
 		{envNames.LeaseRenewalDeadline, "give a lease up locally when not renewed for this many seconds"},
 		{envNames.RedlockRedisURLs, "Redlock quorum: JSON array or comma-separated list of at least 3 Redis URLs"},
 		{envNames.RedlockClockDriftFactor, "Redlock clock drift factor (default 0.01)"},
+		{EnvPrefix + "_RUN_HISTORY", "run history kept per pipeline: RUNS[,MAX_AGE] (default 100,168h) or off"},
 	} {
 		fmt.Fprintf(&b, "  %s\n      %s\n", v.name, v.what)
 	}
