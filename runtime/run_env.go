@@ -13,7 +13,7 @@ type runEnv struct {
 	coord     Coordinator
 	local     *LocalCoordinator // set when coord is one: no context or timeout needed
 	completer RunCompleter
-	recorder  RunRecorder // nil when the coordinator keeps no run history
+	recorder  RunRecorder     // nil when the coordinator keeps no run history
 	control   FleetController // nil when the coordinator carries no commands
 	logger    *slog.Logger
 	metrics   *poolMetrics // nil when driven by Start

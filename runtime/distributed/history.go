@@ -52,6 +52,7 @@ type historyEntry struct {
 	limit int
 	cutMs int64
 }
+
 // FinishRun gives the lease of rec.PipelineID back, completing it when
 // rec.Outcome is runtime.OutcomeSucceeded, and records rec in the
 // pipeline's run history in the same pipelined round trip (see the top of
