@@ -108,6 +108,10 @@ func (b fleetBackend) PausedPipelines(ctx context.Context) (map[string]fleet.Pau
 	return out, nil
 }
 
+func (b fleetBackend) Runs(ctx context.Context, ids []string, limit int) ([][]runtime.RunRecord, error) {
+	return b.c.RunHistories(ctx, ids, limit)
+}
+
 func (b fleetBackend) Pause(ctx context.Context, id, by string) error { return b.c.Pause(ctx, id, by) }
 
 func (b fleetBackend) Resume(ctx context.Context, id string) (bool, error) {

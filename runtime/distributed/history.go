@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"math"
 	"strconv"
 
@@ -125,26 +124,45 @@ func (c *RedisWorkerCoordinator) writeHistory(ctx context.Context, pipelineID st
 // at most limit (<= 0: the policy's Limit), none older than the policy's
 // MaxAge. It needs only Connect.
 func (c *RedisWorkerCoordinator) RunHistory(ctx context.Context, pipelineID string, limit int) ([]runtime.RunRecord, error) {
+	all, err := c.RunHistories(ctx, []string{pipelineID}, limit)
+	if err != nil {
+		return nil, err
+	}
+	return all[0], nil
+}
+
+// RunHistories is RunHistory for many pipelines in one pipelined round
+// trip; the answer at index i is pipelineIDs[i]'s.
+func (c *RedisWorkerCoordinator) RunHistories(ctx context.Context, pipelineIDs []string, limit int) ([][]runtime.RunRecord, error) {
 	pol := c.historyPolicy()
 	if limit <= 0 {
 		limit = pol.Limit
 	}
 	minScore := math.Max(historyScoreFloor, float64(c.clock.Now().UnixMilli()-pol.MaxAge.Milliseconds()))
+	by := &redis.ZRangeBy{Max: "+inf", Min: strconv.FormatFloat(minScore, 'f', 0, 64), Count: int64(limit)}
 	opCtx, cancel := c.opContext(ctx)
 	defer cancel()
-	members, err := c.client.ZRevRangeByScore(opCtx, c.keys.done(pipelineID), &redis.ZRangeBy{
-		Max: "+inf", Min: strconv.FormatFloat(minScore, 'f', 0, 64), Count: int64(limit),
-	}).Result()
-	if err != nil && !errors.Is(err, redis.Nil) {
-		return nil, c.failure(fmt.Sprintf("read the run history of %q", pipelineID), err)
-	}
-	out := make([]runtime.RunRecord, 0, len(members))
-	for _, m := range members {
-		var rec runtime.RunRecord
-		if err := json.Unmarshal([]byte(m), &rec); err != nil {
-			continue // not a record: written by something else under the prefix
+	cmds := make([]*redis.StringSliceCmd, len(pipelineIDs))
+	_, err := c.client.Pipelined(opCtx, func(p redis.Pipeliner) error {
+		for i, id := range pipelineIDs {
+			cmds[i] = p.ZRevRangeByScore(opCtx, c.keys.done(id), by)
 		}
-		out = append(out, rec)
+		return nil
+	})
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return nil, c.failure("read the run history", err)
+	}
+	out := make([][]runtime.RunRecord, len(pipelineIDs))
+	for i, cmd := range cmds {
+		members, _ := cmd.Result()
+		out[i] = make([]runtime.RunRecord, 0, len(members))
+		for _, m := range members {
+			var rec runtime.RunRecord
+			if err := json.Unmarshal([]byte(m), &rec); err != nil {
+				continue // not a record: written by something else under the prefix
+			}
+			out[i] = append(out[i], rec)
+		}
 	}
 	return out, nil
 }
