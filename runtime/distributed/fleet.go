@@ -9,6 +9,9 @@ import (
 	"time"
 
 	"github.com/agora-etl/agora/fleet"
+	// The dashboard "fleet ui" serves, in every binary with the fleet
+	// command.
+	_ "github.com/agora-etl/agora/fleet/ui"
 	"github.com/agora-etl/agora/runtime"
 )
 
