@@ -62,14 +62,17 @@ func (c *RedisWorkerCoordinator) FinishRun(ctx context.Context, rec runtime.RunR
 	return c.finishWith(ctx, rec.PipelineID, rec.Outcome == runtime.OutcomeSucceeded, &rec)
 }
 
-// historyFor encodes rec for h's run and decides whether this one trims;
-// c.mu is held. It returns nil when the history is off.
+// historyFor encodes rec for h's run (nil: the lease is gone, rec keeps
+// what the pool knew of it) and decides whether this one trims; c.mu is
+// held. It returns nil when the history is off.
 func (c *RedisWorkerCoordinator) historyFor(h *heldLease, rec *runtime.RunRecord) *historyEntry {
 	p := c.s.RunHistory
 	if rec == nil || p.Off {
 		return nil
 	}
-	rec.RunNumber, rec.FencingToken, rec.WorkerID = h.lease.RunNumber, h.lease.FencingToken, c.workerID
+	if h != nil {
+		rec.RunNumber, rec.FencingToken, rec.WorkerID = h.lease.RunNumber, h.lease.FencingToken, c.workerID
+	}
 	b, err := json.Marshal(rec)
 	if err != nil {
 		return nil // a RunRecord always marshals

@@ -151,3 +151,22 @@ func TestRunHistorySetting(t *testing.T) {
 		t.Errorf("bad value: %v; want an error naming the variable and the format", err)
 	}
 }
+
+func TestRunHistoryRecordsARunWhoseLeaseWasLost(t *testing.T) {
+	u := newUnit(t)
+	a := u.started(u.options(), "a")
+	lease := mustAcquire(t, a, "p", 50)
+	// The lease goes: its renewal deadline passes unrenewed.
+	a.mu.Lock()
+	delete(a.leases, "p")
+	a.mu.Unlock()
+	rec := runtime.RunRecord{PipelineID: "p", RunNumber: lease.RunNumber, FencingToken: lease.FencingToken, WorkerID: "a",
+		Start: u.clock.Now(), End: u.clock.Now(), Outcome: runtime.OutcomeCancelled, Error: "run context cancelled: lease lost"}
+	if err := a.FinishRun(context.Background(), rec); err == nil {
+		t.Fatal("FinishRun without the lease: nil error, want ErrLeaseNotHeld")
+	}
+	runs, err := a.RunHistory(context.Background(), "p", 0)
+	if err != nil || len(runs) != 1 || runs[0].Outcome != runtime.OutcomeCancelled || runs[0].FencingToken != lease.FencingToken {
+		t.Fatalf("history after a lost lease: %+v, %v", runs, err)
+	}
+}

@@ -40,9 +40,18 @@ func (c *RedisWorkerCoordinator) finishWith(ctx context.Context, pipelineID stri
 	c.mu.Lock()
 	h := c.leases[pipelineID]
 	if h == nil {
+		// A run whose lease was lost meanwhile (cancelled, typically) is
+		// still recorded.
+		var hist *historyEntry
+		if c.running {
+			hist = c.historyFor(nil, rec)
+		}
 		c.mu.Unlock()
 		if c.isClosed() {
 			return ErrClosed
+		}
+		if hist != nil {
+			c.writeHistory(context.WithoutCancel(ctx), pipelineID, hist)
 		}
 		return fmt.Errorf("%w: no lease of %q is held by this worker", ErrLeaseNotHeld, pipelineID)
 	}
