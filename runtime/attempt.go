@@ -120,7 +120,7 @@ func (r *runner) attempt(runNumber int64, now time.Time, due int64, onDemand boo
 		}
 		if env.local != nil {
 			relErr = env.finishLease(ctx, r, runErr == nil)
-			env.local.history.add(rec)
+			env.local.recordRun(r.local, rec)
 		} else {
 			relErr = env.finishRun(ctx, rec)
 		}

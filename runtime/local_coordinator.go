@@ -46,6 +46,7 @@ type localEntry struct {
 	acquiredAt    int64 // Unix ns
 	lastCompleted int64
 	autoNumber    int64
+	history       *runRing // nil until a run is recorded
 }
 
 // NewLocalCoordinator returns a LocalCoordinator reading time from clock

@@ -116,3 +116,27 @@ func TestParseRunHistory(t *testing.T) {
 		}
 	}
 }
+
+func TestLocalRunHistoryLimitLoweredKeepsTheNewest(t *testing.T) {
+	coord := runtime.NewLocalCoordinator(nil)
+	n := 0
+	sp := &runtime.ScheduledPipeline{PipelineID: "p", Schedule: runtime.MustCron("0 0 1 1 *"),
+		Factory: func(context.Context) (runtime.Pipeline, error) {
+			return runtime.PipelineFunc(func(ctx context.Context) error {
+				n++
+				runtime.CountRecords(ctx, runtime.RecordCounts{In: int64(n)})
+				return nil
+			}), nil
+		}}
+	pool := runtime.NewWorkerPool(runtime.WithLogger(quietLogger()), runtime.WithCoordinator(coord)).Register(sp)
+	for range 6 {
+		_ = pool.RunNow(context.Background())
+	}
+	coord.SetRunHistory(runtime.RunHistoryPolicy{Limit: 2})
+	_ = pool.RunNow(context.Background())
+	_ = pool.RunNow(context.Background())
+	runs, _ := coord.RunHistory(context.Background(), "p", 0)
+	if len(runs) != 2 || runs[0].Records.In != 8 || runs[1].Records.In != 7 {
+		t.Fatalf("after lowering the limit to 2: %+v", runs)
+	}
+}
