@@ -127,6 +127,7 @@ func TestFrontPageListsPipelinesAndWorkers(t *testing.T) {
 	for _, want := range []string{
 		`href="/pipelines/orders"`, `cron=&#34;0 * * * *&#34;`, "2026-03-01 13:00:00Z", // orders' next slot
 		`<span class="outcome failed">failed</span>`, "w-b", // events' holder
+		`title="load: connect redis://app:xxxxx@db:6379: refused &lt;script&gt;"`, // the last error, on hover
 		"v1.2.3", "1h0m0s", // w-a's uptime
 		"read-only: started without a token", // no token
 	} {
