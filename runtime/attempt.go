@@ -120,10 +120,30 @@ func (r *runner) attempt(runNumber int64, now time.Time, due int64, onDemand boo
 	// the slot as a completed one: the lease is completed, so the fleet
 	// skips the slot too, and the slot is not retried.
 	slotDone := runErr != nil && errors.Is(runErr, ErrSlotCompleted)
-	if relErr := env.finishLease(ctx, r, runErr == nil || slotDone); relErr != nil {
+	records := ctx.records.snapshot()
+	var relErr error
+	if env.recorder != nil || env.local != nil {
+		rec := RunRecord{
+			PipelineID: r.sp.PipelineID, RunNumber: lease.RunNumber, FencingToken: lease.FencingToken,
+			WorkerID: lease.WorkerID, Start: start, End: end, Duration: end.Sub(start),
+			Outcome: outcomeOf(runErr, cancelCause), Error: runErrorText(runErr), Records: records,
+			Triggered: onDemand,
+		}
+		if slotDone {
+			rec.Outcome = OutcomeSlotDone
+		}
+		if env.local != nil {
+			relErr = env.finishLease(ctx, r, runErr == nil || slotDone)
+			env.local.recordRun(r.local, rec)
+		} else {
+			relErr = env.finishRun(ctx, rec)
+		}
+	} else {
+		relErr = env.finishLease(ctx, r, runErr == nil || slotDone)
+	}
+	if relErr != nil {
 		r.logRun(slog.LevelWarn, "releasing the lease failed", lease, slog.Any("error", relErr))
 	}
-	records := ctx.records.snapshot()
 	r.counted(runErr, cancelCause, records)
 	env.metrics.observeDuration(r, end.Sub(start))
 	r.ended(lease, runErr, end.Sub(start), records)

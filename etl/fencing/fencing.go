@@ -99,6 +99,10 @@ func (e *StaleWriterError) Error() string {
 // Unwrap returns ErrStaleWriter.
 func (e *StaleWriterError) Unwrap() error { return ErrStaleWriter }
 
+// RunOutcome records a run that failed with e as refused as stale in the
+// run history.
+func (e *StaleWriterError) RunOutcome() runtime.RunOutcome { return runtime.OutcomeStale }
+
 // refusals counts stale writes refused by this process.
 var refusals atomic.Int64
 

@@ -68,6 +68,9 @@ type RedisWorkerCoordinator struct {
 	record workerRecord
 	leases map[string]*heldLease
 	busy   map[string]bool // pipelines with an acquire or release in flight
+	// histCount counts each pipeline's runs recorded by this worker, to
+	// trim its history every so many (history.go).
+	histCount map[string]uint32
 	// inFlight counts those acquires and releases: Stop waits for them, so
 	// Close cannot shut the client under one and strand its lease until
 	// the TTL.

@@ -12,6 +12,7 @@ import (
 type finishReq struct {
 	ref       leaseRef
 	completed bool
+	hist      *historyEntry // the run's history record; nil: none
 }
 
 // finishRep is its answer: whether the lease was still this owner's.
@@ -108,6 +109,9 @@ func (b *finishBatcher) run(batch []*finishWait) {
 // finishOne releases or completes one lease with a single command.
 func (b *singleBackend) finishOne(ctx context.Context, r finishReq) finishRep {
 	var rep finishRep
+	if r.hist != nil {
+		return b.finishMany(ctx, []finishReq{r})[0]
+	}
 	if r.completed {
 		rep.owned, rep.err = b.complete(ctx, r.ref)
 	} else {

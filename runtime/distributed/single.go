@@ -260,23 +260,42 @@ func (b *singleBackend) complete(ctx context.Context, ref leaseRef) (bool, error
 // stops a repeat.
 func (b *singleBackend) queueRecord(ctx context.Context, p redis.Pipeliner, r finishReq) []redis.Cmder {
 	keys := b.pipelineKeys(r.ref.PipelineID)
+	var cmds []redis.Cmder
+	inSlotZAdd := false
 	switch {
 	case r.ref.Mode > 0:
-		cmds := []redis.Cmder{p.ZAddGT(ctx, keys[2], redis.Z{Score: float64(r.ref.Mode), Member: doneMember})}
+		members := []redis.Z{{Score: float64(r.ref.Mode), Member: doneMember}}
+		if r.hist != nil {
+			// The run's history record rides on the slot's ZADD (GT only
+			// guards existing members): no extra command.
+			members = append(members, redis.Z{Score: r.hist.score, Member: r.hist.member})
+			inSlotZAdd = true
+		}
+		cmds = append(cmds, p.ZAddGT(ctx, keys[2], members...))
 		if b.s.FencingKeyTTL > 0 {
 			cmds = append(cmds, p.PExpire(ctx, keys[2], b.s.FencingKeyTTL), p.PExpire(ctx, keys[1], b.s.FencingKeyTTL))
 		}
-		return cmds
 	case r.ref.Mode == runtime.RunNumberOnce:
-		return []redis.Cmder{p.Set(ctx, keys[3], "1", b.s.onceTTL)}
+		cmds = append(cmds, p.Set(ctx, keys[3], "1", b.s.onceTTL))
 	}
-	return nil
+	if r.hist != nil {
+		// History is kept on a best-effort basis: its own commands do not
+		// hold the lease back.
+		queueHistory(ctx, p, keys[2], r.hist, inSlotZAdd)
+	}
+	return cmds
 }
 
-// queueRelease queues the LREM that releases r's lease; its count says
-// whether the lease was still this owner's.
+// queueRelease queues the LREM that releases r's lease, after the run's
+// history record for a run that did not complete (a completed one's went
+// with queueRecord); the LREM's count says whether the lease was still
+// this owner's.
 func (b *singleBackend) queueRelease(ctx context.Context, p redis.Pipeliner, r finishReq) *redis.IntCmd {
-	return p.LRem(ctx, b.pipelineKeys(r.ref.PipelineID)[0], 1, r.ref.value())
+	keys := b.pipelineKeys(r.ref.PipelineID)
+	if r.hist != nil && !r.completed {
+		queueHistory(ctx, p, keys[2], r.hist, false)
+	}
+	return p.LRem(ctx, keys[0], 1, r.ref.value())
 }
 
 // firstErr returns the first error of cmds, or err.
