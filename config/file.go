@@ -40,6 +40,10 @@ type Worker struct {
 	GracefulShutdownTimeout time.Duration
 	// WorkerID names this worker; "" means a unique id per process.
 	WorkerID string
+	// RunHistory is run_history: how much run history is kept per
+	// pipeline, "RUNS[,MAX_AGE]" ("100,168h") or "off"; nil when not set.
+	// AGORA_DISTRIBUTED_RUN_HISTORY, when set, wins.
+	RunHistory *runtime.RunHistoryPolicy
 }
 
 // Pipeline is one [pipelines.<id>] table.
@@ -90,7 +94,7 @@ func (f *File) Pipeline(id string) *Pipeline {
 
 var (
 	topKeys      = []string{"format", "worker", "pipelines"}
-	workerKeys   = []string{"health_port", "graceful_shutdown_timeout", "worker_id"}
+	workerKeys   = []string{"health_port", "graceful_shutdown_timeout", "worker_id", "run_history"}
 	pipelineKeys = []string{"source", "sinks", "schedule", "tracing", "dlq", "batch_size", "error_backoff", "max_consecutive_errors", "max_dead_letters"}
 )
 
@@ -143,6 +147,13 @@ func (d *decoder) worker(m map[string]any, p path) Worker {
 			d.atValue(p.child("worker_id"), "%s: must not be empty (leave it out for a unique id per process)", p.child("worker_id"))
 		}
 		w.WorkerID = id
+	}
+	if v, ok := d.str(m, p, "run_history"); ok {
+		if h, err := runtime.ParseRunHistory(v); err != nil {
+			d.atValue(p.child("run_history"), "%s: %q is not RUNS[,MAX_AGE] such as \"100,168h\", or \"off\"", p.child("run_history"), v)
+		} else {
+			w.RunHistory = &h
+		}
 	}
 	return w
 }

@@ -34,6 +34,9 @@ type Schedule struct {
 	// Grace is how late a cron slot may still start under the skip
 	// policy; nil when not set (runtime.LateSlotGrace).
 	Grace *time.Duration
+	// RerunInterrupted re-runs a cron or every slot whose holder died
+	// before completing it (runtime.ScheduledPipeline.RerunInterrupted).
+	RerunInterrupted bool
 
 	schedule runtime.Schedule
 }
@@ -46,8 +49,8 @@ func (s Schedule) String() string { return s.schedule.String() }
 
 // scheduleModes lists the keys each mode takes besides mode.
 var scheduleModes = map[string][]string{
-	"every":      {"seconds", "minutes", "hours", "days"},
-	"cron":       {"expr", "catch_up", "grace", "timezone"},
+	"every":      {"seconds", "minutes", "hours", "days", "rerun_interrupted"},
+	"cron":       {"expr", "catch_up", "grace", "timezone", "rerun_interrupted"},
 	"continuous": nil,
 	"once":       nil,
 }
@@ -94,6 +97,9 @@ func (d *decoder) schedule(m map[string]any, at path) Schedule {
 		return s
 	}
 	s.Mode = mode
+	if b, ok := d.boolean(m, at, "rerun_interrupted"); ok && (mode == "every" || mode == "cron") {
+		s.RerunInterrupted = b
+	}
 	switch mode {
 	case "every":
 		s.Every = d.every(m, at, unknown)
@@ -209,7 +215,7 @@ func (d *decoder) cron(m map[string]any, at path) (string, runtime.Schedule) {
 func (s Schedule) describe() string {
 	switch s.Mode {
 	case "every":
-		return fmt.Sprintf("every %s", shortDuration(s.Every))
+		return fmt.Sprintf("every %s", shortDuration(s.Every)) + s.rerunNote()
 	case "cron":
 		out := fmt.Sprintf("cron %q", s.Expr)
 		if s.Timezone != "" {
@@ -221,10 +227,18 @@ func (s Schedule) describe() string {
 		if s.Grace != nil {
 			out += ", grace " + shortDuration(*s.Grace)
 		}
-		return out
+		return out + s.rerunNote()
 	default:
 		return s.Mode
 	}
+}
+
+// rerunNote is the summary's mention of rerun_interrupted.
+func (s Schedule) rerunNote() string {
+	if s.RerunInterrupted {
+		return ", rerun_interrupted"
+	}
+	return ""
 }
 
 // shortDuration writes 15m rather than 15m0s.

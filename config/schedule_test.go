@@ -68,7 +68,7 @@ func TestScheduleProblems(t *testing.T) {
 		{"mode = \"cron\"\nexpr = \"0 * * * *\"\ncatch_up = \"lates\"", "t.toml:4:12: s.catch_up: unknown policy \"lates\" (did you mean \"latest\"?)"},
 		{"mode = \"cron\"\nexpr = \"0 * * * *\"\ngrace = 0", "t.toml:4:9: s.grace: 0s must be positive"},
 		{"mode = \"once\"\nexpr = \"0 * * * *\"", "t.toml:3:1: s.expr: not used with mode = \"once\" (it takes no other keys)"},
-		{"mode = \"every\"\nminutes = 1\ngrace = \"1m\"", "t.toml:4:1: s.grace: not used with mode = \"every\" (it takes seconds, minutes, hours, days)"},
+		{"mode = \"every\"\nminutes = 1\ngrace = \"1m\"", "t.toml:4:1: s.grace: not used with mode = \"every\" (it takes seconds, minutes, hours, days, rerun_interrupted)"},
 	} {
 		_, ds := parseSchedule(t, tc.table)
 		if len(ds) != 1 || !strings.HasPrefix(ds[0].String(), tc.want) {
