@@ -62,7 +62,7 @@ func TestScheduleProblems(t *testing.T) {
 		{"mode = \"cron\"\nexpr = \"0 0 30 2 *\"", "t.toml:3:8: s.expr: cron expression \"0 0 30 2 *\": never fires"},
 		{"mode = \"cron\"\nexpr = \"*/61 * * * *\"", "t.toml:3:8: s.expr: cron expression \"*/61 * * * *\": minute field \"*/61\": step /61 is beyond"},
 		{"mode = \"cron\"\nexpr = \"0 * * * *\"\ntimezone = \"Europe/Berlln\"", "t.toml:4:12: s.timezone: unknown time zone \"Europe/Berlln\": want an IANA name such as Europe/Berlin (what CRON_TZ= takes)"},
-		{"mode = \"cron\"\nexpr = \"CRON_TZ=UTC 0 * * * *\"\ntimezone = \"Europe/Berlin\"", "t.toml:3:8: s.expr: cron expression \"CRON_TZ=UTC 0 * * * *\" already has a CRON_TZ= prefix"},
+		{"mode = \"cron\"\nexpr = \"CRON_TZ=UTC 0 * * * *\"\ntimezone = \"Europe/Berlin\"", "t.toml:3:8: s.expr: cron expression \"CRON_TZ=UTC 0 * * * *\": already has a CRON_TZ= prefix"},
 		{"mode = \"every\"\nminutes = 1\ntimezone = \"UTC\"", "t.toml:4:1: s.timezone: not used with mode = \"every\""},
 		{"mode = \"cron\"\nexpr = 5", "t.toml:3:8: s.expr: want a string, got an integer"},
 		{"mode = \"cron\"\nexpr = \"0 * * * *\"\ncatch_up = \"lates\"", "t.toml:4:12: s.catch_up: unknown policy \"lates\" (did you mean \"latest\"?)"},
