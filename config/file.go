@@ -2,7 +2,6 @@ package config
 
 import (
 	"math"
-	"regexp"
 	"slices"
 	"time"
 
@@ -93,10 +92,6 @@ func (f *File) Pipeline(id string) *Pipeline {
 	return nil
 }
 
-// validID is the alphabet of pipeline ids, the same as in //agora:schedule
-// directives: ids end up in Redis keys, log fields and metric labels.
-var validID = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
-
 var (
 	topKeys      = []string{"format", "worker", "pipelines"}
 	workerKeys   = []string{"health_port", "graceful_shutdown_timeout", "worker_id", "run_history"}
@@ -164,8 +159,8 @@ func (d *decoder) worker(m map[string]any, p path) Worker {
 }
 
 func (d *decoder) pipeline(id string, m map[string]any, at path) *Pipeline {
-	if !validID.MatchString(id) {
-		d.atKey(at, "pipeline id %q: a pipeline id uses only letters, digits, '_', '.' and '-'", id)
+	if err := runtime.ValidatePipelineID(id); err != nil {
+		d.atKey(at, "%s", err)
 	}
 	d.knownKeys(m, at, pipelineKeys)
 	p := &Pipeline{ID: id, BatchSize: DefaultBatchSize, ErrorBackoff: runtime.DefaultErrorBackoff, MaxDeadLetters: -1}

@@ -25,6 +25,9 @@ type Schedule struct {
 	Every time.Duration
 	// Expr is the cron expression (mode cron).
 	Expr string
+	// Timezone is the IANA zone the cron times are read in (mode cron),
+	// the same as a CRON_TZ= prefix; "" when not set.
+	Timezone string
 	// CatchUp is the cron catch-up policy: "" (not set), "skip", "latest"
 	// or "all".
 	CatchUp string
@@ -47,7 +50,7 @@ func (s Schedule) String() string { return s.schedule.String() }
 // scheduleModes lists the keys each mode takes besides mode.
 var scheduleModes = map[string][]string{
 	"every":      {"seconds", "minutes", "hours", "days", "rerun_interrupted"},
-	"cron":       {"expr", "catch_up", "grace", "rerun_interrupted"},
+	"cron":       {"expr", "catch_up", "grace", "timezone", "rerun_interrupted"},
 	"continuous": nil,
 	"once":       nil,
 }
@@ -105,6 +108,7 @@ func (d *decoder) schedule(m map[string]any, at path) Schedule {
 		}
 	case "cron":
 		s.Expr, s.schedule = d.cron(m, at)
+		s.Timezone, _ = m["timezone"].(string)
 		if policy, ok := d.str(m, at, "catch_up"); ok {
 			policies := []string{CatchUpSkip, CatchUpLatest, CatchUpAll}
 			if !slices.Contains(policies, policy) {
@@ -182,7 +186,23 @@ func (d *decoder) cron(m map[string]any, at path) (string, runtime.Schedule) {
 	if !ok {
 		return "", runtime.Schedule{}
 	}
-	sched, err := runtime.Cron(expr)
+	zone, hasZone := "", false
+	if _, has := m["timezone"]; has {
+		if zone, hasZone = d.str(m, at, "timezone"); !hasZone {
+			return expr, runtime.Schedule{}
+		}
+		if err := runtime.CheckTimeZone(zone); err != nil {
+			d.atValue(at.child("timezone"), "%s: %s", at.child("timezone"), err)
+			return expr, runtime.Schedule{}
+		}
+	}
+	var sched runtime.Schedule
+	var err error
+	if hasZone {
+		sched, err = runtime.CronIn(expr, zone)
+	} else {
+		sched, err = runtime.Cron(expr)
+	}
 	if err != nil {
 		msg := strings.TrimPrefix(err.Error(), runtime.ErrInvalidSchedule.Error()+": ")
 		d.atValue(at.child("expr"), "%s: %s", at.child("expr"), msg)
@@ -198,6 +218,9 @@ func (s Schedule) describe() string {
 		return fmt.Sprintf("every %s", shortDuration(s.Every)) + s.rerunNote()
 	case "cron":
 		out := fmt.Sprintf("cron %q", s.Expr)
+		if s.Timezone != "" {
+			out += ", timezone " + s.Timezone
+		}
 		if s.CatchUp != "" {
 			out += ", catch_up " + s.CatchUp
 		}

@@ -166,6 +166,8 @@ func (sp *ScheduledPipeline) problems() []error {
 	var errs []error
 	if sp.PipelineID == "" {
 		errs = append(errs, errors.New("empty PipelineID"))
+	} else if err := ValidatePipelineID(sp.PipelineID); err != nil {
+		errs = append(errs, err)
 	}
 	if sp.Factory == nil {
 		errs = append(errs, errors.New("nil Factory"))
