@@ -29,6 +29,9 @@ type singleBackend struct {
 	// the lease TTL.
 	registry    string
 	registryArg any // registry, boxed once
+	// cluster: the keys are spread over a Redis Cluster, whose scripts
+	// reach neither the worker records nor a server-wide epoch.
+	cluster bool
 }
 
 // newSingleBackend returns a backend on client; keys may be shared with
@@ -48,6 +51,8 @@ func newSingleBackend(client redis.UniversalClient, s settings, keys *keyCache) 
 	if _, cluster := client.(*redis.ClusterClient); !cluster {
 		b.registry = keysFor(s).worker("")
 		b.registryArg = b.registry
+	} else {
+		b.cluster = true
 	}
 	return b
 }
@@ -109,6 +114,8 @@ func (b *singleBackend) acquireCall(reqs []leaseRequest) ([]string, []any) {
 	registry, own, refresh := any(""), any(""), any("0")
 	if b.registry != "" {
 		registry = b.registryArg
+	}
+	if !b.cluster {
 		for _, req := range reqs {
 			if req.RecordKey != nil {
 				own = req.RecordKey
@@ -151,7 +158,7 @@ func modeArg(req leaseRequest) any {
 func (b *singleBackend) requestKeys(req leaseRequest) []string {
 	k := b.pipelineKeys(req.PipelineID)
 	switch {
-	case b.registry == "":
+	case b.cluster:
 		return k
 	case req.Mode == runtime.RunNumberOnce:
 		return k[:4]
