@@ -25,13 +25,14 @@ const (
 	opInspect            // leases, holders, workers and completed slots read (fleet CLI, catch-up)
 	opHealth             // Healthy
 	opStop               // Stop deleting the worker record
+	opHistory            // run history written on its own or read
 	numOps
 )
 
 var opNames = [numOps]string{
 	opOther: "other", opConnect: "connect", opAcquire: "acquire", opRenew: "renew",
 	opRelease: "release", opComplete: "complete", opHeartbeat: "heartbeat", opValidate: "validate",
-	opControl: "control", opPreference: "preference", opInspect: "inspect", opHealth: "health", opStop: "stop",
+	opControl: "control", opPreference: "preference", opInspect: "inspect", opHealth: "health", opStop: "stop", opHistory: "history",
 }
 
 // String returns the label value.
