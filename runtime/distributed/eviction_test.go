@@ -15,47 +15,6 @@ import (
 // not hand the running slot to another worker, and an acquire that Redis
 // refuses for memory writes nothing.
 
-// Rule: a lease key deleted under its holder (what eviction does) does not
-// make the running slot free for another worker.
-func TestEvictionDeletedLeaseKeyDoesNotFreeTheRunningSlot(t *testing.T) {
-	r := newReal(t)
-	a := r.started(r.options(stateLossTTL), "a")
-	b := r.started(r.options(stateLossTTL), "b")
-	slot := thisSlot()
-	mustAcquire(t, a, "p", slot)
-	if err := r.client(0).Del(ctx, keysFor(a.s).lease("p")).Err(); err != nil {
-		t.Fatal(err)
-	}
-	r.ping()
-	refused(t, b, "p", slot, "a deleted lease key does not free its running slot")
-}
-
-// Rule: the same under real eviction: a server with maxmemory and
-// allkeys-lru evicts the lease key while its holder runs.
-func TestEvictionLRUEvictedLeaseKeyDoesNotFreeTheRunningSlot(t *testing.T) {
-	r := newReal(t, redistest.WithArgs("--maxmemory-policy", "allkeys-lru", "--maxmemory-samples", "10"))
-	a := r.started(r.options(stateLossTTL), "a")
-	b := r.started(r.options(stateLossTTL), "b")
-	slot := thisSlot()
-	mustAcquire(t, a, "p", slot)
-	rc := r.client(0)
-	setMaxmemoryAboveUse(t, rc, 2<<20)
-	leaseKey := keysFor(a.s).lease("p")
-	// Fill until the lease key is evicted: the keys written last are the
-	// most recently used, so the lease key, idle since its grant, goes
-	// early.
-	value := strings.Repeat("x", 10<<10)
-	for i := 0; rc.Exists(ctx, leaseKey).Val() == 1; i++ {
-		if i == 20000 {
-			t.Fatal("the lease key was never evicted")
-		}
-		if err := rc.Set(ctx, fmt.Sprintf("fill:%d", i), value, 0).Err(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	refused(t, b, "p", slot, "an evicted lease key does not free its running slot")
-}
-
 // Rule: under maxmemory with noeviction, an acquire that Redis refuses for
 // memory is an error and leaves no partial write: the token and lease keys
 // are as they were. Once memory is freed, acquiring works again.
