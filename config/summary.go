@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/agora-etl/agora/internal/redact"
 	"github.com/agora-etl/agora/runtime"
 )
 
@@ -26,7 +25,7 @@ func (f *File) Summary() string {
 	if w.WorkerID != "" {
 		id = w.WorkerID
 	}
-	fmt.Fprintf(&b, "worker: health_port %s, graceful_shutdown_timeout %s, worker_id %s\n", port, grace, redact.Text(id))
+	fmt.Fprintf(&b, "worker: health_port %s, graceful_shutdown_timeout %s, worker_id %s\n", port, grace, f.known.Text(id))
 	for _, p := range f.Pipelines {
 		fmt.Fprintf(&b, "pipeline %s: %s\n", p.ID, p.Schedule.describe())
 		fmt.Fprintf(&b, "  source: %s\n", p.Source.describe())
