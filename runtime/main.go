@@ -263,7 +263,7 @@ func commandNames() string {
 // and the declared pipelines.
 func printHelp(w io.Writer, name string, fs *flag.FlagSet, getWorker func() (*WorkerPool, error)) {
 	fmt.Fprintf(w, "usage: %s [flags] [command [args]]\n\n", name)
-	fmt.Fprintf(w, "Runs the worker pool until interrupted (SIGINT or SIGTERM: graceful shutdown; a second: now).\n\n")
+	fmt.Fprintf(w, "Runs the worker pool until interrupted (SIGINT, SIGTERM or SIGHUP: graceful shutdown; a second: now).\n\n")
 	fmt.Fprintln(w, "Commands:")
 	t := newTextTable(w)
 	for _, c := range allCommands() {
