@@ -55,4 +55,3 @@ type = "stdout"
 		t.Errorf("the lease is still held after SIGHUP (%d, %v)", n, err)
 	}
 }
-

@@ -21,6 +21,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/agora-etl/agora/internal/redact"
 )
 
 // Exit statuses of Run.
@@ -35,7 +37,7 @@ const (
 )
 
 // usageText lists the subcommands.
-const usageText = `usage: fleet <command> [--json] [args]
+const usageText = `usage: fleet [--json] [--redis URL] <command> [args]
 
 Commands:
   workers          live workers: id, host, pid, version, pipelines, started, last heartbeat
@@ -47,11 +49,12 @@ Commands:
   resume ID        clear a pipeline's pause
   trigger ID       run a pipeline once now, on exactly one replica
 
-Flags:
+Flags (before or after the command):
   --json           print JSON instead of a table
+  --redis URL      the fleet's Redis, instead of AGORA_DISTRIBUTED_REDIS_URL
 
 The fleet is found with the workers' settings: AGORA_DISTRIBUTED_REDIS_URL
-and the other AGORA_DISTRIBUTED_* variables.
+(or --redis) and the other AGORA_DISTRIBUTED_* variables.
 Exit status: 0 ok, 1 Redis unreachable, bad settings or unknown pipeline, 2 usage.
 `
 
@@ -67,14 +70,15 @@ func (e usageError) Error() string { return e.msg }
 // prints its result to stdout and problems to stderr, and returns the exit
 // status: ExitOK, ExitFailure or ExitUsage.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	cmd, rest, jsonOut, err := parseArgs(args)
+	a, err := parseArgs(args)
+	cmd, rest, jsonOut := a.cmd, a.rest, a.json
 	if err != nil {
 		var ue usageError
 		if errors.As(err, &ue) {
-			fmt.Fprintf(stderr, "fleet: %v\n\n%s", err, usageText)
+			fmt.Fprintf(stderr, "fleet: %s\n\n%s", redact.Text(err.Error()), usageText)
 			return ExitUsage
 		}
-		fmt.Fprintf(stderr, "fleet: %v\n", err)
+		fmt.Fprintf(stderr, "fleet: %s\n", redact.Text(err.Error()))
 		return ExitFailure
 	}
 	if cmd == "help" {
@@ -86,9 +90,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "fleet: no fleet backend linked in (import github.com/agora-etl/agora/runtime/distributed)")
 		return ExitFailure
 	}
-	b, err := open(ctx)
+	b, err := open(ctx, a.redis)
 	if err != nil {
-		fmt.Fprintf(stderr, "fleet: %v\n", err)
+		fmt.Fprintf(stderr, "fleet: %s\n", problem(err, a.redis))
 		return ExitFailure
 	}
 	defer b.Close()
@@ -108,10 +112,17 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = c.trigger(ctx, rest[0])
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "fleet %s: %v\n", cmd, err)
+		fmt.Fprintf(stderr, "fleet %s: %s\n", cmd, problem(err, a.redis))
 		return ExitFailure
 	}
 	return ExitOK
+}
+
+// problem is err as Run prints it after its own "fleet: " prefix: without
+// a second one (ErrNotConfigured's), and with passwords (those of the
+// --redis URL by value) redacted.
+func problem(err error, redisURL string) string {
+	return redact.NewKnown(redact.Secrets(redisURL)).Text(strings.TrimPrefix(err.Error(), "fleet: "))
 }
 
 // argCount is how many positional arguments each command takes (-1: any
@@ -120,46 +131,53 @@ var argCount = map[string]int{
 	"workers": 0, "leases": -1, "pipelines": 0, "pause": 1, "resume": 1, "trigger": 1, "help": 0,
 }
 
-// parseArgs splits the command word, its positional arguments and --json,
-// which may come anywhere after the command.
-func parseArgs(args []string) (cmd string, rest []string, jsonOut bool, err error) {
-	if len(args) == 0 {
-		return "", nil, false, usageError{"no command given"}
-	}
-	cmd = args[0]
-	switch cmd {
-	case "-h", "-help", "--help":
-		cmd = "help"
-	}
-	want, ok := argCount[cmd]
-	if !ok {
-		return "", nil, false, usageError{fmt.Sprintf("unknown command %q", cmd)}
-	}
-	fs := flag.NewFlagSet("fleet "+cmd, flag.ContinueOnError)
+// args is a parsed command line.
+type args struct {
+	cmd   string
+	rest  []string
+	json  bool
+	redis string // --redis, "" for the environment's
+}
+
+// parseArgs splits the command word, its positional arguments and the
+// flags --json and --redis URL, which may come before or after the
+// command.
+func parseArgs(argv []string) (args, error) {
+	var a args
+	fs := flag.NewFlagSet("fleet", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	fs.BoolVar(&jsonOut, "json", false, "print JSON")
-	remaining := args[1:]
-	for {
+	fs.BoolVar(&a.json, "json", false, "print JSON")
+	fs.StringVar(&a.redis, "redis", "", "the fleet's Redis URL")
+	var words []string
+	for remaining := argv; ; {
 		if err := fs.Parse(remaining); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
-				return "help", nil, false, nil
+				return args{cmd: "help"}, nil
 			}
-			return "", nil, false, usageError{err.Error()}
+			return args{}, usageError{err.Error()}
 		}
 		remaining = fs.Args()
 		if len(remaining) == 0 {
 			break
 		}
-		rest = append(rest, remaining[0])
+		words = append(words, remaining[0])
 		remaining = remaining[1:]
 	}
-	switch {
-	case want == 1 && len(rest) != 1:
-		return "", nil, false, usageError{fmt.Sprintf("%s takes one pipeline id, got %d arguments", cmd, len(rest))}
-	case want == 0 && len(rest) > 0:
-		return "", nil, false, usageError{fmt.Sprintf("%s takes no arguments, got %q", cmd, rest)}
+	if len(words) == 0 {
+		return args{}, usageError{"no command given"}
 	}
-	return cmd, rest, jsonOut, nil
+	a.cmd, a.rest = words[0], words[1:]
+	want, ok := argCount[a.cmd]
+	if !ok {
+		return args{}, usageError{fmt.Sprintf("unknown command %q", a.cmd)}
+	}
+	switch {
+	case want == 1 && len(a.rest) != 1:
+		return args{}, usageError{fmt.Sprintf("%s takes one pipeline id, got %d arguments", a.cmd, len(a.rest))}
+	case want == 0 && len(a.rest) > 0:
+		return args{}, usageError{fmt.Sprintf("%s takes no arguments, got %q", a.cmd, a.rest)}
+	}
+	return a, nil
 }
 
 // command runs one subcommand against a backend.
