@@ -124,6 +124,9 @@ func help(e *env, args []string) int {
 		return ExitUsage
 	}
 	fmt.Fprint(e.stdout, cmd.usage)
+	if args[0] == "worker" {
+		runtime.PrintWorkerFlags(e.stdout)
+	}
 	return ExitOK
 }
 

@@ -33,7 +33,8 @@ func worker(e *env, args []string) int {
 	}
 	if f.help {
 		fmt.Fprint(e.stderr, workerUsage)
-		return runtime.RunMain(e.ctx, []string{"-h"}, e.stderr, nil)
+		runtime.PrintWorkerFlags(e.stderr)
+		return ExitOK
 	}
 	path, err := f.one("config")
 	if err != nil {
