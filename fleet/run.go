@@ -42,12 +42,17 @@ const usageText = `usage: fleet [--json] [--redis URL] <command> [args]
 Commands:
   workers          live workers: id, host, pid, version, pipelines, started, last heartbeat
   leases           per pipeline: holder, holder alive, fencing token, run number, expires in
-  pipelines        per pipeline: schedule, workers, last completed slot, next fire time,
-                   paused, once completed
+  pipelines        per pipeline: schedule, workers, last completed slot, next run,
+                   last outcome, last success, paused, once completed
   pause ID         pause a pipeline fleet-wide: replicas skip its scheduled attempts
                    (a run in flight finishes)
   resume ID        clear a pipeline's pause
   trigger ID       run a pipeline once now, on exactly one replica
+  runs [ID]        run history, newest first: pipeline, run, token, worker, start, end,
+                   duration, outcome, records in/out/dead-lettered, triggered, error
+                   (--limit N, default 20; --failed; --since D such as 1h)
+  ui               the web dashboard (--listen 127.0.0.1:8090; --token T or
+                   AGORA_UI_TOKEN enables pause, resume and trigger)
 
 Flags (before or after the command):
   --json           print JSON instead of a table
@@ -71,7 +76,7 @@ func (e usageError) Error() string { return e.msg }
 // status: ExitOK, ExitFailure or ExitUsage.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	a, err := parseArgs(args)
-	cmd, rest, jsonOut := a.cmd, a.rest, a.json
+	cmd, rest, fl := a.cmd, a.rest, a.flags
 	if err != nil {
 		var ue usageError
 		if errors.As(err, &ue) {
@@ -96,7 +101,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return ExitFailure
 	}
 	defer b.Close()
-	c := &command{b: b, out: stdout, json: jsonOut, now: time.Now()}
+	c := &command{b: b, out: stdout, json: fl.json, now: time.Now()}
 	switch cmd {
 	case "workers":
 		err = c.workers(ctx)
@@ -110,6 +115,10 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = c.resume(ctx, rest[0])
 	case "trigger":
 		err = c.trigger(ctx, rest[0])
+	case "runs":
+		err = c.runs(ctx, rest, runsFilter{limit: fl.limit, failed: fl.failed, since: fl.since})
+	case "ui":
+		err = serveUI(ctx, b, UIOptions{Listen: fl.listen, Token: fl.token}, stdout, stderr)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "fleet %s: %s\n", cmd, problem(err, a.redis))
@@ -129,25 +138,47 @@ func problem(err error, redisURL string) string {
 // number of pipeline ids).
 var argCount = map[string]int{
 	"workers": 0, "leases": -1, "pipelines": 0, "pause": 1, "resume": 1, "trigger": 1, "help": 0,
+	"runs": -2, "ui": 0, // -2: at most one
+}
+
+// cmdFlags are the flags of a command line; which are accepted depends on
+// the command (see parseArgs).
+type cmdFlags struct {
+	json   bool
+	limit  int
+	failed bool
+	since  time.Duration
+	listen string
+	token  string
+	redis  string // --redis, "" for the environment's
 }
 
 // args is a parsed command line.
 type args struct {
 	cmd   string
 	rest  []string
-	json  bool
-	redis string // --redis, "" for the environment's
+	flags cmdFlags
+	redis string
 }
 
-// parseArgs splits the command word, its positional arguments and the
-// flags --json and --redis URL, which may come before or after the
+// commandFlags names the flags only some commands take.
+var commandFlags = map[string]string{"limit": "runs", "failed": "runs", "since": "runs", "listen": "ui", "token": "ui"}
+
+// parseArgs splits the command word, its positional arguments and its
+// flags (--json and --redis URL everywhere; --limit, --failed, --since for
+// runs; --listen, --token for ui), which may come before or after the
 // command.
 func parseArgs(argv []string) (args, error) {
-	var a args
+	var fl cmdFlags
 	fs := flag.NewFlagSet("fleet", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	fs.BoolVar(&a.json, "json", false, "print JSON")
-	fs.StringVar(&a.redis, "redis", "", "the fleet's Redis URL")
+	fs.BoolVar(&fl.json, "json", false, "print JSON")
+	fs.StringVar(&fl.redis, "redis", "", "the fleet's Redis URL")
+	fs.IntVar(&fl.limit, "limit", DefaultRunsLimit, "at most this many runs")
+	fs.BoolVar(&fl.failed, "failed", false, "only runs that did not succeed")
+	fs.DurationVar(&fl.since, "since", 0, "only runs that ended within this long")
+	fs.StringVar(&fl.listen, "listen", DefaultUIListen, "address to listen on")
+	fs.StringVar(&fl.token, "token", "", "token that enables the actions (default $AGORA_UI_TOKEN)")
 	var words []string
 	for remaining := argv; ; {
 		if err := fs.Parse(remaining); err != nil {
@@ -166,18 +197,36 @@ func parseArgs(argv []string) (args, error) {
 	if len(words) == 0 {
 		return args{}, usageError{"no command given"}
 	}
-	a.cmd, a.rest = words[0], words[1:]
-	want, ok := argCount[a.cmd]
+	cmd, rest := words[0], words[1:]
+	switch cmd {
+	case "-h", "-help", "--help":
+		cmd = "help"
+	}
+	want, ok := argCount[cmd]
 	if !ok {
-		return args{}, usageError{fmt.Sprintf("unknown command %q", a.cmd)}
+		return args{}, usageError{fmt.Sprintf("unknown command %q", cmd)}
 	}
+	var misplaced error
+	fs.Visit(func(f *flag.Flag) {
+		if only, ok := commandFlags[f.Name]; ok && only != cmd && misplaced == nil {
+			misplaced = usageError{fmt.Sprintf("flag provided but not defined: -%s (only %s takes it)", f.Name, only)}
+		}
+	})
 	switch {
-	case want == 1 && len(a.rest) != 1:
-		return args{}, usageError{fmt.Sprintf("%s takes one pipeline id, got %d arguments", a.cmd, len(a.rest))}
-	case want == 0 && len(a.rest) > 0:
-		return args{}, usageError{fmt.Sprintf("%s takes no arguments, got %q", a.cmd, a.rest)}
+	case misplaced != nil:
+		return args{}, misplaced
+	case want == 1 && len(rest) != 1:
+		return args{}, usageError{fmt.Sprintf("%s takes one pipeline id, got %d arguments", cmd, len(rest))}
+	case want == 0 && len(rest) > 0:
+		return args{}, usageError{fmt.Sprintf("%s takes no arguments, got %q", cmd, rest)}
+	case want == -2 && len(rest) > 1:
+		return args{}, usageError{fmt.Sprintf("%s takes at most one pipeline id, got %q", cmd, rest)}
+	case cmd == "runs" && fl.limit < 0:
+		return args{}, usageError{fmt.Sprintf("--limit %d: must be 0 (all kept) or more", fl.limit)}
+	case cmd == "runs" && fl.since < 0:
+		return args{}, usageError{fmt.Sprintf("--since %s: must not be negative", fl.since)}
 	}
-	return a, nil
+	return args{cmd: cmd, rest: rest, flags: fl, redis: fl.redis}, nil
 }
 
 // command runs one subcommand against a backend.
@@ -285,74 +334,26 @@ func (c *command) leases(ctx context.Context, only []string) error {
 	return t.flush()
 }
 
-// pipelineRow is one line of "fleet pipelines".
-type pipelineRow struct {
-	PipelineID    string     `json:"pipeline_id"`
-	Schedule      string     `json:"schedule"`
-	Workers       []string   `json:"workers"`
-	LastCompleted *time.Time `json:"last_completed"`
-	NextFire      *time.Time `json:"next_fire"`
-	Paused        bool       `json:"paused"`
-	PausedBy      string     `json:"paused_by,omitempty"`
-	OnceCompleted bool       `json:"once_completed"`
-}
-
 func (c *command) pipelines(ctx context.Context) error {
-	ws, err := c.b.Workers(ctx)
+	rows, _, err := Overview(ctx, c.b, c.now)
 	if err != nil {
 		return err
-	}
-	ids, by := known(ws)
-	paused, err := c.b.PausedPipelines(ctx)
-	if err != nil {
-		return err
-	}
-	for id := range paused {
-		if _, ok := by[id]; !ok {
-			ids = append(ids, id) // paused, with no live worker
-		}
-	}
-	sort.Strings(ids)
-	states, err := c.b.LeaseStates(ctx, ids)
-	if err != nil {
-		return err
-	}
-	schedules := map[string]string{}
-	for _, w := range ws {
-		for id, s := range w.Schedules {
-			schedules[id] = s
-		}
-	}
-	rows := make([]pipelineRow, len(ids))
-	for i, id := range ids {
-		st := states[i]
-		r := pipelineRow{PipelineID: id, Schedule: schedules[id], Workers: by[id], OnceCompleted: st.OnceCompleted}
-		if r.Workers == nil {
-			r.Workers = []string{}
-		}
-		if st.LastCompleted > 0 {
-			t := time.Unix(st.LastCompleted, 0).UTC()
-			r.LastCompleted = &t
-		}
-		if p, ok := paused[id]; ok {
-			r.Paused, r.PausedBy = true, p.By
-		}
-		if next, ok := nextFire(r.Schedule, c.now); ok {
-			r.NextFire = &next
-		}
-		rows[i] = r
 	}
 	if c.json {
 		return c.emit(rows)
 	}
-	t := newTable(c.out, "PIPELINE", "SCHEDULE", "WORKERS", "LAST COMPLETED", "NEXT FIRE", "PAUSED", "ONCE COMPLETED")
+	t := newTable(c.out, "PIPELINE", "SCHEDULE", "WORKERS", "LAST COMPLETED", "NEXT RUN", "LAST OUTCOME", "LAST SUCCESS", "PAUSED", "ONCE COMPLETED")
 	for _, r := range rows {
 		sched := r.Schedule
 		if sched == "" {
 			sched = "-"
 		}
-		t.row(r.PipelineID, sched, fmt.Sprint(len(r.Workers)), timeOrDash(r.LastCompleted), timeOrDash(r.NextFire),
-			yesNo(r.Paused), yesNo(r.OnceCompleted))
+		outcome := string(r.LastOutcome)
+		if outcome == "" {
+			outcome = "-"
+		}
+		t.row(r.PipelineID, sched, fmt.Sprint(len(r.Workers)), timeOrDash(r.LastCompleted), timeOrDash(r.NextRun),
+			outcome, timeOrDash(r.LastSuccess), yesNo(r.Paused), yesNo(r.OnceCompleted))
 	}
 	return t.flush()
 }

@@ -65,6 +65,7 @@ type poolConfig struct {
 	tracerProvider  trace.TracerProvider
 	shutdownHooks   []func(context.Context) error
 	startLogs       []func(*slog.Logger)
+	runHistory      *RunHistoryPolicy
 }
 
 // PoolOption configures a WorkerPool.
@@ -121,6 +122,14 @@ func WithLogger(l *slog.Logger) PoolOption {
 // WithWorkerID names this worker (default: host, pid and a random suffix).
 func WithWorkerID(id string) PoolOption {
 	return func(c *poolConfig) { c.workerID = id }
+}
+
+// WithRunHistory bounds the run history the pool keeps in memory when it
+// runs without a coordinator (default: the last 100 runs per pipeline, for
+// 7 days). A coordinator given with WithCoordinator keeps its own (see
+// distributed.Options.RunHistory).
+func WithRunHistory(p RunHistoryPolicy) PoolOption {
+	return func(c *poolConfig) { c.runHistory = &p }
 }
 
 // WithClock sets the time source (default SystemClock).
@@ -281,7 +290,11 @@ func (p *WorkerPool) Run(ctx context.Context) error {
 	logger := p.logger()
 	coord := cfg.coordinator
 	if coord == nil {
-		coord = NewLocalCoordinator(cfg.clock)
+		local := NewLocalCoordinator(cfg.clock)
+		if cfg.runHistory != nil {
+			local.SetRunHistory(*cfg.runHistory)
+		}
+		coord = local
 	}
 
 	pr := &poolRun{

@@ -13,4 +13,10 @@
 // statements; from 2,000 rows on it is COPYed into a temporary staging
 // table and moved with one INSERT ... SELECT ... ON CONFLICT, whose fixed
 // cost pays off only for large batches (see BENCHMARKS.md).
+//
+// For a slot run (cron, Every) the same transaction applies the slot
+// ledger, agora_slots (see the fencing package doc and docs/fencing.md): a
+// slot another run completed is refused with fencing.ErrSlotDone, and the
+// sink's Complete, which the pipeline calls when the run succeeds, marks
+// the slot completed.
 package postgres
