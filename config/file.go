@@ -42,6 +42,8 @@ type Worker struct {
 	GracefulShutdownTimeout time.Duration
 	// WorkerID names this worker; "" means a unique id per process.
 	WorkerID string
+	// Notify is the [worker.notify] table; its URL is "" without one.
+	Notify Notify
 	// RunHistory is run_history: how much run history is kept per
 	// pipeline, "RUNS[,MAX_AGE]" ("100,168h") or "off"; nil when not set.
 	// AGORA_DISTRIBUTED_RUN_HISTORY, when set, wins.
@@ -98,7 +100,7 @@ func (f *File) Pipeline(id string) *Pipeline {
 
 var (
 	topKeys      = []string{"format", "worker", "pipelines"}
-	workerKeys   = []string{"health_port", "graceful_shutdown_timeout", "worker_id", "run_history"}
+	workerKeys   = []string{"health_port", "graceful_shutdown_timeout", "worker_id", "run_history", "notify"}
 	pipelineKeys = []string{"source", "sinks", "schedule", "tracing", "dlq", "batch_size", "error_backoff", "max_consecutive_errors", "max_dead_letters"}
 )
 
@@ -158,6 +160,9 @@ func (d *decoder) worker(m map[string]any, p path) Worker {
 		} else {
 			w.RunHistory = &h
 		}
+	}
+	if n, ok := d.table(m, p, "notify"); ok {
+		w.Notify = d.notify(n, p.child("notify"))
 	}
 	return w
 }

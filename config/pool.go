@@ -36,6 +36,11 @@ func (f *File) Pool(opts ...runtime.PoolOption) (*runtime.WorkerPool, error) {
 	if f.Worker.WorkerID != "" {
 		po = append(po, runtime.WithWorkerID(f.Worker.WorkerID))
 	}
+	notifyOpts, err := f.notifyOptions()
+	if err != nil {
+		return nil, err
+	}
+	po = append(po, notifyOpts...)
 	if f.Worker.RunHistory != nil {
 		po = append(po, runtime.WithRunHistory(*f.Worker.RunHistory))
 	}

@@ -147,6 +147,9 @@ func (r *runner) attempt(runNumber int64, now time.Time, due int64, onDemand boo
 	r.counted(runErr, cancelCause, records)
 	env.metrics.observeDuration(r, end.Sub(start))
 	r.ended(lease, runErr, end.Sub(start), records)
+	if runErr != nil {
+		r.notifyRunFailed(lease, runErr)
+	}
 	endRunSpan(span, runErr, cancelCause, records)
 	switch {
 	case slotDone:

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/agora-etl/agora/runtime/notify"
 )
 
 // DefaultGracefulShutdownTimeout is how long runs in flight may take to finish
@@ -65,6 +67,7 @@ type poolConfig struct {
 	tracerProvider  trace.TracerProvider
 	shutdownHooks   []func(context.Context) error
 	startLogs       []func(*slog.Logger)
+	notifier        notify.Notifier
 	runHistory      *RunHistoryPolicy
 }
 
@@ -304,6 +307,7 @@ func (p *WorkerPool) Run(ctx context.Context) error {
 		terminal: make(chan struct{}),
 	}
 	pr.env.metrics = p.metrics()
+	pr.env.notifier, pr.env.workerID = cfg.notifier, cfg.workerID
 	pr.env.tracing = runTracing{provider: cfg.tracerProvider, workerID: cfg.workerID}
 	pr.d = newDispatcher(cfg.clock, pr.onFinish, len(p.pipelines))
 	pr.env.d = pr.d
