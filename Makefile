@@ -2,10 +2,14 @@ GO ?= go
 
 .PHONY: test bench soak lint generate run
 
-# test runs every test with the race detector. Integration tests start their
-# own redis-server on a free loopback port.
+# test runs every test with the race detector (integration tests start their
+# own redis-server on a free loopback port), then fuzzes the agora/v1 parser
+# for a few seconds from the bad-file corpus (config/testdata/bad): no input
+# may panic, every diagnostic has file:line:col.
+FUZZTIME ?= 10s
 test:
 	$(GO) test -race -count=1 ./...
+	$(GO) test -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$(FUZZTIME) ./config
 
 # bench runs the Go benchmarks whose numbers are reported in BENCHMARKS.md.
 bench:

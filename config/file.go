@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agora-etl/agora/etl"
+	"github.com/agora-etl/agora/internal/redact"
 	"github.com/agora-etl/agora/runtime"
 )
 
@@ -26,6 +27,7 @@ type File struct {
 	Pipelines []*Pipeline
 
 	lookupEnv func(string) (string, bool)
+	known     *redact.Known
 }
 
 // Worker is the [worker] table. Zero values mean "not set": the pool's
@@ -73,6 +75,8 @@ type Pipeline struct {
 	// MaxDeadLetters fails a run that dead-letters more records than this;
 	// -1 (max_dead_letters not set) means no limit.
 	MaxDeadLetters int
+
+	known *redact.Known // the file's secrets, hidden in run errors
 }
 
 // PipelineIDs returns the pipeline ids in file order.

@@ -112,7 +112,7 @@ func (r *runner) attempt(runNumber int64, now time.Time, due int64, onDemand boo
 	end := r.now()
 	cancelCause := ctx.cancelled()
 	if runErr != nil {
-		runErr = withCause(runErr, cancelCause)
+		runErr = redactedError{withCause(runErr, cancelCause)}
 	}
 	ctx.cancel(nil)
 	// A run refused because its slot was completed by another run (the

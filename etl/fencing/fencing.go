@@ -150,7 +150,9 @@ func Token(ctx context.Context, resource string, allowUnfenced bool) (token int6
 		return lease.FencingToken, false, nil
 	}
 	if !allowUnfenced {
-		return 0, false, fmt.Errorf("resource %q: %w; set allow_unfenced = true to write without fencing", resource, ErrUnfenced)
+		// Without a coordinator a run holds no fenced lease: naming the
+		// variable that configures one says how to get fencing back.
+		return 0, false, fmt.Errorf("resource %q: %w; set AGORA_DISTRIBUTED_REDIS_URL so runs hold fenced leases, or allow_unfenced = true to write without fencing", resource, ErrUnfenced)
 	}
 	return 0, true, nil
 }

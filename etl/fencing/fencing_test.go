@@ -41,8 +41,9 @@ func TestTokenRefusesUnfencedRunsUnlessAllowed(t *testing.T) {
 		t.Fatalf("fenced run: %d %v %v", tok, unfenced, err)
 	}
 	local := runtime.ContextWithLease(context.Background(), runtime.Lease{PipelineID: "p"})
-	if _, _, err := Token(local, "t", false); !errors.Is(err, ErrUnfenced) || !strings.Contains(err.Error(), "allow_unfenced") {
-		t.Fatalf("unfenced run: err = %v, want ErrUnfenced naming allow_unfenced", err)
+	if _, _, err := Token(local, "t", false); !errors.Is(err, ErrUnfenced) || !strings.Contains(err.Error(), "allow_unfenced") ||
+		!strings.Contains(err.Error(), "AGORA_DISTRIBUTED_REDIS_URL") || strings.Count(err.Error(), "fencing token 0") != 1 {
+		t.Fatalf("unfenced run: err = %v, want ErrUnfenced naming allow_unfenced and AGORA_DISTRIBUTED_REDIS_URL once", err)
 	}
 	if _, _, err := Token(context.Background(), "t", false); !errors.Is(err, ErrUnfenced) {
 		t.Fatalf("no lease at all: err = %v, want ErrUnfenced", err)
