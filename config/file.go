@@ -131,6 +131,7 @@ func (d *decoder) document(doc map[string]any) *File {
 			f.Pipelines = append(f.Pipelines, p)
 		}
 	}
+	d.oneWriterPerFile(f)
 	return f
 }
 
