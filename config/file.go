@@ -68,6 +68,10 @@ type Pipeline struct {
 	// MaxDeadLetters fails a run that dead-letters more records than this;
 	// -1 (max_dead_letters not set) means no limit.
 	MaxDeadLetters int
+
+	// readState is where sources that remember what they read (the file
+	// source) keep it, when the pool coordinates through Redis.
+	readState etl.ReadState
 }
 
 // PipelineIDs returns the pipeline ids in file order.

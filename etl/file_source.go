@@ -270,6 +270,16 @@ func (s *FileSource) Read(ctx context.Context, max int) (Batch, error) {
 	}
 	b := Batch{Records: s.buf}
 	if s.state != nil {
+		if s.cur != nil && s.cur.atEnd() {
+			// The batch ends with the file: its acknowledgement finishes
+			// the file, rather than the next batch's.
+			s.note(true)
+			cerr := s.cur.close()
+			s.cur = nil
+			if cerr != nil {
+				return Batch{}, cerr
+			}
+		}
 		if s.cur != nil {
 			s.note(false)
 		}
@@ -499,6 +509,7 @@ type fileReader struct {
 	fast   recordDecoder // jsonl
 	long   []byte        // jsonl: a line longer than the buffer
 	csv    *csv.Reader   // csv
+	br     *bufio.Reader // what lines or csv read from
 	header []string
 }
 
@@ -519,11 +530,12 @@ func openFileReader(path, format string, from FileMark, limit int64) (*fileReade
 	r := &fileReader{path: path, f: f, offset: from.Offset}
 	if format == FormatJSONL {
 		r.lines = bufio.NewReaderSize(io.NewSectionReader(f, from.Offset, limit-from.Offset), 64<<10)
-		r.line = from.Line
+		r.br, r.line = r.lines, from.Line
 		return r, nil
 	}
 	// The header comes from the file's start, the rows from the offset.
-	r.csv = csv.NewReader(bufio.NewReaderSize(io.NewSectionReader(f, 0, limit), 64<<10))
+	r.br = bufio.NewReaderSize(io.NewSectionReader(f, 0, limit), 64<<10)
+	r.csv = csv.NewReader(r.br)
 	r.csv.ReuseRecord = true
 	head, err := r.csv.Read()
 	if errors.Is(err, io.EOF) {
@@ -536,7 +548,8 @@ func openFileReader(path, format string, from FileMark, limit int64) (*fileReade
 	r.header = slices.Clone(head)
 	if from.Offset > 0 {
 		r.base, r.baseLn, r.line = from.Offset, from.Line, from.Line
-		r.csv = csv.NewReader(bufio.NewReaderSize(io.NewSectionReader(f, from.Offset, limit-from.Offset), 64<<10))
+		r.br = bufio.NewReaderSize(io.NewSectionReader(f, from.Offset, limit-from.Offset), 64<<10)
+		r.csv = csv.NewReader(r.br)
 		r.csv.ReuseRecord = true
 	} else {
 		r.offset = r.csv.InputOffset()
@@ -647,6 +660,16 @@ func (r *fileReader) csvError(err error) error {
 		return fmt.Errorf("etl: %s:%d:%d: %w", r.path, r.baseLn+pe.Line, pe.Column, pe.Err)
 	}
 	return fmt.Errorf("etl: %s: %w", r.path, err)
+}
+
+// atEnd reports whether nothing is left to read: the records returned so
+// far end the file.
+func (r *fileReader) atEnd() bool {
+	if r.csv != nil && r.header == nil {
+		return true
+	}
+	_, err := r.br.Peek(1)
+	return errors.Is(err, io.EOF)
 }
 
 func (r *fileReader) close() error { return r.f.Close() }
