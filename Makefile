@@ -1,6 +1,6 @@
 GO ?= go
 
-.PHONY: test bench lint generate run
+.PHONY: test bench soak lint generate run
 
 # test runs every test with the race detector. Integration tests start their
 # own redis-server on a free loopback port.
@@ -10,6 +10,12 @@ test:
 # bench runs the Go benchmarks whose numbers are reported in BENCHMARKS.md.
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem ./...
+
+# soak runs the fault tests' long versions: fleets of replicas under SIGKILL,
+# SIGSTOP and empty Redis restarts, 60 s per run, AGORA_SOAK_RUNS runs each
+# (default 10). make test skips them.
+soak:
+	AGORA_SOAK=1 $(GO) test -race -count=1 -run 'Soak' -timeout 30m ./cli/ ./runtime/distributed/
 
 # lint fails on unformatted files, go vet findings, stale generated files and
 # invalid example config files.

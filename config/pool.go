@@ -36,7 +36,15 @@ func (f *File) Pool(opts ...runtime.PoolOption) (*runtime.WorkerPool, error) {
 	if f.Worker.WorkerID != "" {
 		po = append(po, runtime.WithWorkerID(f.Worker.WorkerID))
 	}
-	coord, err := coordinatorFromEnv()
+	notifyOpts, err := f.notifyOptions()
+	if err != nil {
+		return nil, err
+	}
+	po = append(po, notifyOpts...)
+	if f.Worker.RunHistory != nil {
+		po = append(po, runtime.WithRunHistory(*f.Worker.RunHistory))
+	}
+	coord, err := f.coordinatorFromEnv()
 	if err != nil {
 		return nil, err
 	}
@@ -78,6 +86,7 @@ func (f *File) ScheduledPipelines() []*runtime.ScheduledPipeline {
 			MaxConsecutiveErrors: p.MaxConsecutiveErrors,
 			CatchUp:              p.Schedule.catchUpPolicy(),
 		}
+		out[i].RerunInterrupted = p.Schedule.RerunInterrupted
 		if g := p.Schedule.Grace; g != nil {
 			out[i].Grace = *g
 		}

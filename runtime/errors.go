@@ -28,3 +28,11 @@ var ErrAlreadyRunning = errors.New("runtime: already running")
 // ErrTooManyErrors is wrapped, together with the last run error, by the
 // error a pipeline stops with after MaxConsecutiveErrors failed runs in a row.
 var ErrTooManyErrors = errors.New("runtime: too many consecutive errors")
+
+// ErrStaleWrite is matched (errors.Is) by the error of a run whose write a
+// fenced store refused because a newer fencing token had already written
+// to it: another worker took the pipeline over. fencing.ErrStaleWriter, the
+// error of agora's SQL sinks, matches it; a store of your own can wrap it.
+// The pool counts such runs in agora_stale_writes_refused_total and tells
+// its notifier (WithNotifier).
+var ErrStaleWrite = errors.New("runtime: write refused as stale")

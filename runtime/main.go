@@ -190,6 +190,10 @@ func RunMainTo(ctx context.Context, args []string, stdout, stderr io.Writer, get
 		logger.Error("cannot set up tracing", slog.Any("error", err))
 		return ExitFailure
 	}
+	if err := notifyFromEnv(pool, logger); err != nil {
+		logger.Error("cannot set up notifications", slog.Any("error", err))
+		return ExitFailure
+	}
 
 	switch sub {
 	case "pipelines":

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"net/http"
+	goruntime "runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -11,14 +12,16 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/agora-etl/agora/internal/buckets"
 )
 
-// Metric buckets, in seconds.
+// Metric buckets, in seconds, rounded so le labels print as short decimals.
 var (
 	// runDurationBuckets span 10 ms to about 45 min.
-	runDurationBuckets = prometheus.ExponentialBuckets(0.01, 4, 10)
+	runDurationBuckets = buckets.Exponential(0.01, 4, 10)
 	// latenessBuckets span 1 ms to about a minute, LateSlotGrace.
-	latenessBuckets = prometheus.ExponentialBuckets(0.001, 4, 9)
+	latenessBuckets = buckets.Exponential(0.001, 4, 9)
 )
 
 // poolMetrics is a pool's Prometheus registry. Every agora_* metric is read
@@ -38,14 +41,44 @@ func newPoolMetrics(p *WorkerPool) *poolMetrics {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		&poolCollector{pool: p},
 	)
+	for _, c := range registeredCollectors() {
+		_ = m.reg.Register(c)
+	}
 	if c, ok := p.cfg.coordinator.(prometheus.Collector); ok {
 		// A coordinator with metrics of its own (the Redis one) adds them;
 		// a second pool on the same coordinator would register them twice,
 		// which the registry refuses: then they are left out of this one.
 		_ = m.reg.Register(c)
 	}
+	if c, ok := p.cfg.notifier.(prometheus.Collector); ok {
+		_ = m.reg.Register(c)
+	}
 	m.handler = promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
 	return m
+}
+
+// processCollectors are the collectors RegisterCollector added.
+var processCollectors struct {
+	mu   sync.Mutex
+	list []prometheus.Collector
+}
+
+// RegisterCollector adds c, a collector of process-wide metrics, to the
+// /metrics (and Gatherer) of every pool whose metrics are made after the
+// call. Packages whose counters belong to the process rather than to one
+// pool call it from init, so a worker exposes them however it was built:
+// etl/fencing registers agora_fencing_refusals_total this way. A collector
+// whose metrics clash with the pool's is left out of that pool.
+func RegisterCollector(c prometheus.Collector) {
+	processCollectors.mu.Lock()
+	defer processCollectors.mu.Unlock()
+	processCollectors.list = append(processCollectors.list, c)
+}
+
+func registeredCollectors() []prometheus.Collector {
+	processCollectors.mu.Lock()
+	defer processCollectors.mu.Unlock()
+	return append([]prometheus.Collector(nil), processCollectors.list...)
 }
 
 // metrics returns the pool's metrics, made on first use.
@@ -56,8 +89,9 @@ func (p *WorkerPool) metrics() *poolMetrics {
 
 // Gatherer returns the pool's Prometheus metrics (served by the health
 // server at /metrics), for programs that expose them elsewhere. The
-// registry holds the Go and process collectors, the pool's agora_* metrics
-// and, when the coordinator is a prometheus.Collector, the coordinator's.
+// registry holds the Go and process collectors, the pool's agora_* metrics,
+// those added with RegisterCollector and, when the coordinator is a
+// prometheus.Collector, the coordinator's.
 func (p *WorkerPool) Gatherer() prometheus.Gatherer { return p.metrics().reg }
 
 // histogram is a fixed-bucket histogram of one pipeline, safe for
@@ -138,17 +172,24 @@ func (m *poolMetrics) observeLateness(r *runner, d time.Duration) {
 // records it moved.
 func (r *runner) counted(runErr, cancelCause error, records RecordCounts) {
 	panicked := runErr != nil && isPanic(runErr)
+	stale := runErr != nil && errors.Is(runErr, ErrStaleWrite)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	switch {
 	case runErr == nil:
 		r.st.ok++
+	case errors.Is(runErr, ErrSlotCompleted):
+		// Refused because the slot ran elsewhere: counted as a completed
+		// slot skipped (publish), not as a failed run.
 	case panicked:
 		r.st.panicked++
 	case cancelCause != nil:
 		r.st.cancelled++
 	default:
 		r.st.errored++
+	}
+	if stale {
+		r.st.staleRefused++
 	}
 	if !records.IsZero() {
 		r.st.records = r.st.records.Add(records)
@@ -183,11 +224,24 @@ var (
 		"How far behind its scheduled time a cron or every run started.", []string{"pipeline"}, nil)
 	descCoordUp = prometheus.NewDesc("agora_coordinator_up",
 		"1 while the coordinator can grant leases; the in-process one always can.", nil, nil)
+	descLastSuccess = prometheus.NewDesc("agora_last_success_timestamp_seconds",
+		"When the last successful run on this replica ended, in Unix seconds; absent before the first.", []string{"pipeline"}, nil)
+	descNextRun = prometheus.NewDesc("agora_next_run_timestamp_seconds",
+		"When the next attempt is due, in Unix seconds; absent while a run is in flight and once the pipeline stopped.", []string{"pipeline"}, nil)
+	descInterval = prometheus.NewDesc("agora_schedule_interval_seconds",
+		"The time between two runs the schedule plans: an every pipeline's interval, the gap between a cron pipeline's next two slots; absent for continuous and once.",
+		[]string{"pipeline"}, nil)
+	descStale = prometheus.NewDesc("agora_stale_writes_refused_total",
+		"Runs that failed because a fenced store refused their write as stale (errors matching runtime.ErrStaleWrite, such as fencing.ErrStaleWriter).",
+		[]string{"pipeline"}, nil)
+	descBuildInfo = prometheus.NewDesc("agora_build_info",
+		"Always 1; the labels name the agora version the worker was built with (runtime.Version) and the Go version.", []string{"version", "go_version"}, nil)
 )
 
 // Describe sends the descriptors of every agora_* metric the pool exports.
 func (c *poolCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descDuration, descLateness, descRuns, descSkipped, descLeaseHeld, descLeaseLost, descToken, descConsecutive, descRecords, descPaused} {
+	for _, d := range []*prometheus.Desc{descDuration, descLateness, descRuns, descSkipped, descLeaseHeld, descLeaseLost, descToken, descConsecutive, descRecords, descPaused,
+		descLastSuccess, descNextRun, descInterval, descStale, descBuildInfo} {
 		ch <- d
 	}
 	if _, ok := c.pool.cfg.coordinator.(prometheus.Collector); !ok {
@@ -197,6 +251,7 @@ func (c *poolCollector) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect reads every runner's counts. Before Run there are none.
 func (c *poolCollector) Collect(ch chan<- prometheus.Metric) {
+	ch <- buildInfo()
 	if _, ok := c.pool.cfg.coordinator.(prometheus.Collector); !ok {
 		ch <- prometheus.MustNewConstMetric(descCoordUp, prometheus.GaugeValue, 1)
 	}
@@ -210,6 +265,7 @@ func (c *poolCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
 	}
+	now := pr.env.now()
 	for _, r := range pr.runners {
 		id := r.id()
 		r.mu.Lock()
@@ -230,6 +286,16 @@ func (c *poolCollector) Collect(ch chan<- prometheus.Metric) {
 		gauge(descToken, float64(st.lastToken), id)
 		gauge(descConsecutive, float64(st.consecutive), id)
 		gauge(descPaused, b2f(pr.env.paused(r)), id)
+		counter(descStale, st.staleRefused, id)
+		if st.lastSuccess != 0 {
+			gauge(descLastSuccess, unixSeconds(st.lastSuccess), id)
+		}
+		if st.next != 0 {
+			gauge(descNextRun, unixSeconds(st.next), id)
+		}
+		if iv := scheduleInterval(r.sp.Schedule, st.next, now); iv > 0 {
+			gauge(descInterval, iv.Seconds(), id)
+		}
 		if h := r.hist.Load(); h != nil {
 			if h.duration.count.Load() > 0 {
 				ch <- h.duration.metric(descDuration, id)
@@ -245,6 +311,41 @@ func (c *poolCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 	}
 }
+
+// unixSeconds turns Unix nanoseconds into the seconds Prometheus
+// timestamps are compared with time() in.
+func unixSeconds(ns int64) float64 { return float64(ns) / 1e9 }
+
+// scheduleInterval is the time between two planned runs of s: an every
+// schedule's interval; for cron the gap between the slot after next (a
+// plan in Unix ns; now when there is none) and the one after it, so a
+// schedule with uneven gaps ("0 9 * * 1-5") reports the gap ahead. 0 for
+// continuous, once and cron schedules that never fire again.
+func scheduleInterval(s Schedule, next int64, now time.Time) time.Duration {
+	switch s.Kind() {
+	case ScheduleEvery:
+		return s.Interval()
+	case ScheduleCron:
+		from := timeOf(next)
+		if from.IsZero() {
+			from = now
+		}
+		a := s.Next(from)
+		if a.IsZero() {
+			return 0
+		}
+		if b := s.Next(a); !b.IsZero() {
+			return b.Sub(a)
+		}
+	}
+	return 0
+}
+
+// buildInfo is agora_build_info, worked out once: the build does not
+// change while the process runs.
+var buildInfo = sync.OnceValue(func() prometheus.Metric {
+	return prometheus.MustNewConstMetric(descBuildInfo, prometheus.GaugeValue, 1, Version(), goruntime.Version())
+})
 
 func b2f(b bool) float64 {
 	if b {

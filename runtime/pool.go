@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/agora-etl/agora/runtime/notify"
 )
 
 // DefaultGracefulShutdownTimeout is how long runs in flight may take to finish
@@ -64,6 +66,8 @@ type poolConfig struct {
 	signals         <-chan os.Signal // tests inject signals here
 	tracerProvider  trace.TracerProvider
 	shutdownHooks   []func(context.Context) error
+	notifier        notify.Notifier
+	runHistory      *RunHistoryPolicy
 }
 
 // PoolOption configures a WorkerPool.
@@ -107,6 +111,14 @@ func WithLogger(l *slog.Logger) PoolOption {
 // WithWorkerID names this worker (default: host, pid and a random suffix).
 func WithWorkerID(id string) PoolOption {
 	return func(c *poolConfig) { c.workerID = id }
+}
+
+// WithRunHistory bounds the run history the pool keeps in memory when it
+// runs without a coordinator (default: the last 100 runs per pipeline, for
+// 7 days). A coordinator given with WithCoordinator keeps its own (see
+// distributed.Options.RunHistory).
+func WithRunHistory(p RunHistoryPolicy) PoolOption {
+	return func(c *poolConfig) { c.runHistory = &p }
 }
 
 // WithClock sets the time source (default SystemClock).
@@ -267,7 +279,11 @@ func (p *WorkerPool) Run(ctx context.Context) error {
 	logger := p.logger()
 	coord := cfg.coordinator
 	if coord == nil {
-		coord = NewLocalCoordinator(cfg.clock)
+		local := NewLocalCoordinator(cfg.clock)
+		if cfg.runHistory != nil {
+			local.SetRunHistory(*cfg.runHistory)
+		}
+		coord = local
 	}
 
 	pr := &poolRun{
@@ -277,6 +293,7 @@ func (p *WorkerPool) Run(ctx context.Context) error {
 		terminal: make(chan struct{}),
 	}
 	pr.env.metrics = p.metrics()
+	pr.env.notifier, pr.env.workerID = cfg.notifier, cfg.workerID
 	pr.env.tracing = runTracing{provider: cfg.tracerProvider, workerID: cfg.workerID}
 	pr.d = newDispatcher(cfg.clock, pr.onFinish, len(p.pipelines))
 	pr.env.d = pr.d

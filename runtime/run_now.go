@@ -68,6 +68,7 @@ func (p *WorkerPool) RunNow(ctx context.Context, pipelineIDs ...string) error {
 		coord = NewLocalCoordinator(cfg.clock)
 	}
 	env := newRunEnv(cfg.clock, coord, logger, ctx)
+	env.notifier, env.workerID = cfg.notifier, cfg.workerID
 	env.metrics = p.metrics()
 	env.tracing = runTracing{provider: cfg.tracerProvider, workerID: cfg.workerID}
 	runners := make([]*runner, 0, len(selected))
@@ -155,7 +156,7 @@ func (r *runner) runNow() error {
 	switch o {
 	case outcomeSuccess:
 		return nil
-	case outcomeFailure:
+	case outcomeFailure, outcomeSlotDone:
 		return fmt.Errorf("pipeline %q: %w", r.id(), err)
 	case outcomeLeaseError:
 		return fmt.Errorf("pipeline %q: cannot ask the coordinator for a lease: %w", r.id(), err)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
@@ -53,5 +54,15 @@ func TestTokenRefusesUnfencedRunsUnlessAllowed(t *testing.T) {
 	WarnUnfenced(local, slog.New(slog.NewTextHandler(&logs, nil)), "t")
 	if !strings.Contains(logs.String(), "unfenced write") || !strings.Contains(logs.String(), "level=WARN") {
 		t.Fatalf("unfenced warning: %s", logs.String())
+	}
+}
+
+func TestStaleWriterMatchesTheRuntimeSentinel(t *testing.T) {
+	err := fmt.Errorf("sink orders: %w", Check(context.Background(), nil, "orders", 1, 2))
+	if !errors.Is(err, runtime.ErrStaleWrite) || !errors.Is(err, ErrStaleWriter) {
+		t.Fatalf("%v: want it to match runtime.ErrStaleWrite and ErrStaleWriter", err)
+	}
+	if errors.Is(ErrUnfenced, runtime.ErrStaleWrite) || errors.Is(runtime.ErrStaleWrite, ErrStaleWriter) {
+		t.Fatal("only stale writes match runtime.ErrStaleWrite")
 	}
 }

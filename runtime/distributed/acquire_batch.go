@@ -41,7 +41,7 @@ func (c *RedisWorkerCoordinator) TryAcquireLeases(ctx context.Context, reqs []ru
 		}
 	}()
 
-	opCtx, cancel := c.opContext(ctx)
+	opCtx, cancel := c.opContext(ctx, opAcquire)
 	defer cancel()
 	if c.usesPreference() {
 		asked, at = c.grantedElsewhere(opCtx, asked, at, out)
@@ -57,6 +57,9 @@ func (c *RedisWorkerCoordinator) TryAcquireLeases(ctx context.Context, reqs []ru
 		res, err, sentAt := results[j], errs[j], sent
 		if err == nil && res.Outcome == outcomeUnregistered {
 			sentAt, res, err = c.acquireRegistered(opCtx, req)
+		}
+		if err == nil && res.Outcome == outcomeInterrupted {
+			req, sentAt, res, err = c.acquireInterrupted(opCtx, req, res.RunNumber)
 		}
 		ok, err := c.settleAcquire(ctx, req, sentAt, res, err)
 		out[at[j]] = runtime.LeaseReply{Acquired: ok, Err: err}

@@ -68,6 +68,9 @@ type RedisWorkerCoordinator struct {
 	record workerRecord
 	leases map[string]*heldLease
 	busy   map[string]bool // pipelines with an acquire or release in flight
+	// histCount counts each pipeline's runs recorded by this worker, to
+	// trim its history every so many (history.go).
+	histCount map[string]uint32
 	// inFlight counts those acquires and releases: Stop waits for them, so
 	// Close cannot shut the client under one and strand its lease until
 	// the TTL.
@@ -76,8 +79,16 @@ type RedisWorkerCoordinator struct {
 	loopStop chan struct{}
 	loops    sync.WaitGroup
 
-	stats   counters
-	health  health
+	stats  counters
+	health health
+	// epoch is the last state epoch a heartbeat or connection reported
+	// (µs; 0 before the first); lostLog limits the logs of slots refused
+	// for state loss (epoch.go).
+	epoch   atomic.Int64
+	lostLog stateLostLog
+	// rerun holds the pipelines that re-run a slot whose holder died, set
+	// before Start (SetRerunInterrupted).
+	rerun   map[string]bool
 	metrics *coordMetrics
 	ctl     control
 	// pref is the set of pipelines another live worker is preferred for,
@@ -129,7 +140,11 @@ func NewRedisWorkerCoordinator(opts Options) (*RedisWorkerCoordinator, error) {
 	}
 	routeRedisClientLogs()
 	clientLogSecrets.add(s.redactor)
-	client := newPrimaryClient(s.primary)
+	watch := &stateWatch{keys: keys{prefix: s.KeyPrefix}}
+	if s.primary.topology == topologyCluster {
+		watch = nil // each pipeline keeps its own epoch
+	}
+	client := newPrimaryClient(s.primary, watch)
 	backend, err := newLeaseBackend(client, s)
 	if err != nil {
 		_ = client.Close()
@@ -150,6 +165,16 @@ func NewRedisWorkerCoordinator(opts Options) (*RedisWorkerCoordinator, error) {
 	if b, ok := backend.(*singleBackend); ok {
 		c.finisher = &finishBatcher{send: b.finishMany, one: b.finishOne, timeout: s.opTimeout}
 	}
+	if watch != nil {
+		watch.log = c.log.Warn
+		watch.notify = func(epoch int64, moved bool, runID string) {
+			if moved {
+				c.noteEpoch(epoch, "the Redis server's run_id changed to "+runID+" (restart from a file, or failover)")
+			} else {
+				c.noteEpoch(epoch, "the epoch changed")
+			}
+		}
+	}
 	c.instrument()
 	c.health.reachable.Store(true)
 	return c, nil
@@ -162,7 +187,7 @@ func (c *RedisWorkerCoordinator) Connect(ctx context.Context) error {
 	if c.isClosed() {
 		return ErrClosed
 	}
-	ctx, cancel := context.WithTimeout(ctx, c.s.opTimeout)
+	ctx, cancel := c.opContext(ctx, opConnect)
 	defer cancel()
 	if err := c.client.Ping(ctx).Err(); err != nil {
 		return c.failure(fmt.Sprintf("connect to %s", c.s.primary.redacted), err)
@@ -253,6 +278,8 @@ func (c *RedisWorkerCoordinator) Start(ctx context.Context, workerID string, pip
 		}
 	} else if err := c.heartbeat(ctx); err != nil {
 		c.log.Warn("distributed: registering the worker failed; retrying at the next heartbeat", "error", err)
+	} else if err := c.initPipelineEpochs(ctx, pipelineIDs); err != nil {
+		c.log.Warn("distributed: making the pipelines' state epochs failed; a pipeline's first slot may be skipped", "error", c.failure("init epochs", err))
 	}
 
 	c.startControl(ctx, pipelineIDs)
@@ -293,7 +320,7 @@ func (c *RedisWorkerCoordinator) Stop(ctx context.Context) error {
 	c.mu.Unlock()
 	c.loops.Wait()
 
-	ctx = context.WithoutCancel(ctx)
+	ctx = withOp(context.WithoutCancel(ctx), opRelease)
 	var (
 		wg   sync.WaitGroup
 		emu  sync.Mutex
@@ -318,7 +345,7 @@ func (c *RedisWorkerCoordinator) Stop(ctx context.Context) error {
 	// worker stopped; a release in flight finishes. Both are bounded by
 	// their request timeouts.
 	c.inFlight.Wait()
-	dctx, cancel := context.WithTimeout(ctx, c.s.opTimeout)
+	dctx, cancel := c.opContext(ctx, opStop)
 	if err := c.client.Del(dctx, c.keys.worker(workerID)).Err(); err != nil {
 		errs = append(errs, c.failure("unregister worker", err))
 	}
@@ -390,7 +417,7 @@ func (c *RedisWorkerCoordinator) noteRecord(sent time.Time) {
 }
 
 // opContext bounds one Redis operation by opTimeout (or ctx's earlier
-// deadline).
-func (c *RedisWorkerCoordinator) opContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(ctx, c.s.opTimeout)
+// deadline) and tags it with op for the request metrics.
+func (c *RedisWorkerCoordinator) opContext(ctx context.Context, op redisOp) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(withOp(ctx, op), c.s.opTimeout)
 }
