@@ -16,5 +16,5 @@ func NewStateClient(rawURL string) (redis.UniversalClient, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 	}
-	return newPrimaryClient(u), nil
+	return newPrimaryClient(u, nil), nil
 }
