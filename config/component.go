@@ -25,6 +25,9 @@ type Component struct {
 	// Spec is the registered component.
 	Spec *etl.ComponentSpec
 
+	// at is where the table is in the document.
+	at path
+
 	// urls are the table's path and its string values that look like
 	// URLs, redacted, as "key=value", for Summary.
 	urls []string
@@ -34,7 +37,7 @@ type Component struct {
 // against the component's configuration struct, then the component's own
 // Validate.
 func (d *decoder) component(m map[string]any, at path, kind etl.Kind) Component {
-	c := Component{Kind: kind}
+	c := Component{Kind: kind, at: at}
 	known := d.registry.Names(kind)
 	typ, ok := d.str(m, at, "type")
 	if _, has := m["type"]; !has {
@@ -77,6 +80,9 @@ func (d *decoder) component(m map[string]any, at path, kind etl.Kind) Component 
 	cfg := spec.NewConfig()
 	if !d.decodeInto(body, at, cfg) {
 		return c
+	}
+	if r, ok := cfg.(etl.PathResolver); ok {
+		r.ResolvePaths(d.dir)
 	}
 	if fields && d.validate(spec, cfg, at) {
 		c.Config = cfg

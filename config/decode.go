@@ -17,6 +17,7 @@ import (
 // collecting a diagnostic per problem instead of stopping at the first.
 type decoder struct {
 	file      string
+	dir       string // the file's directory, absolute: relative paths start here
 	ix        *index
 	lookupEnv func(string) (string, bool)
 	registry  *etl.Registry

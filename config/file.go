@@ -77,6 +77,9 @@ type Pipeline struct {
 	MaxDeadLetters int
 
 	known *redact.Known // the file's secrets, hidden in run errors
+	// readState is where sources that remember what they read (the file
+	// source) keep it, when the pool coordinates through Redis.
+	readState etl.ReadState
 }
 
 // PipelineIDs returns the pipeline ids in file order.
@@ -136,6 +139,7 @@ func (d *decoder) document(doc map[string]any) *File {
 			f.Pipelines = append(f.Pipelines, p)
 		}
 	}
+	d.oneWriterPerFile(f)
 	return f
 }
 

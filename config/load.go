@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/agora-etl/agora/etl"
@@ -64,7 +65,7 @@ func Parse(name string, data []byte, opts ...Option) (*File, error) {
 		// defined twice, so this is the only diagnostic.
 		return nil, Diagnostics{syntaxDiagnostic(name, err)}
 	}
-	d := &decoder{file: name, ix: newIndex(data), lookupEnv: o.lookupEnv, registry: o.registry, broken: map[string]bool{}}
+	d := &decoder{file: name, dir: baseDir(name), ix: newIndex(data), lookupEnv: o.lookupEnv, registry: o.registry, broken: map[string]bool{}}
 	d.interpolate(doc, nil)
 	d.known = redact.NewKnown(secretsIn(doc, ""))
 	f := d.document(doc)
@@ -83,6 +84,18 @@ func Parse(name string, data []byte, opts ...Option) (*File, error) {
 		p.known = d.known
 	}
 	return f, nil
+}
+
+// baseDir is the absolute directory of the file named name: relative
+// paths in the file (file sources and sinks, move_to) start there, not at
+// the working directory of the process, so a worker started from anywhere
+// reads and writes the same files.
+func baseDir(name string) string {
+	dir := filepath.Dir(name)
+	if abs, err := filepath.Abs(dir); err == nil {
+		return abs
+	}
+	return dir
 }
 
 // syntaxDiagnostic positions go-toml's own error: a syntax error, or a

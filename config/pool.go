@@ -50,6 +50,14 @@ func (f *File) Pool(opts ...runtime.PoolOption) (*runtime.WorkerPool, error) {
 	}
 	if coord != nil {
 		po = append(po, coord)
+		state, closeState, err := readStateFromEnv()
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range f.Pipelines {
+			p.readState = state
+		}
+		po = append(po, runtime.WithShutdownHook(closeState))
 	}
 	sps := f.ScheduledPipelines()
 	traceOpts, err := f.wireTracing(context.Background(), sps)
@@ -91,7 +99,11 @@ func (f *File) ScheduledPipelines() []*runtime.ScheduledPipeline {
 // the run's records between them.
 func (p *Pipeline) Factory() runtime.Factory {
 	return func(ctx context.Context) (runtime.Pipeline, error) {
-		src, err := p.Source.Spec.BuildSource(ctx, p.Source.Config)
+		srcCtx := ctx
+		if p.readState != nil {
+			srcCtx = etl.ContextWithReadState(ctx, p.readState)
+		}
+		src, err := p.Source.Spec.BuildSource(srcCtx, p.Source.Config)
 		if err != nil {
 			return nil, p.redactErr(fmt.Errorf("pipeline %q: source: %w", p.ID, err))
 		}

@@ -18,8 +18,11 @@ func Builtins() *Registry {
 		func(_ context.Context, cfg IterableSourceConfig) (Source, error) {
 			return newIterableFromConfig(cfg), nil
 		})
-	RegisterSource(r, "file", "JSON lines or CSV files matched by a glob, in sorted order",
-		func(_ context.Context, cfg FileSourceConfig) (Source, error) {
+	RegisterSource(r, "file", "JSON lines or CSV files matched by a glob, each read once",
+		func(ctx context.Context, cfg FileSourceConfig) (Source, error) {
+			if st, ok := ReadStateFromContext(ctx); ok {
+				return NewFileSource(cfg, WithReadState(st))
+			}
 			return NewFileSource(cfg)
 		})
 	RegisterSource(r, "redis_stream", "a Redis stream read through a consumer group, at least once",

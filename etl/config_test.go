@@ -1,6 +1,8 @@
 package etl_test
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -79,13 +81,15 @@ func TestConfigLoaderDecodesEveryBuiltinComponent(t *testing.T) {
 		t.Fatalf("stdout: %T", inline.Sinks[0].Config)
 	}
 	files := f.Pipeline("files")
-	if c := *files.Source.Config.(*etl.FileSourceConfig); c != (etl.FileSourceConfig{Path: "in/*.csv", Format: "csv"}) {
+	// Relative paths start at the config file's directory.
+	wd, _ := os.Getwd()
+	if c := *files.Source.Config.(*etl.FileSourceConfig); c.Path != filepath.Join(wd, "in/*.csv") || c.Format != "csv" {
 		t.Fatalf("file source: %+v", c)
 	}
-	if c := *files.Sinks[0].Config.(*etl.FileSinkConfig); c != (etl.FileSinkConfig{Path: "out/orders.jsonl", Format: "jsonl"}) {
+	if c := *files.Sinks[0].Config.(*etl.FileSinkConfig); c != (etl.FileSinkConfig{Path: filepath.Join(wd, "out/orders.jsonl"), Format: "jsonl"}) {
 		t.Fatalf("file sink: %+v", c)
 	}
-	if c := *files.DLQ.Config.(*etl.FileSinkConfig); c.Path != "out/rejected.jsonl" {
+	if c := *files.DLQ.Config.(*etl.FileSinkConfig); c.Path != filepath.Join(wd, "out/rejected.jsonl") {
 		t.Fatalf("dlq: %+v", c)
 	}
 	events := f.Pipeline("events")

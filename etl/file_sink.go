@@ -2,6 +2,7 @@ package etl
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/csv"
 	"errors"
@@ -46,6 +47,15 @@ func (c FileSinkConfig) Validate() error {
 // come again: the sink removes such a torn tail when it opens the file, so
 // the next record never lands on the end of a broken line.
 //
+// Records reach the file as whole lines: the buffer is written out only at
+// line boundaries, each piece in one write to a file opened for appending,
+// and a record larger than the buffer goes out alone in one write. Still,
+// a file has one writer: `agora check` refuses two file sinks (or a sink
+// and a dead-letter queue) naming one path in a process, and replicas on
+// one host must each write a file of their own (a path with the worker id
+// or host in it, set through ${VAR}); writers in different processes would
+// each remove what they take for the other's torn tail.
+//
 // CSV columns are the file's header row when the file already has one,
 // otherwise the sorted field names of the first record written, which then
 // become the header. A record with a field that is not a column is rejected
@@ -56,7 +66,9 @@ type FileSink struct {
 
 	f      *os.File
 	jsonl  *jsonlWriter
-	csv    *csv.Writer
+	lines  *lineWriter  // csv: whole rows, to the file
+	row    bytes.Buffer // csv: the row being encoded
+	csv    *csv.Writer  // csv: writes to row
 	header []string
 	column map[string]int
 	cells  []string
@@ -125,7 +137,8 @@ func (s *FileSink) open() error {
 		f.Close()
 		return err
 	}
-	s.f, s.csv = f, csv.NewWriter(f)
+	s.f, s.lines = f, newLineWriter(f, lineBufferSize)
+	s.csv = csv.NewWriter(&s.row)
 	if header != nil {
 		s.setHeader(header)
 	}
@@ -151,20 +164,37 @@ func (s *FileSink) writeCSV(records []Record) error {
 			}
 			sort.Strings(keys)
 			s.setHeader(keys)
-			if err := s.csv.Write(keys); err != nil {
-				return fmt.Errorf("etl: %s: %w", s.path, err)
+			if err := s.writeRow(keys); err != nil {
+				return err
 			}
 		}
 		if err := s.csvRow(rec); err != nil {
 			rejections = append(rejections, Rejection{Index: i, Err: err})
 			continue
 		}
-		if err := s.csv.Write(s.cells); err != nil {
-			return fmt.Errorf("etl: %s: %w", s.path, err)
+		if err := s.writeRow(s.cells); err != nil {
+			return err
 		}
 	}
 	if rejections != nil {
 		return &RejectedError{Rejections: rejections}
+	}
+	return nil
+}
+
+// writeRow encodes one CSV row (a value may span lines, quoted) and hands
+// it to the line writer whole.
+func (s *FileSink) writeRow(cells []string) error {
+	s.row.Reset()
+	if err := s.csv.Write(cells); err != nil {
+		return fmt.Errorf("etl: %s: %w", s.path, err)
+	}
+	s.csv.Flush()
+	if err := s.csv.Error(); err != nil {
+		return fmt.Errorf("etl: %s: %w", s.path, err)
+	}
+	if _, err := s.lines.Write(s.row.Bytes()); err != nil {
+		return fmt.Errorf("etl: %s: %w", s.path, err)
 	}
 	return nil
 }
@@ -195,11 +225,8 @@ func (s *FileSink) Flush(ctx context.Context) error {
 		if err := s.jsonl.w.Flush(); err != nil {
 			return fmt.Errorf("etl: %s: %w", s.path, err)
 		}
-	} else {
-		s.csv.Flush()
-		if err := s.csv.Error(); err != nil {
-			return fmt.Errorf("etl: %s: %w", s.path, err)
-		}
+	} else if err := s.lines.Flush(); err != nil {
+		return fmt.Errorf("etl: %s: %w", s.path, err)
 	}
 	if err := fsync(s.f); err != nil {
 		return fmt.Errorf("etl: %s: fsync: %w", s.path, err)

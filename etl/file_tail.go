@@ -52,3 +52,26 @@ func dropTornTail(path string) error {
 	}
 	return f.Sync()
 }
+
+// lastLineEnd returns the offset just after the last line break among the
+// first size bytes of path, 0 when there is none.
+func lastLineEnd(path string, size int64) (int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	buf := make([]byte, min(tailChunk, size))
+	for end := size; end > 0; {
+		start := max(end-int64(len(buf)), 0)
+		chunk := buf[:end-start]
+		if _, err := f.ReadAt(chunk, start); err != nil && err != io.EOF {
+			return 0, err
+		}
+		if i := bytes.LastIndexByte(chunk, '\n'); i >= 0 {
+			return start + int64(i) + 1, nil
+		}
+		end = start
+	}
+	return 0, nil
+}

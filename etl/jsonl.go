@@ -1,22 +1,23 @@
 package etl
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"io"
 )
 
-// jsonlWriter encodes records as JSON lines into a buffer. Keys come out
-// sorted, HTML characters unescaped.
+// jsonlWriter encodes records as JSON lines into a buffer of whole lines.
+// Keys come out sorted, HTML characters unescaped.
 type jsonlWriter struct {
-	w    *bufio.Writer
+	w    *lineWriter
 	fast recordEncoder
 	enc  *json.Encoder // for what fast declines
 }
 
 func newJSONLWriter(w io.Writer) *jsonlWriter {
-	bw := bufio.NewWriterSize(w, 64<<10)
+	bw := newLineWriter(w, lineBufferSize)
+	// Encode writes one whole line per call, which lineWriter.Write
+	// takes as one commit.
 	enc := json.NewEncoder(bw)
 	enc.SetEscapeHTML(false)
 	return &jsonlWriter{w: bw, enc: enc}
@@ -28,8 +29,9 @@ func newJSONLWriter(w io.Writer) *jsonlWriter {
 func (j *jsonlWriter) write(records []Record) error {
 	var rejections []Rejection
 	for i, rec := range records {
-		if b, ok := j.fast.appendRecord(j.w.AvailableBuffer(), rec); ok {
-			if _, err := j.w.Write(b); err != nil {
+		start := len(j.w.buf)
+		if b, ok := j.fast.appendRecord(j.w.tail(), rec); ok {
+			if err := j.w.commit(b, start); err != nil {
 				return err
 			}
 			continue
