@@ -68,6 +68,9 @@ type Pipeline struct {
 	// MaxDeadLetters fails a run that dead-letters more records than this;
 	// -1 (max_dead_letters not set) means no limit.
 	MaxDeadLetters int
+	// Timeout bounds one run (runtime.ScheduledPipeline.Timeout): a run
+	// past it is cancelled and fails. 0 means no limit.
+	Timeout time.Duration
 }
 
 // PipelineIDs returns the pipeline ids in file order.
@@ -96,7 +99,7 @@ var validID = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
 var (
 	topKeys      = []string{"format", "worker", "pipelines"}
 	workerKeys   = []string{"health_port", "graceful_shutdown_timeout", "worker_id"}
-	pipelineKeys = []string{"source", "sinks", "schedule", "tracing", "dlq", "batch_size", "error_backoff", "max_consecutive_errors", "max_dead_letters"}
+	pipelineKeys = []string{"source", "sinks", "schedule", "tracing", "dlq", "batch_size", "error_backoff", "max_consecutive_errors", "max_dead_letters", "timeout"}
 )
 
 // document checks the whole file.
@@ -192,6 +195,9 @@ func (d *decoder) pipeline(id string, m map[string]any, at path) *Pipeline {
 	}
 	if b, ok := d.duration(m, at, "error_backoff", false); ok {
 		p.ErrorBackoff = b
+	}
+	if t, ok := d.duration(m, at, "timeout", false); ok {
+		p.Timeout = t
 	}
 	if n, ok := d.integer(m, at, "max_consecutive_errors", 0, math.MaxInt); ok {
 		p.MaxConsecutiveErrors = n

@@ -68,6 +68,7 @@ func (f *File) ScheduledPipelines() []*runtime.ScheduledPipeline {
 			Schedule:             p.Schedule.Runtime(),
 			ErrorBackoff:         p.ErrorBackoff,
 			MaxConsecutiveErrors: p.MaxConsecutiveErrors,
+			Timeout:              p.Timeout,
 			CatchUp:              p.Schedule.catchUpPolicy(),
 		}
 		if g := p.Schedule.Grace; g != nil {

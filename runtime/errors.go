@@ -28,3 +28,7 @@ var ErrAlreadyRunning = errors.New("runtime: already running")
 // ErrTooManyErrors is wrapped, together with the last run error, by the
 // error a pipeline stops with after MaxConsecutiveErrors failed runs in a row.
 var ErrTooManyErrors = errors.New("runtime: too many consecutive errors")
+
+// ErrRunTimeout is the cause of a run context cancelled because the run
+// took longer than its ScheduledPipeline.Timeout; the run's error wraps it.
+var ErrRunTimeout = errors.New("runtime: run timed out")

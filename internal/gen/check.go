@@ -159,6 +159,12 @@ func (c *checker) checkSchedule(d *directive) (pipelineDecl, bool) {
 		}
 		p.Grace = v.Duration
 	}
+	if v, has := vals["timeout"]; has {
+		if v.Duration <= 0 {
+			fail(d.pos(c.fset, v.ValueOff), "timeout=%s must be positive (omit it for no limit)", v.Value)
+		}
+		p.Timeout = v.Duration
+	}
 	if ref, rok := c.factory(fn); rok {
 		p.Result = ref
 	} else {
