@@ -68,6 +68,9 @@ type Pipeline struct {
 	// MaxDeadLetters fails a run that dead-letters more records than this;
 	// -1 (max_dead_letters not set) means no limit.
 	MaxDeadLetters int
+	// Transforms are the [[pipelines.<id>.transforms]] tables, built, in
+	// order.
+	Transforms []etl.Transform
 	// Timeout bounds one run (runtime.ScheduledPipeline.Timeout): a run
 	// past it is cancelled and fails. 0 means no limit.
 	Timeout time.Duration
@@ -99,7 +102,7 @@ var validID = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
 var (
 	topKeys      = []string{"format", "worker", "pipelines"}
 	workerKeys   = []string{"health_port", "graceful_shutdown_timeout", "worker_id"}
-	pipelineKeys = []string{"source", "sinks", "schedule", "tracing", "dlq", "batch_size", "error_backoff", "max_consecutive_errors", "max_dead_letters", "timeout"}
+	pipelineKeys = []string{"source", "sinks", "schedule", "tracing", "dlq", "batch_size", "error_backoff", "max_consecutive_errors", "max_dead_letters", "timeout", "transforms"}
 )
 
 // document checks the whole file.
@@ -196,6 +199,7 @@ func (d *decoder) pipeline(id string, m map[string]any, at path) *Pipeline {
 	if b, ok := d.duration(m, at, "error_backoff", false); ok {
 		p.ErrorBackoff = b
 	}
+	p.Transforms = d.transforms(m, at)
 	if t, ok := d.duration(m, at, "timeout", false); ok {
 		p.Timeout = t
 	}

@@ -54,3 +54,42 @@ schedule = { mode = "once" }
 		t.Fatalf("Start = %v, want the run failed with ErrRunTimeout", err)
 	}
 }
+
+// TestTransformsRunBetweenSourceAndSinks decodes transforms tables and
+// runs them: the filtered record is not written, the map's field is.
+func TestTransformsRunBetweenSourceAndSinks(t *testing.T) {
+	var out testOutputs
+	doc := `format = "agora/v1"
+[pipelines.orders]
+source = { type = "iterable", records = [{ amount = 2 }, { amount = -1 }] }
+sinks = [{ type = "stdout" }]
+schedule = { mode = "once" }
+[[pipelines.orders.transforms]]
+type = "filter"
+expr = "record.amount > 0"
+[[pipelines.orders.transforms]]
+type = "map"
+fields = { total = "double(record.amount) * 1.5" }
+`
+	f, err := Parse("c.toml", []byte(doc), WithRegistry(testRegistry(&out)), WithLookupEnv(noEnv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := f.Pipelines[0].Factory()(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, counts := runtime.ContextWithRecordCounts(context.Background())
+	if err := p.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	out.mu.Lock()
+	got := out.stdout.String()
+	out.mu.Unlock()
+	if !strings.Contains(got, `"total":3`) || strings.Contains(got, "-1") {
+		t.Fatalf("written %q", got)
+	}
+	if c := counts(); c != (runtime.RecordCounts{In: 2, Out: 1, Filtered: 1}) {
+		t.Fatalf("counts %+v", c)
+	}
+}

@@ -95,8 +95,8 @@ type pipeline struct {
 
 	pendingTransforms []Transform
 	transforms        []transformSlot
-	maxDead   int
-	now       func() time.Time
+	maxDead           int
+	now               func() time.Time
 
 	ran atomic.Bool
 
