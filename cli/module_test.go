@@ -11,6 +11,10 @@ import (
 	"github.com/agora-etl/agora/internal/modtest"
 )
 
+// goGenerateLine is split so that no line of this file starts with the
+// directive: go generate ./... would otherwise run agoragen on this package.
+const goGenerateLine = "//go:" + "generate go run github.com/agora-etl/agora/cmd/agoragen"
+
 const annotatedPackage = `// Package jobs holds one pipeline.
 package jobs
 
@@ -21,7 +25,7 @@ import (
 	"github.com/agora-etl/agora/runtime"
 )
 
-//go:generate go run github.com/agora-etl/agora/cmd/agoragen
+` + goGenerateLine + `
 
 //agora:schedule id=hello every=1h
 func BuildHello(ctx context.Context) (runtime.Pipeline, error) {

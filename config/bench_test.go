@@ -61,3 +61,21 @@ func BenchmarkParseBaseline(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkParseScale checks files of 1,000, 10,000 and 20,000 pipelines:
+// the time per pipeline stays flat (go-toml's duplicate-table check alone
+// was quadratic; decodeDocument works around it).
+func BenchmarkParseScale(b *testing.B) {
+	reg := testRegistry(&testOutputs{})
+	for _, n := range []int{1000, 10000, 20000} {
+		data := manyPipelines(n)
+		b.Run(fmt.Sprintf("pipelines=%d", n), func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				if _, err := Parse("bench.toml", data, WithRegistry(reg), WithLookupEnv(noEnv)); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -2,7 +2,6 @@ package config
 
 import (
 	"math"
-	"regexp"
 	"slices"
 	"time"
 
@@ -41,6 +40,10 @@ type Worker struct {
 	GracefulShutdownTimeout time.Duration
 	// WorkerID names this worker; "" means a unique id per process.
 	WorkerID string
+	// RunHistory is run_history: how much run history is kept per
+	// pipeline, "RUNS[,MAX_AGE]" ("100,168h") or "off"; nil when not set.
+	// AGORA_DISTRIBUTED_RUN_HISTORY, when set, wins.
+	RunHistory *runtime.RunHistoryPolicy
 }
 
 // Pipeline is one [pipelines.<id>] table.
@@ -95,13 +98,9 @@ func (f *File) Pipeline(id string) *Pipeline {
 	return nil
 }
 
-// validID is the alphabet of pipeline ids, the same as in //agora:schedule
-// directives: ids end up in Redis keys, log fields and metric labels.
-var validID = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
-
 var (
 	topKeys      = []string{"format", "worker", "pipelines"}
-	workerKeys   = []string{"health_port", "graceful_shutdown_timeout", "worker_id"}
+	workerKeys   = []string{"health_port", "graceful_shutdown_timeout", "worker_id", "run_history"}
 	pipelineKeys = []string{"source", "sinks", "schedule", "tracing", "dlq", "batch_size", "error_backoff", "max_consecutive_errors", "max_dead_letters", "timeout", "transforms"}
 )
 
@@ -155,12 +154,19 @@ func (d *decoder) worker(m map[string]any, p path) Worker {
 		}
 		w.WorkerID = id
 	}
+	if v, ok := d.str(m, p, "run_history"); ok {
+		if h, err := runtime.ParseRunHistory(v); err != nil {
+			d.atValue(p.child("run_history"), "%s: %q is not RUNS[,MAX_AGE] such as \"100,168h\", or \"off\"", p.child("run_history"), v)
+		} else {
+			w.RunHistory = &h
+		}
+	}
 	return w
 }
 
 func (d *decoder) pipeline(id string, m map[string]any, at path) *Pipeline {
-	if !validID.MatchString(id) {
-		d.atKey(at, "pipeline id %q: a pipeline id uses only letters, digits, '_', '.' and '-'", id)
+	if err := runtime.ValidatePipelineID(id); err != nil {
+		d.atKey(at, "%s", err)
 	}
 	d.knownKeys(m, at, pipelineKeys)
 	p := &Pipeline{ID: id, BatchSize: DefaultBatchSize, ErrorBackoff: runtime.DefaultErrorBackoff, MaxDeadLetters: -1}

@@ -58,8 +58,8 @@ func Parse(name string, data []byte, opts ...Option) (*File, error) {
 	if o.registry == nil {
 		o.registry = DefaultRegistry()
 	}
-	var doc map[string]any
-	if err := tomlUnmarshal(data, &doc); err != nil {
+	doc, err := decodeDocument(data)
+	if err != nil {
 		// The document's meaning is unknown past a syntax error or a key
 		// defined twice, so this is the only diagnostic.
 		return nil, Diagnostics{syntaxDiagnostic(name, err)}

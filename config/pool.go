@@ -36,7 +36,10 @@ func (f *File) Pool(opts ...runtime.PoolOption) (*runtime.WorkerPool, error) {
 	if f.Worker.WorkerID != "" {
 		po = append(po, runtime.WithWorkerID(f.Worker.WorkerID))
 	}
-	coord, err := coordinatorFromEnv()
+	if f.Worker.RunHistory != nil {
+		po = append(po, runtime.WithRunHistory(*f.Worker.RunHistory))
+	}
+	coord, err := f.coordinatorFromEnv()
 	if err != nil {
 		return nil, err
 	}
@@ -71,6 +74,7 @@ func (f *File) ScheduledPipelines() []*runtime.ScheduledPipeline {
 			Timeout:              p.Timeout,
 			CatchUp:              p.Schedule.catchUpPolicy(),
 		}
+		out[i].RerunInterrupted = p.Schedule.RerunInterrupted
 		if g := p.Schedule.Grace; g != nil {
 			out[i].Grace = *g
 		}

@@ -25,12 +25,18 @@ type Schedule struct {
 	Every time.Duration
 	// Expr is the cron expression (mode cron).
 	Expr string
+	// Timezone is the IANA zone the cron times are read in (mode cron),
+	// the same as a CRON_TZ= prefix; "" when not set.
+	Timezone string
 	// CatchUp is the cron catch-up policy: "" (not set), "skip", "latest"
 	// or "all".
 	CatchUp string
 	// Grace is how late a cron slot may still start under the skip
 	// policy; nil when not set (runtime.LateSlotGrace).
 	Grace *time.Duration
+	// RerunInterrupted re-runs a cron or every slot whose holder died
+	// before completing it (runtime.ScheduledPipeline.RerunInterrupted).
+	RerunInterrupted bool
 
 	schedule runtime.Schedule
 }
@@ -43,8 +49,8 @@ func (s Schedule) String() string { return s.schedule.String() }
 
 // scheduleModes lists the keys each mode takes besides mode.
 var scheduleModes = map[string][]string{
-	"every":      {"seconds", "minutes", "hours", "days"},
-	"cron":       {"expr", "catch_up", "grace"},
+	"every":      {"seconds", "minutes", "hours", "days", "rerun_interrupted"},
+	"cron":       {"expr", "catch_up", "grace", "timezone", "rerun_interrupted"},
 	"continuous": nil,
 	"once":       nil,
 }
@@ -91,6 +97,9 @@ func (d *decoder) schedule(m map[string]any, at path) Schedule {
 		return s
 	}
 	s.Mode = mode
+	if b, ok := d.boolean(m, at, "rerun_interrupted"); ok && (mode == "every" || mode == "cron") {
+		s.RerunInterrupted = b
+	}
 	switch mode {
 	case "every":
 		s.Every = d.every(m, at, unknown)
@@ -99,6 +108,7 @@ func (d *decoder) schedule(m map[string]any, at path) Schedule {
 		}
 	case "cron":
 		s.Expr, s.schedule = d.cron(m, at)
+		s.Timezone, _ = m["timezone"].(string)
 		if policy, ok := d.str(m, at, "catch_up"); ok {
 			policies := []string{CatchUpSkip, CatchUpLatest, CatchUpAll}
 			if !slices.Contains(policies, policy) {
@@ -176,7 +186,23 @@ func (d *decoder) cron(m map[string]any, at path) (string, runtime.Schedule) {
 	if !ok {
 		return "", runtime.Schedule{}
 	}
-	sched, err := runtime.Cron(expr)
+	zone, hasZone := "", false
+	if _, has := m["timezone"]; has {
+		if zone, hasZone = d.str(m, at, "timezone"); !hasZone {
+			return expr, runtime.Schedule{}
+		}
+		if err := runtime.CheckTimeZone(zone); err != nil {
+			d.atValue(at.child("timezone"), "%s: %s", at.child("timezone"), err)
+			return expr, runtime.Schedule{}
+		}
+	}
+	var sched runtime.Schedule
+	var err error
+	if hasZone {
+		sched, err = runtime.CronIn(expr, zone)
+	} else {
+		sched, err = runtime.Cron(expr)
+	}
 	if err != nil {
 		msg := strings.TrimPrefix(err.Error(), runtime.ErrInvalidSchedule.Error()+": ")
 		d.atValue(at.child("expr"), "%s: %s", at.child("expr"), msg)
@@ -189,19 +215,30 @@ func (d *decoder) cron(m map[string]any, at path) (string, runtime.Schedule) {
 func (s Schedule) describe() string {
 	switch s.Mode {
 	case "every":
-		return fmt.Sprintf("every %s", shortDuration(s.Every))
+		return fmt.Sprintf("every %s", shortDuration(s.Every)) + s.rerunNote()
 	case "cron":
 		out := fmt.Sprintf("cron %q", s.Expr)
+		if s.Timezone != "" {
+			out += ", timezone " + s.Timezone
+		}
 		if s.CatchUp != "" {
 			out += ", catch_up " + s.CatchUp
 		}
 		if s.Grace != nil {
 			out += ", grace " + shortDuration(*s.Grace)
 		}
-		return out
+		return out + s.rerunNote()
 	default:
 		return s.Mode
 	}
+}
+
+// rerunNote is the summary's mention of rerun_interrupted.
+func (s Schedule) rerunNote() string {
+	if s.RerunInterrupted {
+		return ", rerun_interrupted"
+	}
+	return ""
 }
 
 // shortDuration writes 15m rather than 15m0s.

@@ -30,6 +30,7 @@ func TestScheduleModes(t *testing.T) {
 		{"mode = \"every\"\nseconds = 0.25", runtime.ScheduleEvery, 250 * time.Millisecond, "every 250ms"},
 		{"mode = \"cron\"\nexpr = \"0 * * * *\"", runtime.ScheduleCron, 0, `cron "0 * * * *"`},
 		{"mode = \"cron\"\nexpr = \"@every 10s\"\ncatch_up = \"all\"\ngrace = 5", runtime.ScheduleCron, 0, `cron "@every 10s", catch_up all, grace 5s`},
+		{"mode = \"cron\"\nexpr = \"30 2 * * *\"\ntimezone = \"Europe/Berlin\"", runtime.ScheduleCron, 0, `cron "30 2 * * *", timezone Europe/Berlin`},
 		{"mode = \"continuous\"", runtime.ScheduleContinuous, 0, "continuous"},
 		{"mode = \"once\"", runtime.ScheduleOnce, 0, "once"},
 	} {
@@ -58,11 +59,16 @@ func TestScheduleProblems(t *testing.T) {
 		{"mode = \"every\"\ndays = 1e300", "t.toml:2:1: s: the interval is too long"},
 		{"mode = \"every\"\nminutes = \"5\"", "t.toml:3:11: s.minutes: want a number, got a string"},
 		{"mode = \"cron\"\nexpr = \"* * *\"", "t.toml:3:8: s.expr: cron expression \"* * *\""},
+		{"mode = \"cron\"\nexpr = \"0 0 30 2 *\"", "t.toml:3:8: s.expr: cron expression \"0 0 30 2 *\": never fires"},
+		{"mode = \"cron\"\nexpr = \"*/61 * * * *\"", "t.toml:3:8: s.expr: cron expression \"*/61 * * * *\": minute field \"*/61\": step /61 is beyond"},
+		{"mode = \"cron\"\nexpr = \"0 * * * *\"\ntimezone = \"Europe/Berlln\"", "t.toml:4:12: s.timezone: unknown time zone \"Europe/Berlln\": want an IANA name such as Europe/Berlin (what CRON_TZ= takes)"},
+		{"mode = \"cron\"\nexpr = \"CRON_TZ=UTC 0 * * * *\"\ntimezone = \"Europe/Berlin\"", "t.toml:3:8: s.expr: cron expression \"CRON_TZ=UTC 0 * * * *\": already has a CRON_TZ= prefix"},
+		{"mode = \"every\"\nminutes = 1\ntimezone = \"UTC\"", "t.toml:4:1: s.timezone: not used with mode = \"every\""},
 		{"mode = \"cron\"\nexpr = 5", "t.toml:3:8: s.expr: want a string, got an integer"},
 		{"mode = \"cron\"\nexpr = \"0 * * * *\"\ncatch_up = \"lates\"", "t.toml:4:12: s.catch_up: unknown policy \"lates\" (did you mean \"latest\"?)"},
 		{"mode = \"cron\"\nexpr = \"0 * * * *\"\ngrace = 0", "t.toml:4:9: s.grace: 0s must be positive"},
 		{"mode = \"once\"\nexpr = \"0 * * * *\"", "t.toml:3:1: s.expr: not used with mode = \"once\" (it takes no other keys)"},
-		{"mode = \"every\"\nminutes = 1\ngrace = \"1m\"", "t.toml:4:1: s.grace: not used with mode = \"every\" (it takes seconds, minutes, hours, days)"},
+		{"mode = \"every\"\nminutes = 1\ngrace = \"1m\"", "t.toml:4:1: s.grace: not used with mode = \"every\" (it takes seconds, minutes, hours, days, rerun_interrupted)"},
 	} {
 		_, ds := parseSchedule(t, tc.table)
 		if len(ds) != 1 || !strings.HasPrefix(ds[0].String(), tc.want) {

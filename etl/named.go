@@ -16,7 +16,7 @@ import (
 // any sink a name of your choosing.
 
 // Named returns sink under name: dead letters of its rejections carry name in
-// their DeadLetterSink field. Flush and Close are passed through.
+// their DeadLetterSink field. Flush, Complete and Close are passed through.
 func Named(name string, sink Sink) Sink { return &namedSink{name: name, sink: sink} }
 
 type namedSink struct {
@@ -39,6 +39,14 @@ func (n *namedSink) Write(ctx context.Context, records []Record) error {
 func (n *namedSink) Flush(ctx context.Context) error {
 	if f, ok := n.sink.(Flusher); ok {
 		return f.Flush(ctx)
+	}
+	return nil
+}
+
+// Complete completes the wrapped sink's run when it is a Completer.
+func (n *namedSink) Complete(ctx context.Context) error {
+	if c, ok := n.sink.(Completer); ok {
+		return c.Complete(ctx)
 	}
 	return nil
 }

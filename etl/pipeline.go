@@ -48,7 +48,10 @@ var (
 // dead-letter queue, is flushed and the batch acknowledged (Batch.Ack). A
 // batch whose run failed is never acknowledged, so a source that
 // acknowledges redelivers it: nothing is lost. Sources without Ack are
-// flushed once, at the end of the run.
+// flushed once, at the end of the run. When the run succeeds (the source is
+// exhausted, or a shutdown was asked for between batches), every sink and
+// the dead-letter queue that implements Completer is told so, after the
+// last flush; an error there fails the run.
 //
 // Before the sinks, every record goes through the transforms
 // (WithTransforms), in order: a record a transform leaves out is not
@@ -139,7 +142,7 @@ func (p *pipeline) Run(ctx context.Context) (err error) {
 	for {
 		select {
 		case <-shutdown:
-			return p.flushAll(ctx)
+			return p.finish(ctx)
 		default:
 		}
 		if err := ctx.Err(); err != nil {
@@ -157,7 +160,7 @@ func (p *pipeline) Run(ctx context.Context) (err error) {
 			}
 		}
 		if eof || len(batch.Records) == 0 {
-			return p.flushAll(ctx)
+			return p.finish(ctx)
 		}
 	}
 }
@@ -292,6 +295,39 @@ func (p *pipeline) process(ctx context.Context, tracer trace.Tracer, lease runti
 	runtime.CountRecords(ctx, runtime.RecordCounts{Out: int64(len(recs) - dead), DeadLettered: int64(tdead + dead), Filtered: int64(filtered)})
 	if len(p.transforms) > 0 {
 		clear(p.kept)
+	}
+	return nil
+}
+
+// finish ends a run that succeeded: it flushes what is buffered, then
+// tells every sink, and the dead-letter queue, that records the run's
+// completion (Completer).
+func (p *pipeline) finish(ctx context.Context) error {
+	if err := p.flushAll(ctx); err != nil {
+		return err
+	}
+	for i := range p.sinks {
+		if err := complete(ctx, &p.sinks[i]); err != nil {
+			return err
+		}
+	}
+	if p.dlq != nil {
+		return complete(ctx, &p.dlqSlot)
+	}
+	return nil
+}
+
+func complete(ctx context.Context, s *sinkSlot) error {
+	c, ok := s.sink.(Completer)
+	if !ok {
+		return nil
+	}
+	if err := c.Complete(ctx); err != nil {
+		what := "sink"
+		if s.kind == "dlq" {
+			what = "dead-letter queue"
+		}
+		return fmt.Errorf("etl: %s %s: complete: %w", what, s.name, err)
 	}
 	return nil
 }

@@ -25,6 +25,16 @@ type Flusher interface {
 	Flush(ctx context.Context) error
 }
 
+// Completer is implemented by sinks that record a run's completion: the
+// postgres and sqlite sinks mark the run's slot completed in their slot
+// ledger, so another run of the same slot is refused (fencing.ErrSlotDone).
+// The pipeline calls Complete once, when the run succeeds: after its last
+// batch was written, flushed and acknowledged, before Run returns nil. An
+// error from Complete fails the run. A run that fails never calls it.
+type Completer interface {
+	Complete(ctx context.Context) error
+}
+
 // Rejection is one record a sink refused.
 type Rejection struct {
 	// Index is the record's position in the batch passed to Write.

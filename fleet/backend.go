@@ -5,6 +5,8 @@ import (
 	"errors"
 	"sync"
 	"time"
+
+	"github.com/agora-etl/agora/runtime"
 )
 
 // Worker is one live worker's registry record.
@@ -48,6 +50,9 @@ type Backend interface {
 	LeaseStates(ctx context.Context, pipelineIDs []string) ([]LeaseState, error)
 	// PausedPipelines returns the fleet-wide pause flags.
 	PausedPipelines(ctx context.Context) (map[string]PauseInfo, error)
+	// Runs reads the run history of each pipeline, newest first, at most
+	// limit runs each (<= 0: all that are kept).
+	Runs(ctx context.Context, pipelineIDs []string, limit int) ([][]runtime.RunRecord, error)
 	// Pause sets a pipeline's pause flag.
 	Pause(ctx context.Context, pipelineID, by string) error
 	// Resume clears it and reports whether it was set.

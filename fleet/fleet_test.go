@@ -156,7 +156,7 @@ func TestFleetCommandsAgainstRealReplicas(t *testing.T) {
 	rows = aligned(t, out)
 	next := time.Now().UTC().Truncate(time.Hour).Add(time.Hour).Format(time.RFC3339)
 	if code != 0 || len(rows) != 2 || rows[1][0] != "orders" || rows[1][1] != `cron="0 * * * *"` || rows[1][2] != "2" ||
-		rows[1][4] != next || rows[1][5] != "no" || rows[0][1] != "continuous" {
+		rows[1][4] != next || rows[1][5] != "-" || rows[1][7] != "no" || rows[0][1] != "continuous" {
 		t.Fatalf("pipelines table (want next fire %s):\n%s", next, out)
 	}
 
@@ -192,6 +192,35 @@ func TestFleetCommandsAgainstRealReplicas(t *testing.T) {
 	time.Sleep(1200 * time.Millisecond) // the other replica polls too, at least once
 	if n := ordersRuns(); n != 1 {
 		t.Fatalf("orders ran %d times after one trigger, want 1", n)
+	}
+
+	// The triggered run is in the fleet's run history, and in pipelines.
+	code, out, _ = run("runs", "orders", "--json")
+	var recs []runtime.RunRecord
+	if err := json.Unmarshal([]byte(out), &recs); code != 0 || err != nil || len(recs) != 1 {
+		t.Fatalf("runs orders --json: exit %d, %v, %s", code, err, out)
+	}
+	if r := recs[0]; r.Outcome != runtime.OutcomeSucceeded || !r.Triggered || !strings.HasPrefix(r.WorkerID, "replica-") ||
+		r.FencingToken <= 0 || r.End.Before(r.Start) || r.PipelineID != "orders" {
+		t.Fatalf("the triggered run's record: %+v", r)
+	}
+	code, out, _ = run("runs")
+	rows = aligned(t, out)
+	if code != 0 || len(rows) != 1 || rows[0][0] != "orders" || rows[0][7] != "succeeded" || rows[0][11] != "triggered" {
+		t.Fatalf("runs table:\n%s", out)
+	}
+	if code, out, _ = run("runs", "--failed"); code != 0 || strings.Count(out, "\n") != 1 {
+		t.Fatalf("runs --failed after a success: exit %d\n%s", code, out)
+	}
+	code, out, _ = run("pipelines")
+	rows = aligned(t, out)
+	if code != 0 || rows[1][5] != "succeeded" || rows[1][6] == "-" {
+		t.Fatalf("pipelines after a run:\n%s", out)
+	}
+	for _, args := range [][]string{{"runs", "a", "b"}, {"runs", "--limit", "-1"}, {"runs", "--since", "soon"}} {
+		if code, _, errOut := run(args...); code != 2 {
+			t.Errorf("%v: exit %d, want 2; stderr %s", args, code, errOut)
+		}
 	}
 
 	// Unknown pipelines and usage errors.

@@ -40,12 +40,17 @@ const usageText = `usage: fleet <command> [--json] [args]
 Commands:
   workers          live workers: id, host, pid, version, pipelines, started, last heartbeat
   leases           per pipeline: holder, holder alive, fencing token, run number, expires in
-  pipelines        per pipeline: schedule, workers, last completed slot, next fire time,
-                   paused, once completed
+  pipelines        per pipeline: schedule, workers, last completed slot, next run,
+                   last outcome, last success, paused, once completed
   pause ID         pause a pipeline fleet-wide: replicas skip its scheduled attempts
                    (a run in flight finishes)
   resume ID        clear a pipeline's pause
   trigger ID       run a pipeline once now, on exactly one replica
+  runs [ID]        run history, newest first: pipeline, run, token, worker, start, end,
+                   duration, outcome, records in/out/dead-lettered, triggered, error
+                   (--limit N, default 20; --failed; --since D such as 1h)
+  ui               the web dashboard (--listen 127.0.0.1:8090; --token T or
+                   AGORA_UI_TOKEN enables pause, resume and trigger)
 
 Flags:
   --json           print JSON instead of a table
@@ -67,7 +72,7 @@ func (e usageError) Error() string { return e.msg }
 // prints its result to stdout and problems to stderr, and returns the exit
 // status: ExitOK, ExitFailure or ExitUsage.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	cmd, rest, jsonOut, err := parseArgs(args)
+	cmd, rest, fl, err := parseArgs(args)
 	if err != nil {
 		var ue usageError
 		if errors.As(err, &ue) {
@@ -92,7 +97,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return ExitFailure
 	}
 	defer b.Close()
-	c := &command{b: b, out: stdout, json: jsonOut, now: time.Now()}
+	c := &command{b: b, out: stdout, json: fl.json, now: time.Now()}
 	switch cmd {
 	case "workers":
 		err = c.workers(ctx)
@@ -106,6 +111,10 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = c.resume(ctx, rest[0])
 	case "trigger":
 		err = c.trigger(ctx, rest[0])
+	case "runs":
+		err = c.runs(ctx, rest, runsFilter{limit: fl.limit, failed: fl.failed, since: fl.since})
+	case "ui":
+		err = serveUI(ctx, b, UIOptions{Listen: fl.listen, Token: fl.token}, stdout, stderr)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "fleet %s: %v\n", cmd, err)
@@ -118,13 +127,26 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // number of pipeline ids).
 var argCount = map[string]int{
 	"workers": 0, "leases": -1, "pipelines": 0, "pause": 1, "resume": 1, "trigger": 1, "help": 0,
+	"runs": -2, "ui": 0, // -2: at most one
 }
 
-// parseArgs splits the command word, its positional arguments and --json,
-// which may come anywhere after the command.
-func parseArgs(args []string) (cmd string, rest []string, jsonOut bool, err error) {
+// cmdFlags are the flags of a command line; which are accepted depends on
+// the command (see parseArgs).
+type cmdFlags struct {
+	json   bool
+	limit  int
+	failed bool
+	since  time.Duration
+	listen string
+	token  string
+}
+
+// parseArgs splits the command word, its positional arguments and its
+// flags (--json everywhere; --limit, --failed, --since for runs; --listen,
+// --token for ui), which may come anywhere after the command.
+func parseArgs(args []string) (cmd string, rest []string, fl cmdFlags, err error) {
 	if len(args) == 0 {
-		return "", nil, false, usageError{"no command given"}
+		return "", nil, fl, usageError{"no command given"}
 	}
 	cmd = args[0]
 	switch cmd {
@@ -133,18 +155,27 @@ func parseArgs(args []string) (cmd string, rest []string, jsonOut bool, err erro
 	}
 	want, ok := argCount[cmd]
 	if !ok {
-		return "", nil, false, usageError{fmt.Sprintf("unknown command %q", cmd)}
+		return "", nil, fl, usageError{fmt.Sprintf("unknown command %q", cmd)}
 	}
 	fs := flag.NewFlagSet("fleet "+cmd, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	fs.BoolVar(&jsonOut, "json", false, "print JSON")
+	fs.BoolVar(&fl.json, "json", false, "print JSON")
+	switch cmd {
+	case "runs":
+		fs.IntVar(&fl.limit, "limit", DefaultRunsLimit, "at most this many runs")
+		fs.BoolVar(&fl.failed, "failed", false, "only runs that did not succeed")
+		fs.DurationVar(&fl.since, "since", 0, "only runs that ended within this long")
+	case "ui":
+		fs.StringVar(&fl.listen, "listen", DefaultUIListen, "address to listen on")
+		fs.StringVar(&fl.token, "token", "", "token that enables the actions (default $AGORA_UI_TOKEN)")
+	}
 	remaining := args[1:]
 	for {
 		if err := fs.Parse(remaining); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
-				return "help", nil, false, nil
+				return "help", nil, fl, nil
 			}
-			return "", nil, false, usageError{err.Error()}
+			return "", nil, fl, usageError{err.Error()}
 		}
 		remaining = fs.Args()
 		if len(remaining) == 0 {
@@ -155,11 +186,17 @@ func parseArgs(args []string) (cmd string, rest []string, jsonOut bool, err erro
 	}
 	switch {
 	case want == 1 && len(rest) != 1:
-		return "", nil, false, usageError{fmt.Sprintf("%s takes one pipeline id, got %d arguments", cmd, len(rest))}
+		return "", nil, fl, usageError{fmt.Sprintf("%s takes one pipeline id, got %d arguments", cmd, len(rest))}
 	case want == 0 && len(rest) > 0:
-		return "", nil, false, usageError{fmt.Sprintf("%s takes no arguments, got %q", cmd, rest)}
+		return "", nil, fl, usageError{fmt.Sprintf("%s takes no arguments, got %q", cmd, rest)}
+	case want == -2 && len(rest) > 1:
+		return "", nil, fl, usageError{fmt.Sprintf("%s takes at most one pipeline id, got %q", cmd, rest)}
+	case cmd == "runs" && fl.limit < 0:
+		return "", nil, fl, usageError{fmt.Sprintf("--limit %d: must be 0 (all kept) or more", fl.limit)}
+	case cmd == "runs" && fl.since < 0:
+		return "", nil, fl, usageError{fmt.Sprintf("--since %s: must not be negative", fl.since)}
 	}
-	return cmd, rest, jsonOut, nil
+	return cmd, rest, fl, nil
 }
 
 // command runs one subcommand against a backend.
@@ -267,74 +304,26 @@ func (c *command) leases(ctx context.Context, only []string) error {
 	return t.flush()
 }
 
-// pipelineRow is one line of "fleet pipelines".
-type pipelineRow struct {
-	PipelineID    string     `json:"pipeline_id"`
-	Schedule      string     `json:"schedule"`
-	Workers       []string   `json:"workers"`
-	LastCompleted *time.Time `json:"last_completed"`
-	NextFire      *time.Time `json:"next_fire"`
-	Paused        bool       `json:"paused"`
-	PausedBy      string     `json:"paused_by,omitempty"`
-	OnceCompleted bool       `json:"once_completed"`
-}
-
 func (c *command) pipelines(ctx context.Context) error {
-	ws, err := c.b.Workers(ctx)
+	rows, _, err := Overview(ctx, c.b, c.now)
 	if err != nil {
 		return err
-	}
-	ids, by := known(ws)
-	paused, err := c.b.PausedPipelines(ctx)
-	if err != nil {
-		return err
-	}
-	for id := range paused {
-		if _, ok := by[id]; !ok {
-			ids = append(ids, id) // paused, with no live worker
-		}
-	}
-	sort.Strings(ids)
-	states, err := c.b.LeaseStates(ctx, ids)
-	if err != nil {
-		return err
-	}
-	schedules := map[string]string{}
-	for _, w := range ws {
-		for id, s := range w.Schedules {
-			schedules[id] = s
-		}
-	}
-	rows := make([]pipelineRow, len(ids))
-	for i, id := range ids {
-		st := states[i]
-		r := pipelineRow{PipelineID: id, Schedule: schedules[id], Workers: by[id], OnceCompleted: st.OnceCompleted}
-		if r.Workers == nil {
-			r.Workers = []string{}
-		}
-		if st.LastCompleted > 0 {
-			t := time.Unix(st.LastCompleted, 0).UTC()
-			r.LastCompleted = &t
-		}
-		if p, ok := paused[id]; ok {
-			r.Paused, r.PausedBy = true, p.By
-		}
-		if next, ok := nextFire(r.Schedule, c.now); ok {
-			r.NextFire = &next
-		}
-		rows[i] = r
 	}
 	if c.json {
 		return c.emit(rows)
 	}
-	t := newTable(c.out, "PIPELINE", "SCHEDULE", "WORKERS", "LAST COMPLETED", "NEXT FIRE", "PAUSED", "ONCE COMPLETED")
+	t := newTable(c.out, "PIPELINE", "SCHEDULE", "WORKERS", "LAST COMPLETED", "NEXT RUN", "LAST OUTCOME", "LAST SUCCESS", "PAUSED", "ONCE COMPLETED")
 	for _, r := range rows {
 		sched := r.Schedule
 		if sched == "" {
 			sched = "-"
 		}
-		t.row(r.PipelineID, sched, fmt.Sprint(len(r.Workers)), timeOrDash(r.LastCompleted), timeOrDash(r.NextFire),
-			yesNo(r.Paused), yesNo(r.OnceCompleted))
+		outcome := string(r.LastOutcome)
+		if outcome == "" {
+			outcome = "-"
+		}
+		t.row(r.PipelineID, sched, fmt.Sprint(len(r.Workers)), timeOrDash(r.LastCompleted), timeOrDash(r.NextRun),
+			outcome, timeOrDash(r.LastSuccess), yesNo(r.Paused), yesNo(r.OnceCompleted))
 	}
 	return t.flush()
 }

@@ -49,6 +49,12 @@ func (r *runner) attempt(runNumber int64, now time.Time, due int64, onDemand boo
 		}
 		return o, err, now
 	}
+	if runNumber > 0 && lease.RunNumber > 0 && lease.RunNumber < runNumber {
+		// The coordinator granted an earlier slot whose holder died before
+		// completing it (RerunInterrupted); this attempt runs that slot.
+		r.reran = true
+		r.logRun(slog.LevelInfo, "re-running an interrupted slot before this one", lease, slog.Int64("asked_run_number", runNumber))
+	}
 	if r.isStopped() {
 		// Stop came while the lease was being asked for; after Stop no run
 		// starts, so the lease goes straight back.
@@ -115,15 +121,43 @@ func (r *runner) attempt(runNumber int64, now time.Time, due int64, onDemand boo
 		runErr = withCause(runErr, cancelCause)
 	}
 	ctx.cancel(nil)
-	if relErr := env.finishLease(ctx, r, runErr == nil); relErr != nil {
+	// A run refused because its slot was completed by another run (the
+	// database said so: fencing.ErrSlotDone wraps ErrSlotCompleted) ends
+	// the slot as a completed one: the lease is completed, so the fleet
+	// skips the slot too, and the slot is not retried.
+	slotDone := runErr != nil && errors.Is(runErr, ErrSlotCompleted)
+	records := ctx.records.snapshot()
+	var relErr error
+	if env.recorder != nil || env.local != nil {
+		rec := RunRecord{
+			PipelineID: r.sp.PipelineID, RunNumber: lease.RunNumber, FencingToken: lease.FencingToken,
+			WorkerID: lease.WorkerID, Start: start, End: end, Duration: end.Sub(start),
+			Outcome: outcomeOf(runErr, cancelCause), Error: runErrorText(runErr), Records: records,
+			Triggered: onDemand,
+		}
+		if slotDone {
+			rec.Outcome = OutcomeSlotDone
+		}
+		if env.local != nil {
+			relErr = env.finishLease(ctx, r, runErr == nil || slotDone)
+			env.local.recordRun(r.local, rec)
+		} else {
+			relErr = env.finishRun(ctx, rec)
+		}
+	} else {
+		relErr = env.finishLease(ctx, r, runErr == nil || slotDone)
+	}
+	if relErr != nil {
 		r.logRun(slog.LevelWarn, "releasing the lease failed", lease, slog.Any("error", relErr))
 	}
-	records := ctx.records.snapshot()
 	r.counted(runErr, cancelCause, records)
 	env.metrics.observeDuration(r, end.Sub(start))
 	r.ended(lease, runErr, end.Sub(start), records)
 	endRunSpan(span, runErr, cancelCause, records)
-	if runErr != nil {
+	switch {
+	case slotDone:
+		return outcomeSlotDone, runErr, end
+	case runErr != nil:
 		return outcomeFailure, runErr, end
 	}
 	return outcomeSuccess, nil, end
@@ -163,6 +197,10 @@ func (r *runner) ended(lease Lease, runErr error, took time.Duration, records Re
 	attrs := []slog.Attr{slog.Duration("duration", took)}
 	if !records.IsZero() {
 		attrs = append(attrs, records.attrs()...)
+	}
+	if runErr != nil && errors.Is(runErr, ErrSlotCompleted) {
+		r.logRun(slog.LevelWarn, "run refused: another run already completed this slot; moving on to the next slot", lease, append(attrs, slog.Any("error", runErr))...)
+		return
 	}
 	if runErr != nil {
 		r.logRun(slog.LevelError, "run failed", lease, append(attrs, slog.Any("error", runErr))...)

@@ -33,8 +33,28 @@ type ScheduleReporter interface {
 	SetSchedules(schedules map[string]string)
 }
 
-// reportSchedules hands coord the pipelines' schedules when it wants them.
+// InterruptedRerunner is implemented by coordinators that can tell a
+// pipeline's worker, when it takes over the lease of a holder that died,
+// which earlier slot that holder left unfinished, and grant that slot
+// instead (see ScheduledPipeline.RerunInterrupted). The pool calls
+// SetRerunInterrupted before Start with the ids of the pipelines that ask
+// for it.
+type InterruptedRerunner interface {
+	SetRerunInterrupted(pipelineIDs []string)
+}
+
+// reportSchedules hands coord the pipelines' schedules when it wants them,
+// and the pipelines that re-run interrupted slots.
 func reportSchedules(coord Coordinator, pipelines []*ScheduledPipeline) {
+	if rr, ok := coord.(InterruptedRerunner); ok {
+		var ids []string
+		for _, sp := range pipelines {
+			if sp.RerunInterrupted {
+				ids = append(ids, sp.PipelineID)
+			}
+		}
+		rr.SetRerunInterrupted(ids)
+	}
 	sr, ok := coord.(ScheduleReporter)
 	if !ok {
 		return
@@ -131,14 +151,19 @@ func (r *runner) publishTriggered(o outcome, runErr error, end time.Time, state 
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	switch o {
-	case outcomeSuccess, outcomeFailure:
+	case outcomeSuccess, outcomeFailure, outcomeSlotDone:
 		r.ctx = nil
 		r.st.runs++
 		r.st.lastEnd = end.UnixNano()
 		r.st.runNumber, r.st.token = 0, 0
 		r.st.lastErr = ""
 		if runErr != nil {
-			r.st.failures++
+			if o == outcomeSlotDone {
+				r.st.skipped++
+				r.st.skippedDone++
+			} else {
+				r.st.failures++
+			}
 			r.st.lastErr = runErr.Error()
 		}
 		if r.st.state == StateRunning {

@@ -22,6 +22,13 @@ const (
 // ErrSlotCompleted is returned (with false) by TryAcquireLease when the slot
 // asked for already completed successfully somewhere in the fleet. The pool
 // skips such a slot without counting an error, and a Once pipeline stops.
+//
+// A run whose error wraps it (fencing.ErrSlotDone does: a database sink
+// found the slot completed by another run) is treated the same way: it is
+// not retried and counts no error (agora_attempts_skipped_total with reason
+// "completed"), its lease is completed rather than released, so the fleet
+// skips the slot too, it is logged at WARN, and the pipeline goes on to its
+// next slot.
 var ErrSlotCompleted = errors.New("runtime: slot already completed")
 
 // ErrNilPipeline is reported when a factory returns a nil pipeline and no

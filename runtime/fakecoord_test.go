@@ -29,6 +29,10 @@ type fakeCoord struct {
 	// closes acquiring when it starts waiting.
 	hangAcquire bool
 	acquiring   chan struct{}
+	// grantRun, when set, names the run number a grant is for (a
+	// coordinator handing out an interrupted earlier slot); nil: the one
+	// asked for.
+	grantRun func(id string, n int64) int64
 }
 
 func newFakeCoord() *fakeCoord {
@@ -77,7 +81,11 @@ func (c *fakeCoord) TryAcquireLease(ctx context.Context, id string, n int64) (bo
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.token++
-	c.held[id] = runtime.Lease{PipelineID: id, WorkerID: c.workerID, RunNumber: n, FencingToken: c.token, AcquiredAt: time.Now()}
+	run := n
+	if c.grantRun != nil {
+		run = c.grantRun(id, n)
+	}
+	c.held[id] = runtime.Lease{PipelineID: id, WorkerID: c.workerID, RunNumber: run, FencingToken: c.token, AcquiredAt: time.Now()}
 	c.granted[id] = c.token
 	c.record("acquire %s", id)
 	return true, nil

@@ -11,6 +11,12 @@ type Lease struct {
 	// RunNumber names the run: for cron and Every schedules the slot's start in
 	// Unix seconds, for Continuous and Once a number the coordinator hands out.
 	RunNumber int64
+	// Slot reports that RunNumber is a scheduled slot (a cron or Every run,
+	// RunNumber its start in Unix seconds) rather than a number the
+	// coordinator handed out (Continuous, Once, a triggered run). The
+	// database sinks record a slot's writes in their slot ledger, so a slot
+	// another run completed is refused (fencing.ErrSlotDone).
+	Slot bool
 	// FencingToken is strictly greater than every token issued before it for the
 	// same pipeline; a downstream store can reject writes that carry a smaller
 	// one. 0 means unfenced (a local or fallback lease) and never equals a real

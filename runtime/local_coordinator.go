@@ -29,6 +29,8 @@ type LocalCoordinator struct {
 
 	mu      sync.RWMutex
 	entries map[string]*localEntry
+
+	history localHistory
 }
 
 // localEntry is one pipeline's lease state, kept small: a pool may hold
@@ -44,6 +46,7 @@ type localEntry struct {
 	acquiredAt    int64 // Unix ns
 	lastCompleted int64
 	autoNumber    int64
+	history       *runRing // nil until a run is recorded
 }
 
 // NewLocalCoordinator returns a LocalCoordinator reading time from clock
@@ -132,7 +135,7 @@ func (c *LocalCoordinator) leaseOf(pipelineID string, e *localEntry, at time.Tim
 	if w := c.workerID.Load(); w != nil {
 		worker = *w
 	}
-	return Lease{PipelineID: pipelineID, WorkerID: worker, RunNumber: e.runNumber, AcquiredAt: at}
+	return Lease{PipelineID: pipelineID, WorkerID: worker, RunNumber: e.runNumber, Slot: !e.auto && e.runNumber > 0, AcquiredAt: at}
 }
 
 // ReleaseLease gives up the lease without marking its slot completed.

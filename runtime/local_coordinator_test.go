@@ -103,3 +103,21 @@ func TestLocalCoordinatorConcurrentAcquireIsExclusive(t *testing.T) {
 		t.Fatalf("%d winners", wins)
 	}
 }
+
+func TestLocalLeaseSlotMarksScheduledRuns(t *testing.T) {
+	c := runtime.NewLocalCoordinator(clocktest.NewFake(t0))
+	for _, tc := range []struct {
+		run  int64
+		slot bool
+	}{{1767225600, true}, {runtime.RunNumberAuto, false}, {runtime.RunNumberOnce, false}} {
+		if ok, err := c.TryAcquireLease(context.Background(), "p", tc.run); !ok || err != nil {
+			t.Fatalf("run %d: %v %v", tc.run, ok, err)
+		}
+		if l, _ := c.CurrentLease("p"); l.Slot != tc.slot {
+			t.Errorf("run %d: lease %+v, want Slot %v", tc.run, l, tc.slot)
+		}
+		if err := c.ReleaseLease(context.Background(), "p"); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

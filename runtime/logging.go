@@ -11,7 +11,9 @@ import (
 // NewLogger returns a slog logger writing to w in format "text" (also
 // "") or "json" at level ("debug", "info" (also ""), "warn", "error", or
 // slog's forms such as "info+2"). It is what Main builds from its -log-format and -log-level
-// flags. A nil w means os.Stderr.
+// flags. A nil w means os.Stderr. A record logged with a run's context
+// (slog.InfoContext(ctx, …) inside Run) gets the run's pipeline_id,
+// run_number and fencing_token unless it names a pipeline_id itself.
 func NewLogger(w io.Writer, format, level string) (*slog.Logger, error) {
 	if w == nil {
 		w = os.Stderr
@@ -23,9 +25,9 @@ func NewLogger(w io.Writer, format, level string) (*slog.Logger, error) {
 	opts := &slog.HandlerOptions{Level: lvl}
 	switch strings.ToLower(strings.TrimSpace(format)) {
 	case "text", "":
-		return slog.New(slog.NewTextHandler(w, opts)), nil
+		return slog.New(withRunAttrs(slog.NewTextHandler(w, opts))), nil
 	case "json":
-		return slog.New(slog.NewJSONHandler(w, opts)), nil
+		return slog.New(withRunAttrs(slog.NewJSONHandler(w, opts))), nil
 	default:
 		return nil, fmt.Errorf("runtime: log format %q: want text or json", format)
 	}

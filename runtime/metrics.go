@@ -38,6 +38,9 @@ func newPoolMetrics(p *WorkerPool) *poolMetrics {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		&poolCollector{pool: p},
 	)
+	for _, c := range registeredCollectors() {
+		_ = m.reg.Register(c)
+	}
 	if c, ok := p.cfg.coordinator.(prometheus.Collector); ok {
 		// A coordinator with metrics of its own (the Redis one) adds them;
 		// a second pool on the same coordinator would register them twice,
@@ -48,6 +51,30 @@ func newPoolMetrics(p *WorkerPool) *poolMetrics {
 	return m
 }
 
+// processCollectors are the collectors RegisterCollector added.
+var processCollectors struct {
+	mu   sync.Mutex
+	list []prometheus.Collector
+}
+
+// RegisterCollector adds c, a collector of process-wide metrics, to the
+// /metrics (and Gatherer) of every pool whose metrics are made after the
+// call. Packages whose counters belong to the process rather than to one
+// pool call it from init, so a worker exposes them however it was built:
+// etl/fencing registers agora_fencing_refusals_total this way. A collector
+// whose metrics clash with the pool's is left out of that pool.
+func RegisterCollector(c prometheus.Collector) {
+	processCollectors.mu.Lock()
+	defer processCollectors.mu.Unlock()
+	processCollectors.list = append(processCollectors.list, c)
+}
+
+func registeredCollectors() []prometheus.Collector {
+	processCollectors.mu.Lock()
+	defer processCollectors.mu.Unlock()
+	return append([]prometheus.Collector(nil), processCollectors.list...)
+}
+
 // metrics returns the pool's metrics, made on first use.
 func (p *WorkerPool) metrics() *poolMetrics {
 	p.metricsOnce.Do(func() { p.metricsState = newPoolMetrics(p) })
@@ -56,8 +83,9 @@ func (p *WorkerPool) metrics() *poolMetrics {
 
 // Gatherer returns the pool's Prometheus metrics (served by the health
 // server at /metrics), for programs that expose them elsewhere. The
-// registry holds the Go and process collectors, the pool's agora_* metrics
-// and, when the coordinator is a prometheus.Collector, the coordinator's.
+// registry holds the Go and process collectors, the pool's agora_* metrics,
+// those added with RegisterCollector and, when the coordinator is a
+// prometheus.Collector, the coordinator's.
 func (p *WorkerPool) Gatherer() prometheus.Gatherer { return p.metrics().reg }
 
 // histogram is a fixed-bucket histogram of one pipeline, safe for
@@ -143,6 +171,9 @@ func (r *runner) counted(runErr, cancelCause error, records RecordCounts) {
 	switch {
 	case runErr == nil:
 		r.st.ok++
+	case errors.Is(runErr, ErrSlotCompleted):
+		// Refused because the slot ran elsewhere: counted as a completed
+		// slot skipped (publish), not as a failed run.
 	case panicked:
 		r.st.panicked++
 	case cancelCause != nil:

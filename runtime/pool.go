@@ -64,6 +64,7 @@ type poolConfig struct {
 	signals         <-chan os.Signal // tests inject signals here
 	tracerProvider  trace.TracerProvider
 	shutdownHooks   []func(context.Context) error
+	runHistory      *RunHistoryPolicy
 }
 
 // PoolOption configures a WorkerPool.
@@ -107,6 +108,14 @@ func WithLogger(l *slog.Logger) PoolOption {
 // WithWorkerID names this worker (default: host, pid and a random suffix).
 func WithWorkerID(id string) PoolOption {
 	return func(c *poolConfig) { c.workerID = id }
+}
+
+// WithRunHistory bounds the run history the pool keeps in memory when it
+// runs without a coordinator (default: the last 100 runs per pipeline, for
+// 7 days). A coordinator given with WithCoordinator keeps its own (see
+// distributed.Options.RunHistory).
+func WithRunHistory(p RunHistoryPolicy) PoolOption {
+	return func(c *poolConfig) { c.runHistory = &p }
 }
 
 // WithClock sets the time source (default SystemClock).
@@ -267,7 +276,11 @@ func (p *WorkerPool) Run(ctx context.Context) error {
 	logger := p.logger()
 	coord := cfg.coordinator
 	if coord == nil {
-		coord = NewLocalCoordinator(cfg.clock)
+		local := NewLocalCoordinator(cfg.clock)
+		if cfg.runHistory != nil {
+			local.SetRunHistory(*cfg.runHistory)
+		}
+		coord = local
 	}
 
 	pr := &poolRun{

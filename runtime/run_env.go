@@ -13,6 +13,7 @@ type runEnv struct {
 	coord     Coordinator
 	local     *LocalCoordinator // set when coord is one: no context or timeout needed
 	completer RunCompleter
+	recorder  RunRecorder     // nil when the coordinator keeps no run history
 	control   FleetController // nil when the coordinator carries no commands
 	logger    *slog.Logger
 	metrics   *poolMetrics // nil when driven by Start
@@ -33,6 +34,7 @@ func newRunEnv(clock Clock, coord Coordinator, logger *slog.Logger, parent conte
 	env := &runEnv{clock: clock, coord: coord, logger: logger, parent: parent}
 	env.local, _ = coord.(*LocalCoordinator)
 	env.completer, _ = coord.(RunCompleter)
+	env.recorder, _ = coord.(RunRecorder)
 	env.control, _ = coord.(FleetController)
 	env.hard, env.cancelHard = context.WithCancelCause(parent)
 	return env
@@ -127,4 +129,12 @@ func (env *runEnv) finishLease(runCtx context.Context, r *runner, success bool) 
 		return env.completer.CompleteLease(ctx, id)
 	}
 	return env.coord.ReleaseLease(ctx, id)
+}
+
+// finishRun gives the lease back and records the run, in one step, with
+// the same context rules as finishLease.
+func (env *runEnv) finishRun(runCtx context.Context, rec RunRecord) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(runCtx), LeaseReleaseTimeout)
+	defer cancel()
+	return env.recorder.FinishRun(ctx, rec)
 }

@@ -155,7 +155,7 @@ func (r *runner) runNow() error {
 	switch o {
 	case outcomeSuccess:
 		return nil
-	case outcomeFailure:
+	case outcomeFailure, outcomeSlotDone:
 		return fmt.Errorf("pipeline %q: %w", r.id(), err)
 	case outcomeLeaseError:
 		return fmt.Errorf("pipeline %q: cannot ask the coordinator for a lease: %w", r.id(), err)

@@ -50,6 +50,11 @@ const (
 	outcomeLeaseError
 	outcomeStopped // the lease came after Stop; given back, not run
 	outcomePaused  // the pipeline is paused fleet-wide; no lease asked for
+	// outcomeSlotDone: the run started and was refused because another run
+	// had already completed its slot (an error wrapping ErrSlotCompleted,
+	// such as fencing.ErrSlotDone from a database sink): the slot is done,
+	// so it is not retried.
+	outcomeSlotDone
 )
 
 // runner holds the schedule state of one pipeline and makes its attempts.
@@ -78,6 +83,10 @@ type runner struct {
 	following int64 // cron: the slot after slot, when already known
 	failures  int32 // consecutive failed runs
 	retry     bool  // the next attempt retries slot after a failure
+	// reran is set while the attempt runs an earlier, interrupted slot in
+	// place of the one it asked for (RerunInterrupted): that one is asked
+	// for again at once.
+	reran bool
 	// catch-up (CatchUpLatest, CatchUpAll): the oldest slot that may not
 	// have run fleet-wide, the runs CatchUpAll may still make, and whether
 	// the coordinator's last completed slot is still to be read
@@ -388,6 +397,15 @@ func (r *runner) plan(o outcome, runErr error, end time.Time) (done bool, err er
 	sp := r.sp
 	kind := sp.Schedule.Kind()
 	endN := end.UnixNano()
+	if r.reran && o == outcomeSuccess {
+		// The interrupted slot ran; the one asked for is still to run.
+		r.reran, r.failures = false, 0
+		r.next = endN
+		r.retry = kind == ScheduleCron
+		r.publish(o, runErr, endN, StateIdle)
+		return false, nil
+	}
+	r.reran = false
 	switch o {
 	case outcomeSuccess:
 		r.failures, r.retry = 0, false
@@ -428,7 +446,7 @@ func (r *runner) plan(o outcome, runErr error, end time.Time) (done bool, err er
 		r.logBackoff(delay)
 		return false, nil
 
-	case outcomeSlotCompleted:
+	case outcomeSlotCompleted, outcomeSlotDone:
 		if kind == ScheduleOnce {
 			r.publish(o, runErr, endN, StateStopped)
 			return true, nil
@@ -481,14 +499,21 @@ func (r *runner) publish(o outcome, runErr error, end int64, state PipelineState
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	switch o {
-	case outcomeSuccess, outcomeFailure:
+	case outcomeSuccess, outcomeFailure, outcomeSlotDone:
 		r.ctx = nil
 		r.st.runs++
 		r.st.lastStart, r.st.since = r.st.since, 0
 		r.st.lastEnd = end
 		r.st.runNumber, r.st.token = 0, 0
 		r.st.lastErr = ""
-		if runErr != nil {
+		switch {
+		case o == outcomeSlotDone:
+			// Not a failure: the slot ran elsewhere, as a skipped
+			// completed slot does.
+			r.st.skipped++
+			r.st.skippedDone++
+			r.st.lastErr = runErr.Error()
+		case runErr != nil:
 			r.st.failures++
 			r.st.lastErr = runErr.Error()
 		}

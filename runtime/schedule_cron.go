@@ -56,11 +56,18 @@ func parseCron(expr string) (nexter, error) {
 	if err != nil {
 		return nil, describeCronError(rest, err)
 	}
+	if err := checkSteps(rest); err != nil {
+		return nil, err
+	}
 	s, ok := spec.(*cron.SpecSchedule)
 	if !ok {
 		return nil, fmt.Errorf("unsupported schedule type %T", spec)
 	}
-	return newWallClock(s, loc), nil
+	w := newWallClock(s, loc)
+	if err := checkFires(w); err != nil {
+		return nil, err
+	}
+	return w, nil
 }
 
 // zonePrefix reports the prefix name ("CRON_TZ" or "TZ") when expr starts

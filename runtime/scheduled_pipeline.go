@@ -53,6 +53,14 @@ type ScheduledPipeline struct {
 	// CatchUpPolicy); the zero value CatchUpSkip skips them. Other schedule
 	// kinds ignore it.
 	CatchUp CatchUpPolicy
+	// RerunInterrupted re-runs a cron or Every slot whose holder died (or
+	// was paused past its record's expiry) before completing it: the
+	// worker that takes the pipeline's lease over runs that slot first,
+	// with a new fencing token, then its own. Off by default; paired with
+	// a fenced upsert sink, a slot's rows are as if it ran once. Only a
+	// coordinator that takes leases over (one Redis, Sentinel) can tell;
+	// a lease that lapses by its TTL instead is not re-run.
+	RerunInterrupted bool
 	// Grace is how late a cron slot may start and still run under
 	// CatchUpSkip; 0 means LateSlotGrace.
 	Grace time.Duration
@@ -163,6 +171,8 @@ func (sp *ScheduledPipeline) problems() []error {
 	var errs []error
 	if sp.PipelineID == "" {
 		errs = append(errs, errors.New("empty PipelineID"))
+	} else if err := ValidatePipelineID(sp.PipelineID); err != nil {
+		errs = append(errs, err)
 	}
 	if sp.Factory == nil {
 		errs = append(errs, errors.New("nil Factory"))

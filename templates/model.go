@@ -91,6 +91,9 @@ type Pipeline struct {
 	// Timeout bounds one run (runtime.ScheduledPipeline.Timeout); 0 means
 	// no limit.
 	Timeout time.Duration
+	// RerunInterrupted re-runs a slot whose holder died
+	// (runtime.ScheduledPipeline.RerunInterrupted).
+	RerunInterrupted bool
 }
 
 // ScheduleKind is the kind of a Schedule.

@@ -169,6 +169,9 @@ func getWorkerBody(g *jen.Group, imp *imports, w Worker, pipelines []Pipeline) {
 		if p.Timeout > 0 {
 			fields = append(fields, field("Timeout", imp.duration(p.Timeout)))
 		}
+		if p.RerunInterrupted {
+			fields = append(fields, field("RerunInterrupted", jen.True()))
+		}
 		fields = append(fields, jen.Line())
 		g.Id("pool").Dot("Register").Call(jen.Op("&").Add(rt("ScheduledPipeline")).Values(fields...))
 	}

@@ -10,6 +10,51 @@
 // otherwise stores the run's token and commits it together with the data.
 // A token equal to the stored one is the same run writing its next batch
 // and is accepted.
+//
+// # The slot ledger
+//
+// The token rule cannot tell two runs of one scheduled slot apart: when the
+// coordination Redis loses its data, a second replica may run a slot that
+// already ran, with a higher token, and the rule accepts it. So the same
+// database keeps a ledger, a table
+//
+//	agora_slots(resource text, slot bigint, token bigint, completed boolean,
+//	            primary key (resource, slot))
+//
+// of its own (agora_fencing is left as it was, so databases made before the
+// ledger keep working and gain the table at their first fenced write). A
+// row says which run (fencing token) of a slot wrote to the resource, and
+// whether that run completed. A slot run is one whose lease is a slot
+// (runtime.Lease.Slot: cron and Every runs; SlotOf); Continuous, Once and
+// triggered runs keep the token rule alone and leave no ledger row.
+//
+// A slot run's first write to a resource (its token above the stored one),
+// under the same row lock and in the same transaction as its rows, reads
+// the slot's row (CheckSlot):
+//   - none: it inserts one with its token, not completed;
+//   - its own token: its next batch (later batches, whose token equals the
+//     stored one, do not read the ledger: no other run can have changed
+//     the row without storing a higher token);
+//   - completed by another token: refused with a *SlotDoneError wrapping
+//     ErrSlotDone, logged at WARN with both tokens and counted
+//     (SlotDoneRefusals, agora_fencing_refusals_total{reason="slot_done"});
+//     the error matches runtime.ErrSlotCompleted, so the pool does not
+//     retry the run and goes on to the next slot;
+//   - not completed, lower token: the earlier run died or lost its lease;
+//     this run takes the slot over (the row takes its token) and writes;
+//   - not completed, higher token: a stale writer (*StaleWriterError).
+//
+// When the run succeeds its row is marked completed, in a transaction that
+// takes the same lock: the etl pipeline calls the sinks' Complete after the
+// last batch was acknowledged and flushed, before the run reports success
+// (etl.Completer); hand-written pipelines pass CompletesSlot to their last
+// FencedTx or call CompleteSlot. A run that completes without having
+// written inserts its row completed (a slot whose run found nothing is
+// done too), or takes an interrupted run's row over and stores its token,
+// so the interrupted run cannot add to the slot afterwards.
+//
+// The ledger keeps the SlotsKept newest slots per resource; older rows are
+// deleted when a new slot's row is inserted.
 package fencing
 
 import (
@@ -53,6 +98,10 @@ func (e *StaleWriterError) Error() string {
 
 // Unwrap returns ErrStaleWriter.
 func (e *StaleWriterError) Unwrap() error { return ErrStaleWriter }
+
+// RunOutcome records a run that failed with e as refused as stale in the
+// run history.
+func (e *StaleWriterError) RunOutcome() runtime.RunOutcome { return runtime.OutcomeStale }
 
 // refusals counts stale writes refused by this process.
 var refusals atomic.Int64

@@ -10,4 +10,10 @@
 // token, writes the rows and commits: a stale writer's batch never lands,
 // in part or in full. Rows go in with COPY (insert) or one
 // INSERT ... ON CONFLICT per batch (upsert); see BENCHMARKS.md for why.
+//
+// For a slot run (cron, Every) the same transaction applies the slot
+// ledger, agora_slots (see the fencing package doc and docs/fencing.md): a
+// slot another run completed is refused with fencing.ErrSlotDone, and the
+// sink's Complete, which the pipeline calls when the run succeeds, marks
+// the slot completed.
 package postgres

@@ -52,3 +52,30 @@ func TestWriterKilledMidTransaction(t *testing.T) {
 		}
 	}
 }
+
+// A slot run SIGKILLed after its first batch leaves that batch and an
+// uncompleted ledger row; the re-run with a higher token takes the slot
+// over and completes it.
+func TestSlotRunKilledAfterItsFirstBatch(t *testing.T) {
+	const n = 1000
+	newSink := func(pool *pgxpool.Pool) *Sink {
+		sink, err := NewSink(pool, SinkConfig{Table: "ks", Mode: "upsert", Key: []string{"id"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sink
+	}
+	if url, ok := sinktest.ChildArg(); ok {
+		pool, err := pgxpool.New(context.Background(), url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sink := newSink(pool)
+		t.Fatal(sinktest.WriteKilledSlotRun(sink, func() { sink.beforeCommit = sinktest.StopInTransaction }, n))
+	}
+	pool, url := testPool(t)
+	db := suiteDB(pool, defaultUpsertPath)
+	db.Exec(t, "CREATE TABLE ks (id bigint PRIMARY KEY, v text NOT NULL)")
+	sinktest.KillWriterMidTransaction(t, "TestSlotRunKilledAfterItsFirstBatch", url)
+	sinktest.CheckKilledSlotRun(t, db, newSink(pool), "ks", n)
+}

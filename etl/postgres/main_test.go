@@ -2,12 +2,14 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/agora-etl/agora/etl"
+	"github.com/agora-etl/agora/etl/fencing"
 	"github.com/agora-etl/agora/etl/internal/sinktest"
 	"github.com/agora-etl/agora/internal/pgtest"
 )
@@ -48,6 +50,20 @@ func suiteDB(pool *pgxpool.Pool, path upsertPath) sinktest.DB {
 		Ints:    func(t testing.TB, q string) []int64 { return query[int64](t, pool, q) },
 		Strings: func(t testing.TB, q string) []string { return query[string](t, pool, q) },
 		AutoID:  "bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY",
+		FencedTx: func(ctx context.Context, resource string, token, v int64, opts ...fencing.TxOption) error {
+			return FencedTx(ctx, pool, resource, token, func(tx pgx.Tx) error {
+				if _, err := tx.Exec(ctx, "INSERT INTO "+resource+" (v) VALUES ($1)", v); err != nil {
+					return err
+				}
+				if v < 0 {
+					return errors.New("sinktest: failing as asked")
+				}
+				return nil
+			}, opts...)
+		},
+		CompleteSlot: func(ctx context.Context, resource string, token int64) error {
+			return CompleteSlot(ctx, pool, resource, token)
+		},
 	}
 }
 

@@ -72,6 +72,9 @@ type SinkStats struct {
 	Rejected int64
 	// Refused counts batches refused because their fencing token was stale.
 	Refused int64
+	// SlotDone counts batches (and completions) refused because another
+	// run had completed their slot (fencing.ErrSlotDone).
+	SlotDone int64
 }
 
 // upsertPath is how an upsert batch reaches the table.
@@ -108,7 +111,7 @@ type Sink struct {
 
 	beforeCommit func() // test hook: runs inside the transaction, after the rows
 
-	batches, written, rejected, refused atomic.Int64
+	batches, written, rejected, refused, slotDone atomic.Int64
 }
 
 // NewSink returns a sink writing through pool. cfg.URL is not used.
@@ -142,12 +145,13 @@ const stagedMinRows = 2000
 
 // Stats returns the sink's counts so far.
 func (s *Sink) Stats() SinkStats {
-	return SinkStats{Batches: s.batches.Load(), Written: s.written.Load(), Rejected: s.rejected.Load(), Refused: s.refused.Load()}
+	return SinkStats{Batches: s.batches.Load(), Written: s.written.Load(), Rejected: s.rejected.Load(), Refused: s.refused.Load(), SlotDone: s.slotDone.Load()}
 }
 
 // Write writes records in one transaction fenced by the run's token (see
 // the package doc). A stale token fails the whole batch with an error
-// wrapping fencing.ErrStaleWriter, and a run without a fenced lease fails
+// wrapping fencing.ErrStaleWriter, a slot run whose slot another run
+// completed with one wrapping fencing.ErrSlotDone, and a run without a fenced lease fails
 // with fencing.ErrUnfenced unless AllowUnfenced; neither is retried here,
 // so a stale writer costs one failed run, after which the pool's error
 // backoff applies. When the server refuses rows one by one (a constraint,
@@ -181,10 +185,11 @@ func (s *Sink) Write(ctx context.Context, records []etl.Record) error {
 		idx = sqlrec.LastPerKey(records, s.cfg.Key)
 	}
 	rows := &batchRows{recs: records, idx: idx, cols: cols, intCols: s.integerColumns(ctx)}
+	w := writer(ctx, s.resource, token)
 	tx := func(write func(pgx.Tx) error) error {
 		return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 			if !unfenced {
-				if err := fence(ctx, tx, s.logger, s.resource, token); err != nil {
+				if err := fence(ctx, tx, s.logger, w); err != nil {
 					return err
 				}
 			}
@@ -214,9 +219,7 @@ func (s *Sink) Write(ctx context.Context, records []etl.Record) error {
 		})
 	}
 	if err != nil {
-		if errors.Is(err, fencing.ErrStaleWriter) {
-			s.refused.Add(1)
-		}
+		s.countRefusal(err)
 		return err
 	}
 	s.batches.Add(1)
@@ -226,6 +229,33 @@ func (s *Sink) Write(ctx context.Context, records []etl.Record) error {
 		return &etl.RejectedError{Rejections: rejections}
 	}
 	return nil
+}
+
+// countRefusal counts a batch refused by the fencing rules.
+func (s *Sink) countRefusal(err error) {
+	switch {
+	case errors.Is(err, fencing.ErrStaleWriter):
+		s.refused.Add(1)
+	case errors.Is(err, fencing.ErrSlotDone):
+		s.slotDone.Add(1)
+	}
+}
+
+// Complete marks the run's slot completed in the slot ledger, in a
+// transaction of its own (see the package doc); etl.New's pipeline calls it
+// after the run's last batch was written, flushed and acknowledged, before
+// the run reports success. Runs that are not slot runs, and unfenced runs,
+// have nothing to mark. An error (fencing.ErrSlotDone: another run
+// completed the slot first; fencing.ErrStaleWriter: a newer run took it
+// over) fails the run.
+func (s *Sink) Complete(ctx context.Context) error {
+	token, unfenced, err := fencing.Token(ctx, s.resource, true)
+	if err != nil || unfenced {
+		return err
+	}
+	err = completeSlot(ctx, s.pool, s.logger, writer(ctx, s.resource, token))
+	s.countRefusal(err)
+	return err
 }
 
 // batchRows is a batch's records (those at idx, or all) in column order.

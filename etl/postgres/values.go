@@ -50,9 +50,10 @@ func value(v any, integer bool) (any, error) {
 // than a broken batch, so it is worth writing row by row: a data exception
 // (class 22) or a constraint violation (class 23) from the server, or a
 // value pgx could not encode for its column. Other server errors (an
-// unknown column, a lock timeout) and a cancelled run fail the batch.
+// unknown column, a lock timeout), a fencing refusal and a cancelled run
+// fail the batch.
 func rowLevel(ctx context.Context, err error) bool {
-	if ctx.Err() != nil || errors.Is(err, fencing.ErrStaleWriter) {
+	if ctx.Err() != nil || errors.Is(err, fencing.ErrStaleWriter) || errors.Is(err, fencing.ErrSlotDone) {
 		return false
 	}
 	var pgErr *pgconn.PgError

@@ -9,4 +9,10 @@
 // fencing.ErrStaleWriter when the run's fencing token is lower than the
 // stored one, and otherwise stores the token, writes the rows and commits:
 // a stale writer's batch never lands, in part or in full.
+//
+// For a slot run (cron, Every) the same transaction applies the slot
+// ledger, agora_slots (see the fencing package doc and docs/fencing.md): a
+// slot another run completed is refused with fencing.ErrSlotDone, and the
+// sink's Complete, which the pipeline calls when the run succeeds, marks
+// the slot completed.
 package sqlite

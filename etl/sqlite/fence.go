@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"sync"
 
 	"github.com/agora-etl/agora/etl/fencing"
+	"github.com/agora-etl/agora/etl/internal/sqlrec"
 )
 
 // createFencing creates the fencing table when it is missing.
@@ -20,25 +22,51 @@ const createFencing = `CREATE TABLE IF NOT EXISTS ` + fencing.Table + ` (resourc
 const lockFencing = `INSERT INTO ` + fencing.Table + ` (resource, token) VALUES (?1, 0)
 ON CONFLICT (resource) DO UPDATE SET token = token RETURNING token`
 
-const storeToken = `UPDATE ` + fencing.Table + ` SET token = ?2 WHERE resource = ?1`
+// fencer holds the shared fencing and slot ledger statements, in SQLite's
+// parameter style.
+var fencer = sqlrec.NewFencer("sqlite", func(n int) string { return "?" + strconv.Itoa(n) })
 
-// fence checks token against the one stored for resource inside tx and
-// stores token when it is higher. It returns a *fencing.StaleWriterError
-// when token is lower.
-func fence(ctx context.Context, tx *sql.Tx, logger *slog.Logger, resource string, token int64) error {
+// liteTx adapts a *sql.Tx to sqlrec.Tx.
+type liteTx struct{ tx *sql.Tx }
+
+func (t liteTx) QueryRow(ctx context.Context, q string, args []any, dest ...any) (bool, error) {
+	err := t.tx.QueryRowContext(ctx, q, args...).Scan(dest...)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+func (t liteTx) Exec(ctx context.Context, q string, args ...any) error {
+	_, err := t.tx.ExecContext(ctx, q, args...)
+	return err
+}
+
+// lockResource writes resource's fencing row, creating it when missing, so
+// tx holds the write lock, and returns its stored token.
+func lockResource(ctx context.Context, tx *sql.Tx, resource string) (int64, error) {
 	var stored int64
 	if err := tx.QueryRowContext(ctx, lockFencing, resource).Scan(&stored); err != nil {
-		return fmt.Errorf("sqlite: lock fencing row %q: %w", resource, err)
+		return 0, fmt.Errorf("sqlite: lock fencing row %q: %w", resource, err)
 	}
-	if err := fencing.Check(ctx, logger, resource, token, stored); err != nil {
+	return stored, nil
+}
+
+// fence locks w's resource row in tx and applies the fencing rules and,
+// for a slot run, the slot ledger's (sqlrec.Fencer.Fence). Once it returns
+// nil, the stored token is w.Token.
+func fence(ctx context.Context, tx *sql.Tx, logger *slog.Logger, w sqlrec.Writer) error {
+	stored, err := lockResource(ctx, tx, w.Resource)
+	if err != nil {
 		return err
 	}
-	if token > stored {
-		if _, err := tx.ExecContext(ctx, storeToken, resource, token); err != nil {
-			return fmt.Errorf("sqlite: store fencing token for %q: %w", resource, err)
-		}
-	}
-	return nil
+	return fencer.Fence(ctx, liteTx{tx}, logger, w, stored)
+}
+
+// writer describes the run ctx belongs to, writing to resource with token.
+func writer(ctx context.Context, resource string, token int64) sqlrec.Writer {
+	slot, ok := fencing.SlotOf(ctx, token)
+	return sqlrec.Writer{Resource: resource, Token: token, Slot: slot, IsSlot: ok}
 }
 
 // FencedTx runs fn in a transaction of db under the fencing rule: before fn,
@@ -52,18 +80,71 @@ func fence(ctx context.Context, tx *sql.Tx, logger *slog.Logger, resource string
 // with fencing.ErrUnfenced. Open db with Open so the transaction begins
 // IMMEDIATE; with another *sql.DB the fencing statement still takes the
 // write lock first, so the check holds either way.
-func FencedTx(ctx context.Context, db *sql.DB, resource string, token int64, fn func(*sql.Tx) error) error {
+//
+// When ctx is the context of a slot run (a cron or Every run: see
+// fencing.SlotOf) holding token, the transaction also applies the slot
+// ledger's rules (the fencing package doc): a slot another run completed is
+// refused with an error wrapping fencing.ErrSlotDone before fn is called,
+// and the run's first transaction records it as the slot's writer. With
+// fencing.CompletesSlot() among opts the slot is marked completed in the
+// same transaction, after fn; without it, call CompleteSlot when the run is
+// done. Continuous, Once and triggered runs keep the token rule alone.
+func FencedTx(ctx context.Context, db *sql.DB, resource string, token int64, fn func(*sql.Tx) error, opts ...fencing.TxOption) error {
 	if token <= 0 {
 		return fmt.Errorf("sqlite: resource %q: %w", resource, fencing.ErrUnfenced)
 	}
 	if err := ensureFencing(ctx, db); err != nil {
 		return err
 	}
+	o := fencing.ApplyTxOptions(opts)
+	w := writer(ctx, resource, token)
 	return inTx(ctx, db, func(tx *sql.Tx) error {
-		if err := fence(ctx, tx, slog.Default(), resource, token); err != nil {
+		if err := fence(ctx, tx, slog.Default(), w); err != nil {
 			return err
 		}
-		return fn(tx)
+		if err := fn(tx); err != nil {
+			return err
+		}
+		if o.Complete {
+			return fencer.Complete(ctx, liteTx{tx}, slog.Default(), w, token)
+		}
+		return nil
+	})
+}
+
+// CompleteSlot marks the slot of the run ctx belongs to completed on
+// resource, in a transaction of its own, for a hand-written pipeline that
+// learns only after its last FencedTx that the run is done (otherwise pass
+// fencing.CompletesSlot() to the last FencedTx, which marks it in the same
+// transaction as the rows). Call it once the run's writes are all
+// committed, before the run returns nil. token is the run's
+// lease.FencingToken. From then on a run of the same slot with another
+// token is refused with fencing.ErrSlotDone. It returns that error itself
+// when another run completed the slot first, and fencing.ErrStaleWriter
+// when a newer run took the slot over. A run that is not a slot run
+// (Continuous, Once, a triggered run; see fencing.SlotOf) has nothing to
+// mark: CompleteSlot returns nil without a statement.
+func CompleteSlot(ctx context.Context, db *sql.DB, resource string, token int64) error {
+	if token <= 0 {
+		return fmt.Errorf("sqlite: resource %q: %w", resource, fencing.ErrUnfenced)
+	}
+	return completeSlot(ctx, db, slog.Default(), writer(ctx, resource, token))
+}
+
+// completeSlot marks w's slot completed in a transaction of its own.
+func completeSlot(ctx context.Context, db *sql.DB, logger *slog.Logger, w sqlrec.Writer) error {
+	if !w.IsSlot {
+		return nil
+	}
+	if err := ensureFencing(ctx, db); err != nil {
+		return err
+	}
+	return inTx(ctx, db, func(tx *sql.Tx) error {
+		stored, err := lockResource(ctx, tx, w.Resource)
+		if err != nil {
+			return err
+		}
+		return fencer.Complete(ctx, liteTx{tx}, logger, w, stored)
 	})
 }
 
@@ -93,12 +174,18 @@ func inTx(ctx context.Context, db *sql.DB, fn func(*sql.Tx) error) (err error) {
 // check costs no extra statement per transaction.
 var fencingReady sync.Map // *sql.DB → struct{}
 
+// ensureFencing creates agora_fencing and the slot ledger agora_slots when
+// missing, once per database handle: a database made before the ledger
+// existed gains it at its first write.
 func ensureFencing(ctx context.Context, db *sql.DB) error {
 	if _, ok := fencingReady.Load(db); ok {
 		return nil
 	}
 	if _, err := db.ExecContext(ctx, createFencing); err != nil {
 		return fmt.Errorf("sqlite: create %s: %w", fencing.Table, err)
+	}
+	if _, err := db.ExecContext(ctx, sqlrec.CreateLedger); err != nil {
+		return fmt.Errorf("sqlite: create %s: %w", fencing.Ledger, err)
 	}
 	fencingReady.Store(db, struct{}{})
 	return nil

@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"database/sql"
 	"testing"
 
 	"github.com/agora-etl/agora/etl/internal/sinktest"
@@ -47,4 +48,31 @@ func TestWriterKilledMidTransaction(t *testing.T) {
 			t.Fatalf("after the retry: %d rows, %d ids, %d intact; want %d each", got[0], got[1], got[2], killRows)
 		}
 	}
+}
+
+// A slot run SIGKILLed after its first batch leaves that batch and an
+// uncompleted ledger row; the re-run with a higher token takes the slot
+// over and completes it.
+func TestSlotRunKilledAfterItsFirstBatch(t *testing.T) {
+	const n = 1000
+	newSink := func(db *sql.DB) *Sink {
+		sink, err := NewSink(db, SinkConfig{Table: "ks", Mode: "upsert", Key: []string{"id"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sink
+	}
+	if path, ok := sinktest.ChildArg(); ok {
+		db, err := Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sink := newSink(db)
+		t.Fatal(sinktest.WriteKilledSlotRun(sink, func() { sink.beforeCommit = sinktest.StopInTransaction }, n))
+	}
+	db, path := testDB(t)
+	sdb := suiteDB(t, db)
+	sdb.Exec(t, "CREATE TABLE ks (id INTEGER PRIMARY KEY, v TEXT NOT NULL)")
+	sinktest.KillWriterMidTransaction(t, "TestSlotRunKilledAfterItsFirstBatch", path)
+	sinktest.CheckKilledSlotRun(t, sdb, newSink(db), "ks", n)
 }

@@ -67,6 +67,9 @@ type SinkStats struct {
 	Rejected int64
 	// Refused counts batches refused because their fencing token was stale.
 	Refused int64
+	// SlotDone counts batches (and completions) refused because another
+	// run had completed their slot (fencing.ErrSlotDone).
+	SlotDone int64
 }
 
 // Sink writes batches of records to a table, each batch one fenced
@@ -84,7 +87,7 @@ type Sink struct {
 
 	beforeCommit func() // test hook: runs inside the transaction, after the rows
 
-	batches, written, rejected, refused atomic.Int64
+	batches, written, rejected, refused, slotDone atomic.Int64
 }
 
 // NewSink returns a sink writing to db (open it with Open). cfg.Path is
@@ -108,12 +111,13 @@ func NewSink(db *sql.DB, cfg SinkConfig, opts ...SinkOption) (*Sink, error) {
 
 // Stats returns the sink's counts so far.
 func (s *Sink) Stats() SinkStats {
-	return SinkStats{Batches: s.batches.Load(), Written: s.written.Load(), Rejected: s.rejected.Load(), Refused: s.refused.Load()}
+	return SinkStats{Batches: s.batches.Load(), Written: s.written.Load(), Rejected: s.rejected.Load(), Refused: s.refused.Load(), SlotDone: s.slotDone.Load()}
 }
 
 // Write writes records in one transaction fenced by the run's token (see
 // the package doc). A stale token fails the whole batch with an error
-// wrapping fencing.ErrStaleWriter, and a run without a fenced lease fails
+// wrapping fencing.ErrStaleWriter, a slot run whose slot another run
+// completed with one wrapping fencing.ErrSlotDone, and a run without a fenced lease fails
 // with fencing.ErrUnfenced unless AllowUnfenced. Records the database
 // refuses one by one (a constraint, a bad value) are left out and
 // reported in an *etl.RejectedError; the others are committed. Any other
@@ -139,9 +143,10 @@ func (s *Sink) Write(ctx context.Context, records []etl.Record) error {
 		return err
 	}
 	var rejections []etl.Rejection
+	w := writer(ctx, s.resource, token)
 	err = inTx(ctx, s.db, func(tx *sql.Tx) error {
 		if !unfenced {
-			if err := fence(ctx, tx, s.logger, s.resource, token); err != nil {
+			if err := fence(ctx, tx, s.logger, w); err != nil {
 				return err
 			}
 		}
@@ -153,9 +158,7 @@ func (s *Sink) Write(ctx context.Context, records []etl.Record) error {
 		return err
 	})
 	if err != nil {
-		if errors.Is(err, fencing.ErrStaleWriter) {
-			s.refused.Add(1)
-		}
+		s.countRefusal(err)
 		return err
 	}
 	s.batches.Add(1)
@@ -165,6 +168,33 @@ func (s *Sink) Write(ctx context.Context, records []etl.Record) error {
 		return &etl.RejectedError{Rejections: rejections}
 	}
 	return nil
+}
+
+// countRefusal counts a batch refused by the fencing rules.
+func (s *Sink) countRefusal(err error) {
+	switch {
+	case errors.Is(err, fencing.ErrStaleWriter):
+		s.refused.Add(1)
+	case errors.Is(err, fencing.ErrSlotDone):
+		s.slotDone.Add(1)
+	}
+}
+
+// Complete marks the run's slot completed in the slot ledger, in a
+// transaction of its own (see the package doc); etl.New's pipeline calls it
+// after the run's last batch was written, flushed and acknowledged, before
+// the run reports success. Runs that are not slot runs, and unfenced runs,
+// have nothing to mark. An error (fencing.ErrSlotDone: another run
+// completed the slot first; fencing.ErrStaleWriter: a newer run took it
+// over) fails the run.
+func (s *Sink) Complete(ctx context.Context) error {
+	token, unfenced, err := fencing.Token(ctx, s.resource, true)
+	if err != nil || unfenced {
+		return err
+	}
+	err = completeSlot(ctx, s.db, s.logger, writer(ctx, s.resource, token))
+	s.countRefusal(err)
+	return err
 }
 
 // maxParams stays below SQLite's limit of bound parameters per statement.

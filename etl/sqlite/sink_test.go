@@ -1,11 +1,14 @@
 package sqlite
 
 import (
+	"context"
 	"database/sql"
+	"errors"
 	"path/filepath"
 	"testing"
 
 	"github.com/agora-etl/agora/etl"
+	"github.com/agora-etl/agora/etl/fencing"
 	"github.com/agora-etl/agora/etl/internal/sinktest"
 )
 
@@ -40,6 +43,20 @@ func suiteDB(t testing.TB, db *sql.DB) sinktest.DB {
 		Ints:    func(t testing.TB, q string) []int64 { return query[int64](t, db, q) },
 		Strings: func(t testing.TB, q string) []string { return query[string](t, db, q) },
 		AutoID:  "INTEGER PRIMARY KEY AUTOINCREMENT",
+		FencedTx: func(ctx context.Context, resource string, token, v int64, opts ...fencing.TxOption) error {
+			return FencedTx(ctx, db, resource, token, func(tx *sql.Tx) error {
+				if _, err := tx.ExecContext(ctx, "INSERT INTO "+resource+" (v) VALUES (?)", v); err != nil {
+					return err
+				}
+				if v < 0 {
+					return errors.New("sinktest: failing as asked")
+				}
+				return nil
+			}, opts...)
+		},
+		CompleteSlot: func(ctx context.Context, resource string, token int64) error {
+			return CompleteSlot(ctx, db, resource, token)
+		},
 	}
 }
 

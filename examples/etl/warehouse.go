@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/agora-etl/agora/etl/fencing"
 	"github.com/agora-etl/agora/etl/sqlite"
 	"github.com/agora-etl/agora/runtime"
 )
@@ -98,7 +99,10 @@ func (w *Warehouse) Load(ctx context.Context, name string, rows int64) error {
 		return err
 	}
 	if lease.Fenced() {
-		return sqlite.FencedTx(ctx, db, name, lease.FencingToken, load)
+		// A scheduled run loads once, so its load completes its slot: a
+		// second run of the slot (Redis lost the completed mark) is then
+		// refused with fencing.ErrSlotDone, and the pool moves on.
+		return sqlite.FencedTx(ctx, db, name, lease.FencingToken, load, fencing.CompletesSlot())
 	}
 	slog.WarnContext(ctx, "unfenced load: the run holds no fenced lease", slog.String("table", name))
 	tx, err := db.BeginTx(ctx, nil)

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"time"
 
 	"golang.org/x/tools/go/packages"
 
@@ -107,7 +106,7 @@ func (c *checker) checkSchedule(d *directive) (pipelineDecl, bool) {
 			fail(d.pos(c.fset, k.KeyOff), "two schedule kinds, %s and %s: a pipeline has exactly one", kinds[0].Key.Name, k.Key.Name)
 		}
 	case len(kinds) == 1:
-		if s, sok := c.schedule(d, kinds[0]); sok {
+		if s, sok := c.schedule(d, kinds[0], vals["timezone"]); sok {
 			p.Schedule = s
 		} else {
 			ok = false
@@ -118,13 +117,13 @@ func (c *checker) checkSchedule(d *directive) (pipelineDecl, bool) {
 	if v, has := vals["id"]; has {
 		p.ID = v.Str
 		p.idPos = d.pos(c.fset, v.ValueOff)
-		if !validID.MatchString(p.ID) {
-			fail(p.idPos, "id=%s: a pipeline id uses only letters, digits, '_', '.' and '-'", quoteIfNeeded(p.ID))
+		if err := runtime.ValidatePipelineID(p.ID); err != nil {
+			fail(p.idPos, "id=%s: %s", quoteIfNeeded(p.ID), runtime.PipelineIDRule)
 		}
 	} else if _, written := argKey(d, "id"); !written {
 		p.ID = DefaultID(fn.Name.Name)
-		if !validID.MatchString(p.ID) {
-			fail(c.fset.Position(fn.Name.Pos()), "the id derived from %s, %q, is not a valid pipeline id (letters, digits, '_', '.', '-'); set one with id=", fn.Name.Name, p.ID)
+		if err := runtime.ValidatePipelineID(p.ID); err != nil {
+			fail(c.fset.Position(fn.Name.Pos()), "the id derived from %s, %q, is not a valid pipeline id (%s); set one with id=", fn.Name.Name, p.ID, runtime.PipelineIDRule)
 		}
 	}
 	p.Const = ConstName(p.ID)
@@ -152,6 +151,9 @@ func (c *checker) checkSchedule(d *directive) (pipelineDecl, bool) {
 			p.CatchUp = "" // the default
 		}
 	}
+	if v, has := vals["timezone"]; has {
+		cronOnly(v)
+	}
 	if v, has := vals["grace"]; has {
 		cronOnly(v)
 		if v.Duration <= 0 {
@@ -164,6 +166,12 @@ func (c *checker) checkSchedule(d *directive) (pipelineDecl, bool) {
 			fail(d.pos(c.fset, v.ValueOff), "timeout=%s must be positive (omit it for no limit)", v.Value)
 		}
 		p.Timeout = v.Duration
+	}
+	if v, has := vals["rerun_interrupted"]; has {
+		if len(kinds) == 1 && kinds[0].Key.Name != "cron" && kinds[0].Key.Name != "every" {
+			fail(d.pos(c.fset, v.KeyOff), "rerun_interrupted applies to cron and every schedules only, not %s: it re-runs a slot", kinds[0].Key.Name)
+		}
+		p.RerunInterrupted = true
 	}
 	if ref, rok := c.factory(fn); rok {
 		p.Result = ref
@@ -184,7 +192,7 @@ func argKey(d *directive, key string) (arg, bool) {
 }
 
 // schedule checks the value of the schedule-kind key v.
-func (c *checker) schedule(d *directive, v *value) (templates.Schedule, bool) {
+func (c *checker) schedule(d *directive, v *value, zone *value) (templates.Schedule, bool) {
 	at := d.pos(c.fset, v.ValueOff)
 	switch v.Key.Name {
 	case "every":
@@ -194,16 +202,22 @@ func (c *checker) schedule(d *directive, v *value) (templates.Schedule, bool) {
 		}
 		return templates.Schedule{Kind: templates.Every, Interval: v.Duration}, true
 	case "cron":
-		s, err := runtime.Cron(v.Str)
+		var s runtime.Schedule
+		var err error
+		if zone != nil {
+			if zerr := runtime.CheckTimeZone(zone.Str); zerr != nil {
+				c.ds.Add(d.pos(c.fset, zone.ValueOff), "timezone=%s: %v", quoteIfNeeded(zone.Str), zerr)
+				return templates.Schedule{}, false
+			}
+			// The generated code carries the zone as the CRON_TZ= prefix
+			// it stands for.
+			s, err = runtime.CronIn(v.Str, zone.Str)
+		} else {
+			s, err = runtime.Cron(v.Str)
+		}
 		if err != nil {
 			msg := strings.TrimPrefix(err.Error(), runtime.ErrInvalidSchedule.Error()+": ")
 			c.ds.Add(at, "invalid %s", msg)
-			return templates.Schedule{}, false
-		}
-		// A fixed reference keeps the output independent of today's date.
-		ref := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
-		if s.Next(ref).IsZero() {
-			c.ds.Add(at, "cron expression %q never fires", v.Str)
 			return templates.Schedule{}, false
 		}
 		return templates.Schedule{Kind: templates.Cron, Expr: s.Expr()}, true

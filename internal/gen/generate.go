@@ -102,8 +102,20 @@ func Generate(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	var ds Diagnostics
 	var results []pkgResult
+	loadedDirs := map[string]bool{}
+	for _, pkg := range l.roots {
+		for _, f := range append(append([]string(nil), pkg.GoFiles...), pkg.IgnoredFiles...) {
+			loadedDirs[filepath.Dir(f)] = true
+		}
+	}
+	checkExcludedDirs(dir, patterns, loadedDirs, l.generated, &ds)
 	for _, pkg := range l.roots {
 		if err := listFailure(pkg); err != nil {
+			if checkConstraints(pkg, l.generated, &ds) {
+				// Every file is excluded, and some hold directives:
+				// those are the errors to report, not the empty load.
+				continue
+			}
 			if recursive(patterns) {
 				// ./... also matches directories with only tests or only
 				// files for other platforms: nothing to generate there.

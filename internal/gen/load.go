@@ -8,6 +8,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"os/exec"
 	"strings"
 	"sync"
 
@@ -65,8 +66,38 @@ func load(ctx context.Context, dir string, tags string, patterns []string) (*loa
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrLoad, err)
 	}
+	if len(pkgs) == 0 {
+		if err := noPackages(ctx, dir, cfg.BuildFlags, patterns); err != nil {
+			return nil, err
+		}
+	}
 	l.roots = pkgs
 	return l, nil
+}
+
+// noPackages explains an empty load. go/packages returns no package and no
+// error when go list fails before matching anything, as it does while go.mod
+// needs updating (a new module before its first go mod tidy): go list's own
+// message is the explanation, and the answer is not "nothing to generate".
+// It returns nil when go list succeeds: the patterns matched nothing.
+func noPackages(ctx context.Context, dir string, flags, patterns []string) error {
+	args := append(append([]string{"list", "-e", "-f", "{{.ImportPath}}"}, flags...), patterns...)
+	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd.Dir = dir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if cmd.Run() == nil {
+		return nil // patterns that match nothing: nothing to generate
+	}
+	msg := strings.ReplaceAll(strings.TrimSpace(stderr.String()), "\n\t", " ")
+	hint := ""
+	switch {
+	case strings.Contains(msg, "go mod tidy"):
+		hint = "; then go generate again"
+	case strings.Contains(msg, "go.mod") || strings.Contains(msg, "go.sum") || strings.Contains(msg, "verifying module"):
+		hint = "; run go mod tidy, then go generate again"
+	}
+	return fmt.Errorf("%w: %s: %s%s", ErrLoad, strings.Join(patterns, " "), msg, hint)
 }
 
 // IsGenerated reports whether src is a Go file that carries the agoragen

@@ -1,15 +1,10 @@
 package gen
 
 import (
-	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 )
-
-// validID is the alphabet of pipeline ids: they end up in Redis keys, log
-// fields and URLs, so they stay plain.
-var validID = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
 
 // DefaultID derives a pipeline id from a factory name: a leading "Build" or
 // "New" is dropped when a capital letter follows, and the rest is written in

@@ -32,7 +32,9 @@ func checkPackage(l *loaded, pkg *packages.Package, forceMain bool, ds *Diagnost
 	res := pkgResult{pkg: pkg, dir: packageDir(pkg)}
 	var files = pkg.Syntax
 	s := scanFiles(l.fset, files, ds)
+	constrained := checkConstraints(pkg, l.generated, ds)
 	if !s.any {
+		res.directives = constrained
 		return res
 	}
 	res.directives = true
@@ -180,8 +182,14 @@ func (c *checker) compileErrors(generated map[string]bool) {
 			if m := undefinedRE.FindStringSubmatch(e.Msg); root && m != nil && generated[m[1]] {
 				continue
 			}
+			if m := unresolvedImportRE.FindStringSubmatch(e.Msg); root && m != nil && unresolved(c.pkg, m[1]) {
+				continue // the import's own error below says why, and what to do
+			}
 			msg := e.Msg
-			if !root {
+			switch {
+			case !root && unresolved(c.pkg, p.PkgPath):
+				msg = missingModuleMsg(e.Msg)
+			case !root:
 				msg = fmt.Sprintf("%s (in dependency %s)", e.Msg, p.PkgPath)
 			}
 			c.ds.Add(parsePos(e.Pos), "%s", msg)
@@ -194,6 +202,38 @@ func (c *checker) compileErrors(generated map[string]bool) {
 		}
 	}
 	visit(c.pkg, true)
+}
+
+// unresolvedImportRE matches the type checker's message for an import that
+// go list could not resolve to a package at all.
+var unresolvedImportRE = regexp.MustCompile(`^could not import (\S+) \(invalid package name: ""\)$`)
+
+// unresolved reports whether root imports path directly and go list could
+// not even name that package: a module missing from go.mod or go.sum, the
+// usual state of a new import before the first go mod tidy.
+func unresolved(root *packages.Package, path string) bool {
+	imp, ok := root.Imports[path]
+	if !ok || imp.Name != "" {
+		return false
+	}
+	for _, e := range imp.Errors {
+		if e.Kind == packages.ListError {
+			return true
+		}
+	}
+	return false
+}
+
+// missingModuleMsg turns go list's answer for an unresolved import into one
+// line that says what to run. go list's own advice (go get in a dependency)
+// is dropped: go mod tidy is what fixes both a missing requirement and a
+// missing go.sum line.
+func missingModuleMsg(msg string) string {
+	first, _, _ := strings.Cut(msg, "\n")
+	for _, cut := range []string{"; to add it:", "; to add:"} {
+		first, _, _ = strings.Cut(first, cut)
+	}
+	return strings.TrimSpace(first) + "; run go mod tidy (it adds the module to go.mod and go.sum), then go generate again"
 }
 
 // parsePos turns a go/packages error position ("file:line:col", "file:line",

@@ -34,7 +34,7 @@ func values(fset *token.FileSet, d *directive, ds *Diagnostics) (byName map[stri
 		valueAt := d.pos(fset, a.ValueOff)
 		key, ok := d.Def.Key(a.Key)
 		if !ok {
-			ds.Add(at, "unknown key %q in %s%s", a.Key, name, didYouMean(a.Key, d.Def.KeyNames(), ""))
+			ds.Add(at, "unknown key %q in %s%s; known keys: %s", a.Key, name, didYouMean(a.Key, d.Def.KeyNames(), ""), strings.Join(d.Def.KeyNames(), ", "))
 			continue
 		}
 		if _, dup := byName[a.Key]; dup {

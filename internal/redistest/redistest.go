@@ -197,11 +197,27 @@ func (s *Server) Resume() {
 // with empty data, like a restart without persistence.
 func (s *Server) Restart() {
 	s.tb.Helper()
+	s.restart(false)
+}
+
+// RestartFromFiles kills the server (SIGKILL) and starts a new one on the
+// same port from whatever its data directory holds: the last RDB snapshot
+// (SAVE) or AOF, so writes made after them are lost, as in a restart from
+// a file that missed the last second.
+func (s *Server) RestartFromFiles() {
+	s.tb.Helper()
+	s.restart(true)
+}
+
+func (s *Server) restart(keep bool) {
+	s.tb.Helper()
 	s.mu.Lock()
 	s.killLocked()
 	s.mu.Unlock()
-	if err := os.RemoveAll(filepath.Join(s.dir, "data")); err != nil {
-		s.tb.Fatalf("redistest: %v", err)
+	if !keep {
+		if err := os.RemoveAll(filepath.Join(s.dir, "data")); err != nil {
+			s.tb.Fatalf("redistest: %v", err)
+		}
 	}
 	// The old socket may linger briefly; redis-server binds with
 	// SO_REUSEADDR, but retry in case the kernel is slow to let go.

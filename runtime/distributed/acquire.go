@@ -19,7 +19,9 @@ import (
 //   - true, nil: the lease is held; CurrentLease returns it;
 //   - false, nil: another worker holds it (or this worker already does);
 //   - false, runtime.ErrSlotCompleted: the slot, or the Once run, already
-//     completed somewhere in the fleet;
+//     completed somewhere in the fleet; or, wrapped in ErrStateLost, the
+//     slot is older than the coordination state (see epoch.go) and may
+//     have run before that state was lost;
 //   - false, err: Redis could not be asked (fail-safe: no run), unless
 //     FallbackToLocal grants an unfenced local lease instead (true, nil).
 func (c *RedisWorkerCoordinator) TryAcquireLease(ctx context.Context, pipelineID string, runNumber int64) (bool, error) {
@@ -33,6 +35,9 @@ func (c *RedisWorkerCoordinator) TryAcquireLease(ctx context.Context, pipelineID
 	res, err := c.backend.acquire(opCtx, req)
 	if err == nil && res.Outcome == outcomeUnregistered {
 		sent, res, err = c.acquireRegistered(opCtx, req)
+	}
+	if err == nil && res.Outcome == outcomeInterrupted {
+		req, sent, res, err = c.acquireInterrupted(opCtx, req, res.RunNumber)
 	}
 	cancel()
 	return c.settleAcquire(ctx, req, sent, res, err)
@@ -65,16 +70,20 @@ func (c *RedisWorkerCoordinator) beginAcquire(pipelineID string, runNumber int64
 	}
 	c.busy[pipelineID] = true
 	c.inFlight.Add(1)
-	req = leaseRequest{PipelineID: pipelineID, Owner: c.owner, Worker: c.workerID, Mode: runNumber}
+	req = leaseRequest{PipelineID: pipelineID, Owner: c.owner, Worker: c.workerID, Mode: runNumber,
+		Rerun: runNumber > 0 && c.rerun[pipelineID]}
 	// A grant must leave the worker's record alive for recordGiveUp from
 	// where the lease's deadline counts. After a record write within the
 	// last heartbeat interval the deadline counts from that write, and the
 	// script need not refresh the record (one command less per grant);
 	// otherwise the script refreshes it, and it counts from the send.
+	// The script always reads the record (the grant needs it, and it
+	// carries the state epoch), and refreshes it only when needed.
+	req.RecordKey = c.recordKeyArg
 	if now := c.clock.Now(); !c.recordOK.IsZero() && now.Sub(c.recordOK) < c.s.HeartbeatInterval {
 		req.recordSent = c.recordOK
 	} else {
-		req.RecordKey = c.recordKeyArg
+		req.Refresh = true
 	}
 	c.mu.Unlock()
 	return req, true, nil
@@ -94,13 +103,33 @@ func (c *RedisWorkerCoordinator) acquireRegistered(ctx context.Context, req leas
 	if err := c.heartbeat(ctx); err != nil {
 		return time.Time{}, acquireResult{}, err
 	}
-	req.RecordKey, req.recordSent = c.recordKeyArg, time.Time{}
+	req.RecordKey, req.Refresh, req.recordSent = c.recordKeyArg, true, time.Time{}
 	sent := c.clock.Now()
 	res, err := c.backend.acquire(ctx, req)
 	if err == nil && res.Outcome == outcomeUnregistered {
 		err = errors.New("distributed: the worker record vanished again right after it was written")
 	}
 	return sent, res, err
+}
+
+// acquireInterrupted asks, instead of req, for the earlier slot whose dead
+// holder's lease req would have taken over, so that the slot it left
+// unfinished runs again (ScheduledPipeline.RerunInterrupted). The grant is
+// for that slot: CurrentLease reports it, and completing the lease records
+// it; the pool then asks for req's slot again.
+func (c *RedisWorkerCoordinator) acquireInterrupted(ctx context.Context, req leaseRequest, slot int64) (leaseRequest, time.Time, acquireResult, error) {
+	req.Mode, req.Rerun = slot, false
+	sent := c.clock.Now()
+	res, err := c.backend.acquire(ctx, req)
+	if err == nil && res.Outcome == outcomeInterrupted {
+		err = fmt.Errorf("distributed: the acquire script named slot %d as interrupted twice", slot)
+	}
+	if err == nil && res.Outcome == outcomeAcquired {
+		c.stats.reruns.Add(1)
+		c.log.Info("distributed: re-running a slot whose holder died before completing it",
+			"pipeline", req.PipelineID, "slot", time.Unix(slot, 0).UTC().Format(time.RFC3339), "run", slot)
+	}
+	return req, sent, res, err
 }
 
 // settleAcquire turns the backend's answer to req, sent at sent, into
@@ -123,6 +152,10 @@ func (c *RedisWorkerCoordinator) settleAcquire(ctx context.Context, req leaseReq
 	case outcomeSlotCompleted:
 		c.stats.slotCompleted.Add(1)
 		return false, runtime.ErrSlotCompleted
+	case outcomeStateLost:
+		c.stats.stateLost.Add(1)
+		c.noteStateLost(pipelineID, runNumber)
+		return false, fmt.Errorf("pipeline %q slot %d: %w", pipelineID, runNumber, ErrStateLost)
 	case outcomeHeld:
 		c.stats.contended.Add(1)
 		return false, nil
@@ -133,6 +166,7 @@ func (c *RedisWorkerCoordinator) settleAcquire(ctx context.Context, req leaseReq
 			PipelineID:   pipelineID,
 			WorkerID:     req.Worker,
 			RunNumber:    res.RunNumber,
+			Slot:         runNumber > 0,
 			FencingToken: res.Token,
 			AcquiredAt:   sent,
 			ExpiresAt:    sent.Add(res.ValidFor),

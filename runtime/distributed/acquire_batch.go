@@ -58,6 +58,9 @@ func (c *RedisWorkerCoordinator) TryAcquireLeases(ctx context.Context, reqs []ru
 		if err == nil && res.Outcome == outcomeUnregistered {
 			sentAt, res, err = c.acquireRegistered(opCtx, req)
 		}
+		if err == nil && res.Outcome == outcomeInterrupted {
+			req, sentAt, res, err = c.acquireInterrupted(opCtx, req, res.RunNumber)
+		}
 		ok, err := c.settleAcquire(ctx, req, sentAt, res, err)
 		out[at[j]] = runtime.LeaseReply{Acquired: ok, Err: err}
 	}

@@ -47,10 +47,17 @@ type leaseRequest struct {
 	PipelineID string
 	Owner      string // unique per coordinator instance
 	Worker     string // the worker id
-	// RecordKey is the worker's record key (boxed once), which a grant
-	// refreshes; "" when a refresh was confirmed recently enough that
-	// recordSent stands instead (see beginAcquire).
-	RecordKey  any
+	// RecordKey is the worker's record key (boxed once): a grant needs the
+	// record to exist and reads the state epoch from it.
+	RecordKey any
+	// Refresh says the grant must also refresh the record; false when a
+	// write of it was confirmed recently enough that recordSent stands
+	// instead (see beginAcquire).
+	Refresh bool
+	// Rerun asks, for a slot, to be told of an earlier slot whose holder
+	// died before completing it (outcomeInterrupted) rather than take its
+	// lease over for this slot (ScheduledPipeline.RerunInterrupted).
+	Rerun      bool
 	recordSent time.Time
 	Mode       int64 // requested run number: > 0 slot, RunNumberAuto, RunNumberOnce
 }
@@ -63,6 +70,8 @@ const (
 	outcomeAcquired                            // the lease is ours
 	outcomeSlotCompleted                       // the slot already ran
 	outcomeUnregistered                        // this worker's record is missing: write it, then ask again
+	outcomeStateLost                           // the slot is older than the state epoch: it may have run
+	outcomeInterrupted                         // an earlier slot's holder died: ask for RunNumber to re-run it
 )
 
 // acquireResult is the answer to a leaseRequest.

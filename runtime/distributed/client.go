@@ -22,8 +22,10 @@ const (
 // (which asks the Sentinels for the primary and follows it when they fail
 // over) for Sentinel. Every one honours context deadlines on socket reads:
 // without that, a stalled server would hold a renewal past the lease's
-// deadline.
-func newPrimaryClient(u redisURL) redis.UniversalClient {
+// deadline. On one server and with Sentinel, watch checks every new
+// connection's server before the connection carries a command (see
+// epoch.go); nil checks nothing.
+func newPrimaryClient(u redisURL, watch *stateWatch) redis.UniversalClient {
 	switch u.topology {
 	case topologyCluster:
 		o := *u.cluster
@@ -34,11 +36,17 @@ func newPrimaryClient(u redisURL) redis.UniversalClient {
 		o := *u.failover
 		o.ContextTimeoutEnabled = true
 		o.DialerRetries, o.DialerRetryTimeout = dialDefaults(o.DialerRetries, o.DialerRetryTimeout)
+		if watch != nil {
+			watch.next, o.OnConnect = o.OnConnect, watch.onConnect
+		}
 		return redis.NewFailoverClient(&o)
 	default:
 		o := *u.opts
 		o.ContextTimeoutEnabled = true
 		o.DialerRetries, o.DialerRetryTimeout = dialDefaults(o.DialerRetries, o.DialerRetryTimeout)
+		if watch != nil {
+			watch.next, o.OnConnect = o.OnConnect, watch.onConnect
+		}
 		return redis.NewClient(&o)
 	}
 }

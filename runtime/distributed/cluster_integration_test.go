@@ -104,9 +104,10 @@ func testClusterLeaseLifecycle(t *testing.T, r *clusterReal) {
 		t.Fatalf("Healthy: %v", err)
 	}
 	first := map[string]runtime.Lease{}
+	slot := liveSlot() // after the epochs Start made
 	for _, id := range ids {
-		first[id] = mustAcquire(t, a, id, 100)
-		if ok, err := b.TryAcquireLease(ctx, id, 100); ok || err != nil {
+		first[id] = mustAcquire(t, a, id, slot)
+		if ok, err := b.TryAcquireLease(ctx, id, slot); ok || err != nil {
 			t.Fatalf("%s: b acquired a held lease: %v, %v", id, ok, err)
 		}
 		if ok, err := b.ValidateLease(ctx, id, first[id].FencingToken); !ok || err != nil {
@@ -122,10 +123,10 @@ func testClusterLeaseLifecycle(t *testing.T, r *clusterReal) {
 		if err := a.CompleteLease(ctx, id); err != nil {
 			t.Fatalf("%s: CompleteLease: %v", id, err)
 		}
-		if ok, err := b.TryAcquireLease(ctx, id, 100); ok || !errors.Is(err, runtime.ErrSlotCompleted) {
+		if ok, err := b.TryAcquireLease(ctx, id, slot); ok || !errors.Is(err, runtime.ErrSlotCompleted) {
 			t.Fatalf("%s: completed slot: %v, %v; want false, ErrSlotCompleted", id, ok, err)
 		}
-		next := mustAcquire(t, b, id, 101)
+		next := mustAcquire(t, b, id, slot+1)
 		if next.FencingToken <= first[id].FencingToken {
 			t.Fatalf("%s: token %d not above %d", id, next.FencingToken, first[id].FencingToken)
 		}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/agora-etl/agora/internal/redact"
 	"github.com/agora-etl/agora/internal/typo"
+	"github.com/agora-etl/agora/runtime"
 )
 
 // EnvPrefix starts the name of every environment variable LoadConfig reads.
@@ -48,6 +49,9 @@ type Config struct {
 	RedlockRedisURLs URLList `envconfig:"REDLOCK_REDIS_URLS"`
 	// RedlockClockDriftFactor is AGORA_DISTRIBUTED_REDLOCK_CLOCK_DRIFT_FACTOR.
 	RedlockClockDriftFactor float64 `envconfig:"REDLOCK_CLOCK_DRIFT_FACTOR"`
+	// RunHistory is AGORA_DISTRIBUTED_RUN_HISTORY: "RUNS[,MAX_AGE]" such as
+	// "100,168h" (the default), or "off".
+	RunHistory RunHistorySetting `envconfig:"RUN_HISTORY"`
 }
 
 // envNames names the settings by their environment variables.
@@ -162,6 +166,7 @@ func (c Config) Options() Options {
 		LeaseRenewalDeadline:    c.LeaseRenewalDeadline.Duration(),
 		RedlockRedisURLs:        append([]string(nil), c.RedlockRedisURLs...),
 		RedlockClockDriftFactor: c.RedlockClockDriftFactor,
+		RunHistory:              c.RunHistory.RunHistoryPolicy,
 	}
 }
 
@@ -171,9 +176,9 @@ func (c Config) String() string {
 	for i, u := range c.RedlockRedisURLs {
 		urls[i] = redact.URL(u)
 	}
-	return fmt.Sprintf("redis_url=%s lease_ttl=%s heartbeat_interval=%s key_prefix=%q fallback_to_local=%t fencing_key_ttl=%s lease_renewal_deadline=%s redlock_redis_urls=%v redlock_clock_drift_factor=%v",
+	return fmt.Sprintf("redis_url=%s lease_ttl=%s heartbeat_interval=%s key_prefix=%q fallback_to_local=%t fencing_key_ttl=%s lease_renewal_deadline=%s redlock_redis_urls=%v redlock_clock_drift_factor=%v run_history=%s",
 		redact.URL(c.RedisURL), c.LeaseTTL, c.HeartbeatInterval, c.KeyPrefix, c.FallbackToLocal,
-		c.FencingKeyTTL, c.LeaseRenewalDeadline, urls, c.RedlockClockDriftFactor)
+		c.FencingKeyTTL, c.LeaseRenewalDeadline, urls, c.RedlockClockDriftFactor, c.RunHistory.RunHistoryPolicy)
 }
 
 // knownVariables returns the full names of the variables Config reads.
@@ -366,4 +371,27 @@ func (l URLList) String() string {
 		shown[i] = redact.URL(u)
 	}
 	return strings.Join(shown, ",")
+}
+
+// RunHistorySetting is the run history bound read from the environment:
+// "RUNS[,MAX_AGE]" ("100,168h", "500"), or "off" (see
+// runtime.ParseRunHistory). Set tells a value read from one left unset.
+type RunHistorySetting struct {
+	runtime.RunHistoryPolicy
+	// Set is true when the variable was given.
+	Set bool
+}
+
+// Decode parses v for envconfig.
+func (h *RunHistorySetting) Decode(v string) error {
+	if strings.TrimSpace(v) == "" {
+		*h = RunHistorySetting{}
+		return nil
+	}
+	p, err := runtime.ParseRunHistory(v)
+	if err != nil {
+		return errors.New("is not RUNS[,MAX_AGE] such as 100,168h, or off")
+	}
+	*h = RunHistorySetting{RunHistoryPolicy: p, Set: true}
+	return nil
 }

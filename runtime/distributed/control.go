@@ -50,6 +50,22 @@ type control struct {
 
 var _ runtime.ScheduleReporter = (*RedisWorkerCoordinator)(nil)
 
+var _ runtime.InterruptedRerunner = (*RedisWorkerCoordinator)(nil)
+
+// SetRerunInterrupted names the pipelines that re-run a slot whose holder
+// died before completing it, when their lease is taken over (see
+// runtime.ScheduledPipeline.RerunInterrupted). The pool calls it before
+// Start.
+func (c *RedisWorkerCoordinator) SetRerunInterrupted(pipelineIDs []string) {
+	m := make(map[string]bool, len(pipelineIDs))
+	for _, id := range pipelineIDs {
+		m[id] = true
+	}
+	c.mu.Lock()
+	c.rerun = m
+	c.mu.Unlock()
+}
+
 // SetSchedules records each pipeline's schedule (directive form) for the
 // worker record, where "fleet pipelines" reads next fire times. The pool
 // calls it before Start.

@@ -68,6 +68,9 @@ type RedisWorkerCoordinator struct {
 	record workerRecord
 	leases map[string]*heldLease
 	busy   map[string]bool // pipelines with an acquire or release in flight
+	// histCount counts each pipeline's runs recorded by this worker, to
+	// trim its history every so many (history.go).
+	histCount map[string]uint32
 	// inFlight counts those acquires and releases: Stop waits for them, so
 	// Close cannot shut the client under one and strand its lease until
 	// the TTL.
@@ -76,8 +79,16 @@ type RedisWorkerCoordinator struct {
 	loopStop chan struct{}
 	loops    sync.WaitGroup
 
-	stats   counters
-	health  health
+	stats  counters
+	health health
+	// epoch is the last state epoch a heartbeat or connection reported
+	// (µs; 0 before the first); lostLog limits the logs of slots refused
+	// for state loss (epoch.go).
+	epoch   atomic.Int64
+	lostLog stateLostLog
+	// rerun holds the pipelines that re-run a slot whose holder died, set
+	// before Start (SetRerunInterrupted).
+	rerun   map[string]bool
 	metrics *coordMetrics
 	ctl     control
 	// pref is the set of pipelines another live worker is preferred for,
@@ -129,7 +140,11 @@ func NewRedisWorkerCoordinator(opts Options) (*RedisWorkerCoordinator, error) {
 	}
 	routeRedisClientLogs()
 	clientLogSecrets.add(s.redactor)
-	client := newPrimaryClient(s.primary)
+	watch := &stateWatch{keys: keys{prefix: s.KeyPrefix}}
+	if s.primary.topology == topologyCluster {
+		watch = nil // each pipeline keeps its own epoch
+	}
+	client := newPrimaryClient(s.primary, watch)
 	backend, err := newLeaseBackend(client, s)
 	if err != nil {
 		_ = client.Close()
@@ -149,6 +164,16 @@ func NewRedisWorkerCoordinator(opts Options) (*RedisWorkerCoordinator, error) {
 	}
 	if b, ok := backend.(*singleBackend); ok {
 		c.finisher = &finishBatcher{send: b.finishMany, one: b.finishOne, timeout: s.opTimeout}
+	}
+	if watch != nil {
+		watch.log = c.log.Warn
+		watch.notify = func(epoch int64, moved bool, runID string) {
+			if moved {
+				c.noteEpoch(epoch, "the Redis server's run_id changed to "+runID+" (restart from a file, or failover)")
+			} else {
+				c.noteEpoch(epoch, "the epoch changed")
+			}
+		}
 	}
 	c.instrument()
 	c.health.reachable.Store(true)
@@ -253,6 +278,8 @@ func (c *RedisWorkerCoordinator) Start(ctx context.Context, workerID string, pip
 		}
 	} else if err := c.heartbeat(ctx); err != nil {
 		c.log.Warn("distributed: registering the worker failed; retrying at the next heartbeat", "error", err)
+	} else if err := c.initPipelineEpochs(ctx, pipelineIDs); err != nil {
+		c.log.Warn("distributed: making the pipelines' state epochs failed; a pipeline's first slot may be skipped", "error", c.failure("init epochs", err))
 	}
 
 	c.startControl(ctx, pipelineIDs)

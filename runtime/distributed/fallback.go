@@ -60,6 +60,7 @@ func (c *RedisWorkerCoordinator) acquireLocal(pipelineID string, runNumber int64
 			PipelineID: pipelineID,
 			WorkerID:   c.workerID,
 			RunNumber:  run,
+			Slot:       runNumber > 0,
 			// 0: unfenced. Real tokens are > 0, so a store that checks tokens
 			// can tell and refuse.
 			FencingToken: 0,

@@ -12,6 +12,7 @@ import (
 type finishReq struct {
 	ref       leaseRef
 	completed bool
+	hist      *historyEntry // the run's history record; nil: none
 }
 
 // finishRep is its answer: whether the lease was still this owner's.
@@ -108,6 +109,9 @@ func (b *finishBatcher) run(batch []*finishWait) {
 // finishOne releases or completes one lease with a single command.
 func (b *singleBackend) finishOne(ctx context.Context, r finishReq) finishRep {
 	var rep finishRep
+	if r.hist != nil {
+		return b.finishMany(ctx, []finishReq{r})[0]
+	}
 	if r.completed {
 		rep.owned, rep.err = b.complete(ctx, r.ref)
 	} else {
@@ -116,18 +120,48 @@ func (b *singleBackend) finishOne(ctx context.Context, r finishReq) finishRep {
 	return rep
 }
 
-// finishMany releases and completes in one pipelined round trip of plain
-// commands (see queueFinish).
+// finishMany releases and completes with plain commands: one pipelined
+// round trip that records the completed runs and releases the rest, and a
+// second that releases the completed runs whose record went through (see
+// queueRecord).
 func (b *singleBackend) finishMany(ctx context.Context, reqs []finishReq) []finishRep {
-	cmds := make([]*redis.IntCmd, len(reqs))
+	out := make([]finishRep, len(reqs))
+	lrems := make([]*redis.IntCmd, len(reqs))
+	records := make([][]redis.Cmder, len(reqs))
 	_, _ = b.client.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, r := range reqs {
-			cmds[i] = b.queueFinish(ctx, p, r)
+			if r.completed {
+				records[i] = b.queueRecord(ctx, p, r)
+			} else {
+				lrems[i] = b.queueRelease(ctx, p, r)
+			}
 		}
 		return nil
 	})
-	out := make([]finishRep, len(reqs))
-	for i, cmd := range cmds {
+	second := false
+	for i, r := range reqs {
+		if r.completed {
+			if err := firstErr(records[i], nil); err != nil {
+				out[i].err = err
+			} else {
+				second = true
+			}
+		}
+	}
+	if second {
+		_, _ = b.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for i, r := range reqs {
+				if r.completed && out[i].err == nil {
+					lrems[i] = b.queueRelease(ctx, p, r)
+				}
+			}
+			return nil
+		})
+	}
+	for i, cmd := range lrems {
+		if cmd == nil {
+			continue
+		}
 		n, err := cmd.Result()
 		out[i] = finishRep{owned: n == 1, err: err}
 	}

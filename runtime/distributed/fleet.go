@@ -9,6 +9,9 @@ import (
 	"time"
 
 	"github.com/agora-etl/agora/fleet"
+	// The dashboard "fleet ui" serves, in every binary with the fleet
+	// command.
+	_ "github.com/agora-etl/agora/fleet/ui"
 	"github.com/agora-etl/agora/runtime"
 )
 
@@ -38,6 +41,7 @@ func envHelp() string {
 		{envNames.LeaseRenewalDeadline, "give a lease up locally when not renewed for this many seconds"},
 		{envNames.RedlockRedisURLs, "Redlock quorum: JSON array or comma-separated list of at least 3 Redis URLs"},
 		{envNames.RedlockClockDriftFactor, "Redlock clock drift factor (default 0.01)"},
+		{EnvPrefix + "_RUN_HISTORY", "run history kept per pipeline: RUNS[,MAX_AGE] (default 100,168h) or off"},
 	} {
 		fmt.Fprintf(&b, "  %s\n      %s\n", v.name, v.what)
 	}
@@ -105,6 +109,10 @@ func (b fleetBackend) PausedPipelines(ctx context.Context) (map[string]fleet.Pau
 		out[id] = fleet.PauseInfo(p)
 	}
 	return out, nil
+}
+
+func (b fleetBackend) Runs(ctx context.Context, ids []string, limit int) ([][]runtime.RunRecord, error) {
+	return b.c.RunHistories(ctx, ids, limit)
 }
 
 func (b fleetBackend) Pause(ctx context.Context, id, by string) error { return b.c.Pause(ctx, id, by) }

@@ -142,7 +142,13 @@ func fleetAgora(ctx context.Context, url, id string, n int, rec *fleetRecorder) 
 		logTo = os.Stderr
 	}
 	quiet := slog.New(slog.NewTextHandler(logTo, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	coord, err := NewRedisWorkerCoordinator(Options{RedisURL: url, Logger: quiet})
+	// AGORA_DISTRIBUTED_RUN_HISTORY=off measures the fleet without its run
+	// history.
+	history, err := runtime.ParseRunHistory(os.Getenv(EnvPrefix + "_RUN_HISTORY"))
+	if err != nil {
+		return err
+	}
+	coord, err := NewRedisWorkerCoordinator(Options{RedisURL: url, Logger: quiet, RunHistory: history})
 	if err != nil {
 		return err
 	}

@@ -51,7 +51,11 @@ func (m Mode) String() string {
 // Every error wraps ErrInvalidConfig and carries only its prefix
 // ("distributed: invalid configuration: ..."), one line per problem, so a
 // caller can log it as is.
-func CoordinatorFromEnv(mode Mode) (runtime.PoolOption, error) {
+//
+// Each adjust function, when given, changes the settings read before the
+// coordinator is built: the agora command uses one to apply the [worker]
+// settings of a config file that the environment leaves unset.
+func CoordinatorFromEnv(mode Mode, adjust ...func(*Config)) (runtime.PoolOption, error) {
 	switch mode {
 	case ModeOff:
 		logMode(slog.Default(), Config{}, mode)
@@ -63,6 +67,9 @@ func CoordinatorFromEnv(mode Mode) (runtime.PoolOption, error) {
 	cfg, err := LoadConfig()
 	if err != nil {
 		return nil, err
+	}
+	for _, f := range adjust {
+		f(&cfg)
 	}
 	if cfg.RedisURL == "" {
 		if mode == ModeRequired {

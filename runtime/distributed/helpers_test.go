@@ -92,6 +92,11 @@ func (u *unit) advance(d time.Duration) {
 	u.clock.Advance(d)
 }
 
+// liveSlot returns a slot two seconds from now, later than the epoch of
+// any state made before the call: for tests whose state was lost (a
+// restarted server), where the slots before the loss are refused.
+func liveSlot() int64 { return time.Now().Unix() + 2 }
+
 // mustAcquire acquires and fails the test unless it worked.
 func mustAcquire(t *testing.T, c *RedisWorkerCoordinator, pipelineID string, run int64) runtime.Lease {
 	t.Helper()

@@ -57,8 +57,9 @@ func TestIntegrationTokensIncreaseAfterRestartWithoutPersistence(t *testing.T) {
 		t.Fatal("counter survived the restart; the test needs it gone")
 	}
 	var lease runtime.Lease
+	slot := liveSlot()
 	waitUntil(t, 5*time.Second, "an acquire after the restart", func() bool {
-		ok, _ := c.TryAcquireLease(ctx, "p", 2000)
+		ok, _ := c.TryAcquireLease(ctx, "p", slot)
 		if ok {
 			lease, _ = c.CurrentLease("p")
 		}
@@ -66,6 +67,14 @@ func TestIntegrationTokensIncreaseAfterRestartWithoutPersistence(t *testing.T) {
 	})
 	if lease.FencingToken <= highest {
 		t.Fatalf("token after restart %d not above %d issued before", lease.FencingToken, highest)
+	}
+	// The completed slots' marks went with the data: the epoch refuses
+	// them instead.
+	if err := c.ReleaseLease(ctx, "p"); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := c.TryAcquireLease(ctx, "p", 1019); ok || !errors.Is(err, ErrStateLost) || !errors.Is(err, runtime.ErrSlotCompleted) {
+		t.Fatalf("a slot completed before the restart: %v, %v; want ErrStateLost", ok, err)
 	}
 }
 
@@ -90,15 +99,16 @@ func TestIntegrationTwoPrefixesOnOneServer(t *testing.T) {
 	oa.KeyPrefix, ob.KeyPrefix = "team-a:", "team-b:"
 	a := r.started(oa, "a")
 	b := r.started(ob, "b")
-	mustAcquire(t, a, "p", 100)
-	mustAcquire(t, b, "p", 100)
+	slot := liveSlot() // the prefixes were not seeded
+	mustAcquire(t, a, "p", slot)
+	mustAcquire(t, b, "p", slot)
 	if err := a.CompleteLease(ctx, "p"); err != nil {
 		t.Fatal(err)
 	}
 	if err := b.ReleaseLease(ctx, "p"); err != nil {
 		t.Fatal(err)
 	}
-	mustAcquire(t, b, "p", 100)
+	mustAcquire(t, b, "p", slot) // completed only under the other prefix
 	wa, _ := a.ListWorkers(ctx)
 	wb, _ := b.ListWorkers(ctx)
 	if len(wa) != 1 || wa[0].ID != "a" || len(wb) != 1 || wb[0].ID != "b" {
@@ -110,7 +120,7 @@ func TestIntegrationURLForms(t *testing.T) {
 	t.Run("password", func(t *testing.T) {
 		r := newReal(t, redistest.WithPassword("s3cr3t-pw"))
 		c := r.started(r.options(5*time.Second), "a")
-		mustAcquire(t, c, "p", 1)
+		mustAcquire(t, c, "p", liveSlot())
 		opts := r.options(5 * time.Second)
 		opts.RedisURL = strings.Replace(r.srv.URL(), "s3cr3t-pw", "not-it-at-all", 1)
 		bad, err := NewRedisWorkerCoordinator(opts)
@@ -129,7 +139,7 @@ func TestIntegrationURLForms(t *testing.T) {
 		opts := r.options(5 * time.Second)
 		opts.RedisURL = fmt.Sprintf("redis://agora:agora-pw@%s/0", r.srv.Addr())
 		c := r.started(opts, "a")
-		mustAcquire(t, c, "p", 1)
+		mustAcquire(t, c, "p", liveSlot())
 		if ws, err := c.ListWorkers(ctx); err != nil || len(ws) != 1 {
 			t.Fatalf("ListWorkers as ACL user: %v, %v", ws, err)
 		}
@@ -139,7 +149,7 @@ func TestIntegrationURLForms(t *testing.T) {
 		opts := r.options(5 * time.Second)
 		opts.RedisURL = r.srv.URLForDB(5)
 		c := r.started(opts, "a")
-		mustAcquire(t, c, "p", 1)
+		mustAcquire(t, c, "p", liveSlot())
 		if n, _ := r.client(5).Exists(ctx, "agora:distributed:lease:{p}").Result(); n != 1 {
 			t.Error("lease not in database 5")
 		}
@@ -153,7 +163,7 @@ func TestIntegrationURLForms(t *testing.T) {
 		opts := r.options(5 * time.Second)
 		opts.RedisURL = "unix://" + sock + "?db=2"
 		c := r.started(opts, "a")
-		mustAcquire(t, c, "p", 1)
+		mustAcquire(t, c, "p", liveSlot())
 		if n, _ := r.client(2).Exists(ctx, "agora:distributed:lease:{p}").Result(); n != 1 {
 			t.Error("lease not in database 2 over the socket")
 		}
@@ -169,7 +179,7 @@ func TestIntegrationURLForms(t *testing.T) {
 		}
 		opts.RedisURL = r.srv.URL() + "?skip_verify=true"
 		c := r.started(opts, "a")
-		mustAcquire(t, c, "p", 1)
+		mustAcquire(t, c, "p", liveSlot())
 	})
 }
 
@@ -191,8 +201,9 @@ func TestIntegrationFailSafeAndReconnect(t *testing.T) {
 		t.Fatal("Healthy with Redis down")
 	}
 	r.srv.Restart()
+	slot := liveSlot() // the restarted server has a new epoch
 	waitUntil(t, 5*time.Second, "reconnection", func() bool {
-		ok, _ := c.TryAcquireLease(ctx, "p", 1)
+		ok, _ := c.TryAcquireLease(ctx, "p", slot)
 		return ok
 	})
 	if err := c.Healthy(ctx); err != nil {

@@ -9,10 +9,14 @@ import "strconv"
 //
 //	<prefix>lease:{<pipeline>}   list of one string "<token> <run> <owner>"; PX LeaseTTL
 //	<prefix>token:{<pipeline>}   string: the last fencing token and its run, "<token> <run>"
-//	<prefix>completed:{<pipeline>}  sorted set: member "slot" scored with the last completed slot
+//	<prefix>completed:{<pipeline>}  sorted set: member "slot" scored with the last completed slot; and the run
+//	                             history, one JSON record per run scored by its end in Unix ms (history.go)
 //	<prefix>once:{<pipeline>}    string: set when the Once run completed; PX 2×LeaseTTL
 //	<prefix>claim:{<pipeline>}:<slot>  string: the replica asking for a slot in a batch; PX 5 s
+//	<prefix>epoch:{<pipeline>}   string: on a Cluster, the pipeline's state epoch (Redis time, µs; see epoch.go)
 //	<prefix>worker:<worker id>   hash: the worker record; PX 3×HeartbeatInterval
+//	<prefix>epoch                string: on one server, the state epoch (Redis time, µs; see epoch.go)
+//	<prefix>server               string: the run_id of the server the state was last used on
 //	<prefix>preference           sorted set: live coordinator instances ("<worker id>#<hex>") by expiry, Unix ms
 type keys struct{ prefix string }
 
@@ -41,6 +45,16 @@ func (k keys) claim(pipelineID string, slot int64) string {
 	return k.prefix + "claim:" + k.tag(pipelineID) + ":" + strconv.FormatInt(slot, 10)
 }
 
+// pipelineEpoch holds a pipeline's state epoch on a Cluster, where a
+// script cannot reach a key shared by every pipeline.
+func (k keys) pipelineEpoch(pipelineID string) string { return k.prefix + "epoch:" + k.tag(pipelineID) }
+
+// epoch holds the state epoch of one server (see epoch.go).
+func (k keys) epoch() string { return k.prefix + "epoch" }
+
+// server names the server the state was last used on, by its run_id.
+func (k keys) server() string { return k.prefix + "server" }
+
 // preferenceIndex lists the live coordinator instances, scored by expiry
 // (Unix ms), for the preferred-worker view (preference.go).
 func (k keys) preferenceIndex() string { return k.prefix + "preference" }
@@ -51,10 +65,10 @@ func (k keys) worker(workerID string) string { return k.prefix + "worker:" + wor
 // workerPattern matches every worker record under the prefix, for SCAN.
 func (k keys) workerPattern() string { return globEscape(k.prefix+"worker:") + "*" }
 
-// pipelineKeys returns the lease, token, done and once keys of a pipeline,
-// in the order the acquire script expects them.
+// pipelineKeys returns the lease, token, done, once and Cluster epoch keys
+// of a pipeline, in the order the acquire script expects them.
 func (k keys) pipelineKeys(pipelineID string) []string {
-	return []string{k.lease(pipelineID), k.token(pipelineID), k.done(pipelineID), k.once(pipelineID)}
+	return []string{k.lease(pipelineID), k.token(pipelineID), k.done(pipelineID), k.once(pipelineID), k.pipelineEpoch(pipelineID)}
 }
 
 // globEscape escapes the characters SCAN MATCH treats specially, so a prefix

@@ -18,6 +18,8 @@ var requestBuckets = prometheus.ExponentialBuckets(0.0002, 3, 10)
 var (
 	descCoordinatorUp = prometheus.NewDesc("agora_coordinator_up",
 		"1 while the last Redis operation worked (the primary, and with Redlock a quorum), else 0.", nil, nil)
+	descStateLost = prometheus.NewDesc("agora_coordinator_state_lost_slots_total",
+		"Slots refused because the coordination state was lost after they began (Redis restarted empty or from a file, failed over, or was flushed): they may have run.", nil, nil)
 	descRedlockNodeUp = prometheus.NewDesc("agora_redlock_node_up",
 		"1 while a Redlock quorum node answers, else 0; node is its host:port (never credentials).", []string{"node"}, nil)
 )
@@ -38,11 +40,13 @@ func newCoordMetrics() *coordMetrics {
 // Describe sends the coordinator's metric descriptors (see Collect).
 func (c *RedisWorkerCoordinator) Describe(ch chan<- *prometheus.Desc) {
 	ch <- descCoordinatorUp
+	ch <- descStateLost
 	ch <- descRedlockNodeUp
 	c.metrics.requests.Describe(ch)
 }
 
-// Collect sends agora_coordinator_up, agora_redlock_node_up per quorum node
+// Collect sends agora_coordinator_up, agora_coordinator_state_lost_slots_total,
+// agora_redlock_node_up per quorum node
 // and the agora_redis_request_duration_seconds histogram. A pool whose
 // coordinator this is registers it with its own registry, so /metrics shows
 // them.
@@ -52,6 +56,7 @@ func (c *RedisWorkerCoordinator) Collect(ch chan<- prometheus.Metric) {
 		up = 1
 	}
 	ch <- prometheus.MustNewConstMetric(descCoordinatorUp, prometheus.GaugeValue, up)
+	ch <- prometheus.MustNewConstMetric(descStateLost, prometheus.CounterValue, float64(c.stats.stateLost.Load()))
 	if q, ok := c.backend.(*quorumBackend); ok {
 		for _, n := range q.nodes {
 			v := 0.0

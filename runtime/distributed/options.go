@@ -72,6 +72,10 @@ type Options struct {
 	// RedlockClockDriftFactor is the clock drift allowance of quorum leases
 	// (default 0.01).
 	RedlockClockDriftFactor float64
+	// RunHistory bounds the run history kept per pipeline in Redis (default
+	// the last 100 runs, for 7 days; Off keeps none). See history.go and
+	// docs/dashboard.md.
+	RunHistory runtime.RunHistoryPolicy
 	// Logger receives the coordinator's logs (default slog.Default()).
 	Logger *slog.Logger
 	// Clock is the time source (default runtime.SystemClock).

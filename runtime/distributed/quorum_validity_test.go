@@ -61,7 +61,7 @@ func TestRedlockLateMajorityIsNotALease(t *testing.T) {
 		r.nodes[1].Resume()
 	}()
 	start := time.Now()
-	res, err := b.acquire(context.Background(), leaseRequest{PipelineID: "p", Owner: "a#1", Mode: runtime.RunNumberAuto})
+	res, err := b.acquire(context.Background(), leaseRequest{PipelineID: "p", Owner: "a#1", RecordKey: c.recordKeyArg, Mode: runtime.RunNumberAuto})
 	took := time.Since(start)
 	if err == nil || !errors.Is(err, ErrQuorumNotReached) || !strings.Contains(err.Error(), "past its validity") {
 		t.Fatalf("acquire after %s = %+v, %v; want ErrQuorumNotReached past the validity window", took, res, err)

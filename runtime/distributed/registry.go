@@ -50,9 +50,11 @@ func (c *RedisWorkerCoordinator) heartbeat(ctx context.Context) error {
 	ctx, cancel := c.opContext(ctx)
 	defer cancel()
 	sent := c.clock.Now()
-	if err := call.script.Run(ctx, c.client, call.keys, call.args...).Err(); err != nil {
+	epoch, err := call.script.Run(ctx, c.client, call.keys, call.args...).Int64()
+	if err != nil {
 		return c.failure("heartbeat", err)
 	}
+	c.noteEpoch(epoch, "the state epoch changed: Redis lost its data (restart without persistence, FLUSHALL), restarted from a file or failed over")
 	c.noteRecord(sent)
 	c.noteOK()
 	return nil
@@ -68,20 +70,26 @@ func (c *RedisWorkerCoordinator) recordCall() (scriptCall, bool) {
 	}
 	rec := c.record
 	c.mu.Unlock()
+	fields := []any{
+		"id", rec.id,
+		"host", rec.host,
+		"pid", rec.pid,
+		"pipelines", rec.pipelines,
+		"started_ms", rec.startedMs,
+		"heartbeat_ms", c.clock.Now().UnixMilli(),
+		"version", rec.version,
+		"schedules", rec.schedules,
+	}
+	ttl := c.workerRecordTTL().Milliseconds()
+	if _, cluster := c.client.(*redis.ClusterClient); cluster {
+		// On a Cluster the record and the epoch live in different slots.
+		return scriptCall{script: heartbeatScript, keys: []string{c.keys.worker(rec.id)}, args: append([]any{ttl}, fields...)}, true
+	}
+	// The record carries the epoch (see epoch.go).
 	return scriptCall{
 		script: heartbeatScript,
-		keys:   []string{c.keys.worker(rec.id)},
-		args: []any{
-			c.workerRecordTTL().Milliseconds(),
-			"id", rec.id,
-			"host", rec.host,
-			"pid", rec.pid,
-			"pipelines", rec.pipelines,
-			"started_ms", rec.startedMs,
-			"heartbeat_ms", c.clock.Now().UnixMilli(),
-			"version", rec.version,
-			"schedules", rec.schedules,
-		},
+		keys:   []string{c.keys.worker(rec.id), c.keys.epoch()},
+		args:   append([]any{ttl, c.epoch.Load(), c.keys.workerPattern()}, fields...),
 	}, true
 }
 

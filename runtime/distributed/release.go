@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/agora-etl/agora/runtime"
 )
 
 // releaseAttempts bounds how often a release is tried when Redis does not
@@ -30,17 +32,35 @@ func (c *RedisWorkerCoordinator) CompleteLease(ctx context.Context, pipelineID s
 }
 
 func (c *RedisWorkerCoordinator) finish(ctx context.Context, pipelineID string, completed bool) error {
+	return c.finishWith(ctx, pipelineID, completed, nil)
+}
+
+// finishWith is finish recording rec, when not nil, in the run history.
+func (c *RedisWorkerCoordinator) finishWith(ctx context.Context, pipelineID string, completed bool, rec *runtime.RunRecord) error {
 	c.mu.Lock()
 	h := c.leases[pipelineID]
 	if h == nil {
+		// A run whose lease was lost meanwhile (cancelled, typically) is
+		// still recorded.
+		var hist *historyEntry
+		if c.running {
+			hist = c.historyFor(nil, rec)
+		}
 		c.mu.Unlock()
 		if c.isClosed() {
 			return ErrClosed
+		}
+		if hist != nil {
+			c.writeHistory(context.WithoutCancel(ctx), pipelineID, hist)
 		}
 		return fmt.Errorf("%w: no lease of %q is held by this worker", ErrLeaseNotHeld, pipelineID)
 	}
 	delete(c.leases, pipelineID)
 	owner := c.owner
+	var hist *historyEntry
+	if !h.fallback {
+		hist = c.historyFor(h, rec)
+	}
 	if h.fallback {
 		if completed {
 			c.local.complete(pipelineID, h.mode, c.clock.Now().Add(c.s.onceTTL))
@@ -61,13 +81,26 @@ func (c *RedisWorkerCoordinator) finish(ctx context.Context, pipelineID string, 
 		c.mu.Unlock()
 		c.inFlight.Done()
 	}()
-	return c.giveBack(context.WithoutCancel(ctx), h, owner, completed)
+	return c.giveBackWith(context.WithoutCancel(ctx), h, owner, completed, hist)
 }
 
 // giveBack deletes h in Redis (recording its slot when completed), retrying
 // transport failures.
 func (c *RedisWorkerCoordinator) giveBack(ctx context.Context, h *heldLease, owner string, completed bool) error {
+	return c.giveBackWith(ctx, h, owner, completed, nil)
+}
+
+// giveBackWith is giveBack recording hist, when not nil, in the run history.
+func (c *RedisWorkerCoordinator) giveBackWith(ctx context.Context, h *heldLease, owner string, completed bool, hist *historyEntry) error {
 	ref := h.ref(owner)
+	// The record goes with the first attempt when that is the single-node
+	// pipeline; otherwise on its own once the lease is given back.
+	histSent := false
+	defer func() {
+		if hist != nil && !histSent {
+			c.writeHistory(ctx, ref.PipelineID, hist)
+		}
+	}()
 	what := "release"
 	if completed {
 		what = "complete"
@@ -83,8 +116,9 @@ func (c *RedisWorkerCoordinator) giveBack(ctx context.Context, h *heldLease, own
 		var err error
 		if attempt == 0 && c.finisher != nil {
 			// The first attempt joins whatever else is being given back.
-			rep := c.finisher.do(finishReq{ref: ref, completed: completed})
+			rep := c.finisher.do(finishReq{ref: ref, completed: completed, hist: hist})
 			owned, err = rep.owned, rep.err
+			histSent = err == nil
 		} else {
 			opCtx, cancel := c.opContext(ctx)
 			if completed {

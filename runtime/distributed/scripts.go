@@ -12,7 +12,7 @@ import (
 // its keys share the pipeline's hash tag) and is sent with EVALSHA, falling
 // back to EVAL when the server does not know it yet (NOSCRIPT, e.g. after a
 // restart). Release and completion need none: they are plain commands (see
-// singleBackend.release and queueFinish).
+// singleBackend.release and queueRecord).
 var (
 	//go:embed lua/acquire.lua
 	acquireSource string
@@ -20,12 +20,18 @@ var (
 	renewSource string
 	//go:embed lua/heartbeat.lua
 	heartbeatSource string
+	//go:embed lua/epoch_bump.lua
+	epochBumpSource string
+	//go:embed lua/epoch_init.lua
+	epochInitSource string
 
 	acquireScript   = newScript(acquireSource)
 	renewScript     = newScript(renewSource)
 	heartbeatScript = newScript(heartbeatSource)
+	epochBumpScript = newScript(epochBumpSource)
+	epochInitScript = newScript(epochInitSource)
 
-	primaryScripts = []*redis.Script{acquireScript, renewScript, heartbeatScript}
+	primaryScripts = []*redis.Script{acquireScript, renewScript, heartbeatScript, epochInitScript}
 )
 
 // loadScripts makes the server know scripts (one pipelined round trip), so

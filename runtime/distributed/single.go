@@ -29,6 +29,9 @@ type singleBackend struct {
 	// the lease TTL.
 	registry    string
 	registryArg any // registry, boxed once
+	// cluster: the keys are spread over a Redis Cluster, whose scripts
+	// reach neither the worker records nor a server-wide epoch.
+	cluster bool
 }
 
 // newSingleBackend returns a backend on client; keys may be shared with
@@ -48,6 +51,8 @@ func newSingleBackend(client redis.UniversalClient, s settings, keys *keyCache) 
 	if _, cluster := client.(*redis.ClusterClient); !cluster {
 		b.registry = keysFor(s).worker("")
 		b.registryArg = b.registry
+	} else {
+		b.cluster = true
 	}
 	return b
 }
@@ -106,49 +111,65 @@ func acquireReplies(cmd *redis.Cmd, n int) ([]int64, error) {
 // acquireCall returns the acquire script's keys and arguments for reqs,
 // which share an owner (one coordinator's).
 func (b *singleBackend) acquireCall(reqs []leaseRequest) ([]string, []any) {
-	if len(reqs) == 1 {
-		// The common case alone, without the copies a batch needs.
-		req := reqs[0]
-		keys := b.pipelineKeys(req.PipelineID)
-		if req.Mode != runtime.RunNumberOnce {
-			keys = keys[:3]
-		}
-		registry, own := any(""), any("")
-		if b.registry != "" {
-			registry = b.registryArg
-			if req.RecordKey != nil {
-				own = req.RecordKey
-			}
-		}
-		return keys, []any{req.Owner, b.ttlArg, b.stateTTLArg, registry, own, b.recordTTLArg, req.Mode}
-	}
-	keys := make([]string, 0, 3*len(reqs))
-	registry, own := any(""), any("")
-	for _, req := range reqs {
-		k := b.pipelineKeys(req.PipelineID)
-		if req.Mode != runtime.RunNumberOnce {
-			// Only a Once request reads the once marker; every key passed
-			// costs the server a little.
-			k = k[:3]
-		}
-		keys = append(keys, k...)
-		if b.registry != "" && req.RecordKey != nil {
-			own = req.RecordKey
-		}
-	}
+	registry, own, refresh := any(""), any(""), any("0")
 	if b.registry != "" {
 		registry = b.registryArg
 	}
-	args := make([]any, 0, 6+len(reqs))
-	args = append(args, reqs[0].Owner, b.ttlArg, b.stateTTLArg, registry, own, b.recordTTLArg)
+	if !b.cluster {
+		for _, req := range reqs {
+			if req.RecordKey != nil {
+				own = req.RecordKey
+			}
+			if req.Refresh {
+				refresh = b.recordTTLArg
+			}
+		}
+	}
+	if len(reqs) == 1 {
+		// The common case alone, without the copies a batch needs.
+		req := reqs[0]
+		return b.requestKeys(req), []any{req.Owner, b.ttlArg, b.stateTTLArg, registry, own, refresh, modeArg(req)}
+	}
+	keys := make([]string, 0, 3*len(reqs))
 	for _, req := range reqs {
-		args = append(args, req.Mode)
+		keys = append(keys, b.requestKeys(req)...)
+	}
+	args := make([]any, 0, 6+len(reqs))
+	args = append(args, reqs[0].Owner, b.ttlArg, b.stateTTLArg, registry, own, refresh)
+	for _, req := range reqs {
+		args = append(args, modeArg(req))
 	}
 	return keys, args
 }
 
+// modeArg is req's run number as the acquire script reads it: a slot with
+// "r" when it asks to hear of an interrupted earlier slot.
+func modeArg(req leaseRequest) any {
+	if req.Rerun && req.Mode > 0 {
+		return strconv.FormatInt(req.Mode, 10) + "r"
+	}
+	return req.Mode
+}
+
+// requestKeys returns the keys the acquire script reads for req: on one
+// server the lease, token and done keys, and the once marker only for a
+// Once request (every key passed costs the server a little); on a Cluster
+// all five, the last being the pipeline's own state epoch.
+func (b *singleBackend) requestKeys(req leaseRequest) []string {
+	k := b.pipelineKeys(req.PipelineID)
+	switch {
+	case b.cluster:
+		return k
+	case req.Mode == runtime.RunNumberOnce:
+		return k[:4]
+	default:
+		return k[:3]
+	}
+}
+
 // parseAcquireReply decodes the acquire script's reply: the new token, 0 for
-// held, -1 for a completed slot.
+// held, -1 for a completed slot, -2 for a missing worker record, -3 for a
+// slot older than the state epoch.
 func parseAcquireReply(reply, mode int64, s settings) (acquireResult, error) {
 	switch {
 	case reply > 0:
@@ -164,6 +185,10 @@ func parseAcquireReply(reply, mode int64, s settings) (acquireResult, error) {
 		return acquireResult{Outcome: outcomeSlotCompleted}, nil
 	case reply == -2:
 		return acquireResult{Outcome: outcomeUnregistered}, nil
+	case reply == -3:
+		return acquireResult{Outcome: outcomeStateLost}, nil
+	case reply < -3:
+		return acquireResult{Outcome: outcomeInterrupted, RunNumber: -reply}, nil
 	default:
 		return acquireResult{}, fmt.Errorf("distributed: malformed reply %d from the acquire script", reply)
 	}
@@ -215,42 +240,79 @@ func (b *singleBackend) release(ctx context.Context, ref leaseRef) (bool, error)
 	return n == 1, err
 }
 
-// complete records a successful run and releases its lease, in one
-// pipelined round trip of plain commands (see queueFinish).
+// complete records a successful run and then releases its lease (see
+// queueRecord).
 func (b *singleBackend) complete(ctx context.Context, ref leaseRef) (bool, error) {
-	var lrem *redis.IntCmd
-	_, _ = b.client.Pipelined(ctx, func(p redis.Pipeliner) error {
-		lrem = b.queueFinish(ctx, p, finishReq{ref: ref, completed: true})
+	r := finishReq{ref: ref, completed: true}
+	cmds, err := b.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		_ = b.queueRecord(ctx, p, r)
 		return nil
 	})
-	n, err := lrem.Result()
-	return n == 1, err
+	if err = firstErr(cmds, err); err != nil {
+		return false, err
+	}
+	return b.release(ctx, ref)
 }
 
-// queueFinish queues on p what releasing r's lease takes and returns the
-// LREM whose count says whether the lease was still this owner's. A
-// completion first records its run, with plain commands and no script: the
-// slot by ZADD … GT, which never lowers the mark, so slots finishing out of
-// order need no read; a Once run by its marker. The record goes before the
-// LREM, on the same connection, so the lease is held until the run is
-// recorded and no contender can acquire in between and find the slot not
-// yet done. The run is recorded even when the lease was lost meanwhile: it
-// did complete, and the record only ever stops a repeat.
-func (b *singleBackend) queueFinish(ctx context.Context, p redis.Pipeliner, r finishReq) *redis.IntCmd {
+// queueRecord queues on p what records a completed run, with plain
+// commands and no script: the slot by ZADD … GT, which never lowers the
+// mark, so slots finishing out of order need no read; a Once run by its
+// marker. The lease is released only once the record went through, in a
+// later round trip: so the lease is held until the run is recorded, and no
+// contender can acquire in between and find the slot not yet done. That
+// includes a Redis out of memory (maxmemory with noeviction), which refuses
+// the ZADD but would still run an LREM (a command that frees memory): the
+// lease is kept, and the completion retried. The run is recorded even when
+// the lease was lost meanwhile: it did complete, and the record only ever
+// stops a repeat.
+func (b *singleBackend) queueRecord(ctx context.Context, p redis.Pipeliner, r finishReq) []redis.Cmder {
 	keys := b.pipelineKeys(r.ref.PipelineID)
-	if r.completed {
-		switch {
-		case r.ref.Mode > 0:
-			p.ZAddGT(ctx, keys[2], redis.Z{Score: float64(r.ref.Mode), Member: doneMember})
-			if b.s.FencingKeyTTL > 0 {
-				p.PExpire(ctx, keys[2], b.s.FencingKeyTTL)
-				p.PExpire(ctx, keys[1], b.s.FencingKeyTTL)
-			}
-		case r.ref.Mode == runtime.RunNumberOnce:
-			p.Set(ctx, keys[3], "1", b.s.onceTTL)
+	var cmds []redis.Cmder
+	inSlotZAdd := false
+	switch {
+	case r.ref.Mode > 0:
+		members := []redis.Z{{Score: float64(r.ref.Mode), Member: doneMember}}
+		if r.hist != nil {
+			// The run's history record rides on the slot's ZADD (GT only
+			// guards existing members): no extra command.
+			members = append(members, redis.Z{Score: r.hist.score, Member: r.hist.member})
+			inSlotZAdd = true
 		}
+		cmds = append(cmds, p.ZAddGT(ctx, keys[2], members...))
+		if b.s.FencingKeyTTL > 0 {
+			cmds = append(cmds, p.PExpire(ctx, keys[2], b.s.FencingKeyTTL), p.PExpire(ctx, keys[1], b.s.FencingKeyTTL))
+		}
+	case r.ref.Mode == runtime.RunNumberOnce:
+		cmds = append(cmds, p.Set(ctx, keys[3], "1", b.s.onceTTL))
+	}
+	if r.hist != nil {
+		// History is kept on a best-effort basis: its own commands do not
+		// hold the lease back.
+		queueHistory(ctx, p, keys[2], r.hist, inSlotZAdd)
+	}
+	return cmds
+}
+
+// queueRelease queues the LREM that releases r's lease, after the run's
+// history record for a run that did not complete (a completed one's went
+// with queueRecord); the LREM's count says whether the lease was still
+// this owner's.
+func (b *singleBackend) queueRelease(ctx context.Context, p redis.Pipeliner, r finishReq) *redis.IntCmd {
+	keys := b.pipelineKeys(r.ref.PipelineID)
+	if r.hist != nil && !r.completed {
+		queueHistory(ctx, p, keys[2], r.hist, false)
 	}
 	return p.LRem(ctx, keys[0], 1, r.ref.value())
+}
+
+// firstErr returns the first error of cmds, or err.
+func firstErr(cmds []redis.Cmder, err error) error {
+	for _, c := range cmds {
+		if c.Err() != nil {
+			return c.Err()
+		}
+	}
+	return err
 }
 
 func (b *singleBackend) validate(ctx context.Context, pipelineID string, token int64) (bool, error) {

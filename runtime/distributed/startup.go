@@ -23,7 +23,7 @@ var ErrRedisRefused = errors.New("distributed: Redis refused the configuration")
 var refusalReplies = []struct{ text, advice string }{
 	{"WRONGPASS", "the user name or password in the URL is wrong"},
 	{"NOAUTH", "the server requires a password and the URL gives none"},
-	{"NOPERM", "the ACL user lacks a permission agora needs (keys under the prefix; EVALSHA, SCRIPT, GET, SET, DEL, HSET, HGETALL, HDEL, LINDEX, LREM, PTTL, SCAN, PING)"},
+	{"NOPERM", "the ACL user lacks a permission agora needs (keys under the prefix; EVAL, EVALSHA, SCRIPT, INFO, GET, SET, DEL, HSET, HGET, HGETALL, HDEL, LINDEX, LREM, PTTL, SCAN, PING)"},
 	{"DB index is out of range", "the database number in the URL does not exist on the server"},
 	{"invalid DB index", "the database number in the URL is not valid"},
 }
@@ -33,6 +33,9 @@ var refusalReplies = []struct{ text, advice string }{
 func refusal(err error) error {
 	if err == nil {
 		return nil
+	}
+	if errors.Is(err, ErrEvictingRedis) {
+		return fmt.Errorf("%w: %w", ErrRedisRefused, err)
 	}
 	msg := err.Error()
 	for _, r := range refusalReplies {

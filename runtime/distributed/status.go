@@ -12,7 +12,7 @@ import (
 // counters are the coordinator's event counts, shown in /status.
 type counters struct {
 	acquired, contended, slotCompleted, released, completed, lost,
-	renewalFailures, fallbackLeases, errors atomic.Uint64
+	renewalFailures, fallbackLeases, errors, stateLost, epochMoves, reruns atomic.Uint64
 }
 
 // health tracks whether the last Redis operation worked.
@@ -114,6 +114,14 @@ type CoordinatorStatus struct {
 	Contended uint64 `json:"contended"`
 	// SlotCompleted counts attempts refused because the slot already ran.
 	SlotCompleted uint64 `json:"slot_completed"`
+	// StateLost counts slots refused because the coordination state was
+	// lost after they began (see ErrStateLost).
+	StateLost uint64 `json:"state_lost"`
+	// EpochMoves counts the times this worker saw the state epoch move.
+	EpochMoves uint64 `json:"epoch_moves"`
+	// Reruns counts slots re-run because their holder died before
+	// completing them (RerunInterrupted).
+	Reruns uint64 `json:"reruns"`
 	// Released counts leases given back after a failed run or at Stop.
 	Released uint64 `json:"released"`
 	// Completed counts leases given back after a successful run.
@@ -154,6 +162,9 @@ func (c *RedisWorkerCoordinator) Status() any {
 		Acquired:        c.stats.acquired.Load(),
 		Contended:       c.stats.contended.Load(),
 		SlotCompleted:   c.stats.slotCompleted.Load(),
+		StateLost:       c.stats.stateLost.Load(),
+		EpochMoves:      c.stats.epochMoves.Load(),
+		Reruns:          c.stats.reruns.Load(),
 		Released:        c.stats.released.Load(),
 		Completed:       c.stats.completed.Load(),
 		Lost:            c.stats.lost.Load(),

@@ -1,7 +1,8 @@
 // Package sinktest is the behaviour both database sinks must have, written
 // once and run by each sink's tests against a real database: fencing
-// (including two writers racing with interleaved tokens), per-row
-// rejections, batch-level rollback, upsert and unfenced runs.
+// (including two writers racing with interleaved tokens), the slot ledger
+// (RunSlots), per-row rejections, batch-level rollback, upsert and
+// unfenced runs.
 package sinktest
 
 import (
@@ -42,6 +43,12 @@ type DB struct {
 	Strings func(t testing.TB, sql string) []string
 	// AutoID is the column definition of an id numbered in insert order.
 	AutoID string
+	// FencedTx runs the database's FencedTx on resource with token and
+	// opts; its fn inserts v into the table named resource (one column v),
+	// and for v < 0 then fails.
+	FencedTx func(ctx context.Context, resource string, token, v int64, opts ...fencing.TxOption) error
+	// CompleteSlot runs the database's CompleteSlot.
+	CompleteSlot func(ctx context.Context, resource string, token int64) error
 }
 
 // Leased returns a context carrying a fenced lease with token.

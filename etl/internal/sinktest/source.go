@@ -40,5 +40,5 @@ func Drain(t testing.TB, ctx context.Context, src etl.Source, max int) (sizes []
 // Slot returns the context of a cron or every run of pipeline at the slot
 // starting at unix seconds.
 func Slot(pipeline string, unix, token int64) context.Context {
-	return runtime.ContextWithLease(context.Background(), runtime.Lease{PipelineID: pipeline, WorkerID: "w", RunNumber: unix, FencingToken: token})
+	return runtime.ContextWithLease(context.Background(), runtime.Lease{PipelineID: pipeline, WorkerID: "w", RunNumber: unix, Slot: true, FencingToken: token})
 }

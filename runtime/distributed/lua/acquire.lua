@@ -4,34 +4,56 @@
 -- ARGV[1] owner "<worker id>#<hex>" (unique per coordinator instance)
 -- ARGV[2] lease TTL (ms)  ARGV[3] state TTL (ms, 0 keeps)
 -- ARGV[4] worker record key prefix ('' turns takeover off)
--- ARGV[5] this worker's record key ('' when the worker wrote it recently
--- enough, see beginAcquire)  ARGV[6] worker record TTL (ms)
--- ARGV[7..] one requested run number per request: > 0 slot, 0 auto, -1 once
+-- ARGV[5] this worker's record key ('' on a Cluster, whose scripts cannot
+-- reach it)  ARGV[6] worker record TTL (ms) when the grant must refresh the
+-- record, 0 when a write of it went through recently enough (see
+-- beginAcquire)
+-- ARGV[7..] one requested run number per request: > 0 slot, 0 auto, -1 once;
+-- a slot followed by "r" asks to re-run a slot whose holder died (see below)
 -- KEYS, per request in order: lease, last fencing token, last completed slot
--- (sorted set, member "slot"; see keys.go), and for a once request (run
--- number -1) only, the once marker.
+-- (sorted set, member "slot"; see keys.go), then on one server the once
+-- marker for a once request (run number -1) only; without a record key
+-- (ARGV[5] '', a Cluster) always the once marker and the pipeline's state
+-- epoch.
 --
 -- The lease is a list holding the one string "<token> <run> <owner>", with a
 -- PX expiry; run is the slot, or the token itself for auto and once. A list,
 -- so that release is a plain LREM: an atomic compare-and-delete on owner and
 -- token that needs no script (see release.go).
+--
+-- The state epoch (see epoch.go) is the Redis time in µs from which this
+-- server's coordination state is known to be whole: a slot scheduled before
+-- it may have been granted in state that was since lost, and is refused; a
+-- lease granted before it is never taken over, since its holder's record
+-- may have been lost with that state. On one server the epoch comes from
+-- this worker's own record (field "epoch", written by the heartbeat from the
+-- server's epoch key and cleared when the epoch moves), which every grant
+-- requires: a record missing, or written under an older epoch, is refused
+-- until the worker writes it again. On a Cluster each pipeline keeps its own
+-- epoch key, made here when missing.
+--
 -- Returns one integer per request, alone for a single request and as an
 -- array for several: the token (> 0) when acquired, 0 when another owner
 -- holds the lease, -1 when the slot already completed, -2 when this
--- worker's record is missing (it must register first).
+-- worker's record is missing or older than the epoch (it must register
+-- first), -3 when the slot is older than the epoch (possibly done), and
+-- -<slot> (below -3) for a request with "r" that would take over the lease
+-- of an earlier slot whose holder died before completing it: nothing is
+-- granted, and the worker asks for that slot instead, to re-run it.
 --
 -- Each redis.call costs about as much as a command a client sends, and each
 -- script call several, so a batch shares what its requests have in common
--- (the script call, the clock, the record refresh, a holder's record), a
+-- (the script call, the clock, the record read, a holder's record), a
 -- refusal is decided by reads alone, before any token is minted (a lease
 -- held by a live owner: LINDEX; a completed slot: LINDEX and ZSCORE), and a
 -- grant writes only what it must.
 local owner = ARGV[1]
 local keyttl = tonumber(ARGV[3])
 local registry = ARGV[4]
+local ownRecord = ARGV[5]
 local alive = nil -- holder worker id -> its record exists, made when needed
 local now = nil -- Redis time in µs, read at the first grant
-local record = nil -- true once this worker's record is refreshed, false when missing
+local epoch = nil -- from this worker's record: µs, or false when missing
 
 -- One pass per request. The body is inline, not a function, and each
 -- refusal leaves its pass with break (repeat … until true): a closure or
@@ -41,10 +63,17 @@ local out = nil
 local k = 1
 for i = 7, #ARGV do
   local arg = ARGV[i]
+  local rerun = string.byte(arg, -1) == 114 -- 'r'
+  if rerun then
+    arg = string.sub(arg, 1, -2)
+  end
   local mode = tonumber(arg)
   local lease, tokenKey, doneKey = KEYS[k], KEYS[k + 1], KEYS[k + 2]
-  local onceKey = nil
-  if mode == -1 then
+  local onceKey, epochKey = nil, nil
+  if ownRecord == '' then
+    onceKey, epochKey = KEYS[k + 3], KEYS[k + 4]
+    k = k + 5
+  elseif mode == -1 then
     onceKey = KEYS[k + 3]
     k = k + 4
   else
@@ -53,8 +82,10 @@ for i = 7, #ARGV do
   local reply = 0
   repeat
     local held = redis.call('LINDEX', lease, 0)
+    local heldToken = nil -- set when a dead owner's lease would be taken over
+    local heldRun = nil
     if held then
-      local holder = string.match(held, '^%d+ %-?%d+ (.*)$')
+      local token, hrun, holder = string.match(held, '^(%d+) (%-?%d+) (.*)$')
       -- A lease held by this very owner is one whose reply was lost (a
       -- retried command) or that the owner already gave up locally: the
       -- owner does not ask while it believes it holds one, so it may take
@@ -76,14 +107,17 @@ for i = 7, #ARGV do
         if live then
           break
         end
+        heldToken, heldRun = tonumber(token), tonumber(hrun)
       end
     end
 
     -- The slot rule, read only for a lease that is free (or this owner's):
     -- a lease held by another is refused the same either way.
+    local done = nil
     if mode > 0 then
-      local done = redis.call('ZSCORE', doneKey, 'slot')
-      if done and mode <= tonumber(done) then
+      done = redis.call('ZSCORE', doneKey, 'slot')
+      done = done and tonumber(done)
+      if done and mode <= done then
         reply = -1
         break
       end
@@ -92,14 +126,47 @@ for i = 7, #ARGV do
       break
     end
 
-    -- A grant refreshes this worker's own record, so a contender cannot
-    -- take the lease over from a record about to expire; a missing record
-    -- (deleted, or the server restarted empty) must be written whole first.
-    if record == nil then
-      record = ARGV[5] == '' or redis.call('PEXPIRE', ARGV[5], ARGV[6]) == 1
+    -- The epoch. On one server it comes with the check that this worker's
+    -- record exists, which a grant needs (a contender must not find it
+    -- missing and take the lease over while this worker runs); the record
+    -- is refreshed too when the worker has not written it lately.
+    local e
+    if epochKey then
+      e = redis.call('GET', epochKey)
+      if e then
+        e = tonumber(e)
+      else
+        local t = redis.call('TIME')
+        e = tonumber(t[1]) * 1000000 + tonumber(t[2])
+        redis.call('SET', epochKey, string.format('%d', e))
+      end
+    else
+      if epoch == nil then
+        local v = redis.call('HGET', ownRecord, 'epoch')
+        epoch = v and tonumber(v) or false
+        if epoch and ARGV[6] ~= '0' then
+          redis.call('PEXPIRE', ownRecord, ARGV[6])
+        end
+      end
+      if not epoch then
+        reply = -2
+        break
+      end
+      e = epoch
     end
-    if not record then
-      reply = -2
+    if heldToken and heldToken < e then
+      -- Granted before the state was lost: its holder's record may be gone
+      -- with that state while the holder still runs.
+      break
+    end
+    if mode > 0 and mode * 1000000 < e then
+      reply = -3
+      break
+    end
+    if rerun and heldToken and heldRun > 0 and heldRun < mode and (not done or heldRun > done) then
+      -- The dead holder's slot never completed: the worker re-runs it
+      -- first (its epoch holds, since heldToken >= e).
+      reply = -heldRun
       break
     end
 

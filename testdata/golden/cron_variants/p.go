@@ -35,3 +35,8 @@ func BuildEvery(ctx context.Context) (runtime.Pipeline, error) { return nop(ctx)
 //
 //agora:schedule cron=`0 9 * * MON-FRI`
 func BuildRaw(ctx context.Context) (runtime.Pipeline, error) { return nop(ctx) }
+
+// BuildBerlin reads its times in Europe/Berlin, like a CRON_TZ= prefix.
+//
+//agora:schedule cron="30 2 * * *" timezone=Europe/Berlin
+func BuildBerlin(ctx context.Context) (runtime.Pipeline, error) { return nop(ctx) }

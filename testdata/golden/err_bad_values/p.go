@@ -78,3 +78,18 @@ func BuildNegativeGrace(context.Context) (*Job, error) { return &Job{}, nil }
 //
 //agora:schedule every=1h catch_up=all grace=10s
 func BuildCatchUpEvery(context.Context) (*Job, error) { return &Job{}, nil }
+
+// BuildBadZone names a zone that does not exist.
+//
+//agora:schedule cron="0 * * * *" timezone=Europe/Berlln
+func BuildBadZone(context.Context) (*Job, error) { return &Job{}, nil }
+
+// BuildZonedEvery gives an every pipeline a time zone.
+//
+//agora:schedule every=1h timezone=UTC
+func BuildZonedEvery(context.Context) (*Job, error) { return &Job{}, nil }
+
+// BuildTwoZones names the zone twice.
+//
+//agora:schedule cron="CRON_TZ=UTC 0 * * * *" timezone=UTC
+func BuildTwoZones(context.Context) (*Job, error) { return &Job{}, nil }

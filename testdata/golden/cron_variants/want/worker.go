@@ -11,6 +11,8 @@ import (
 
 // Pipeline ids declared in this package, one per //agora:schedule.
 const (
+	// PipelineBerlin runs BuildBerlin (p.go:42) on cron "CRON_TZ=Europe/Berlin 30 2 * * *".
+	PipelineBerlin = "berlin"
 	// PipelineEvery runs BuildEvery (p.go:32) on cron "@every 10m".
 	PipelineEvery = "every"
 	// PipelineHourly runs BuildHourly (p.go:22) on cron "@hourly".
@@ -26,6 +28,7 @@ const (
 // Each guard stops the build when its factory's signature no longer matches
 // the one agoragen saw.
 var (
+	_ func(context.Context) (runtime.Pipeline, error) = BuildBerlin  // p.go:42: signature changed? re-run go generate
 	_ func(context.Context) (runtime.Pipeline, error) = BuildEvery   // p.go:32: signature changed? re-run go generate
 	_ func(context.Context) (runtime.Pipeline, error) = BuildHourly  // p.go:22: signature changed? re-run go generate
 	_ func(context.Context) (runtime.Pipeline, error) = BuildRaw     // p.go:37: signature changed? re-run go generate
@@ -42,6 +45,11 @@ func GetWorker() (*runtime.WorkerPool, error) {
 		return nil, err
 	}
 	pool := runtime.NewWorkerPool(coordinator)
+	pool.Register(&runtime.ScheduledPipeline{
+		PipelineID: PipelineBerlin,
+		Factory:    runtime.FactoryOf(BuildBerlin),
+		Schedule:   runtime.MustCron("CRON_TZ=Europe/Berlin 30 2 * * *"),
+	})
 	pool.Register(&runtime.ScheduledPipeline{
 		PipelineID: PipelineEvery,
 		Factory:    runtime.FactoryOf(BuildEvery),

@@ -1,0 +1,129 @@
+package config
+
+import (
+	"bytes"
+
+	"github.com/pelletier/go-toml/v2/unstable"
+)
+
+// splitThreshold is the number of pipelines from which decodeDocument
+// decodes each pipeline's tables on their own.
+const splitThreshold = 64
+
+// decodeDocument decodes data into a generic document, as toml.Unmarshal
+// does, in time linear in the number of pipelines.
+//
+// go-toml checks that no table is defined twice by scanning, for every
+// header, the tables already seen under the same parent: with thousands of
+// [pipelines.<id>.…] headers that is quadratic (10,000 pipelines took
+// seconds, nearly all of it in that scan). The tables of one pipeline are
+// independent of every other pipeline's, so a large file is decoded as one
+// small document per pipeline (its headers in file order) plus one for the
+// rest, and the results are joined. Whenever that is not plainly the same
+// document — a syntax error anywhere, a pipeline also defined outside its
+// own headers (a dotted key, an inline table, [[pipelines]]), a duplicate —
+// the whole file is decoded at once instead, so every error and its position
+// is go-toml's own, exactly as before.
+func decodeDocument(data []byte) (map[string]any, error) {
+	if doc, ok := decodeSplit(data); ok {
+		return doc, nil
+	}
+	var doc map[string]any
+	err := tomlUnmarshal(data, &doc)
+	return doc, err
+}
+
+// decodeSplit is the per-pipeline decoding of decodeDocument; ok is false
+// when the whole file must be decoded instead.
+func decodeSplit(data []byte) (map[string]any, bool) {
+	type chunk struct {
+		start  int
+		group  string // a pipeline id, or "" for the rest of the document
+		isRest bool
+	}
+	var chunks []chunk
+	var p unstable.Parser
+	p.Reset(data)
+	for p.NextExpression() {
+		e := p.Expression()
+		if e.Kind != unstable.Table && e.Kind != unstable.ArrayTable {
+			continue
+		}
+		it := e.Key()
+		if !it.Next() {
+			return nil, false
+		}
+		first := it.Node()
+		start := bytes.LastIndexByte(data[:first.Raw.Offset], '\n') + 1
+		c := chunk{start: start, isRest: true}
+		if string(first.Data) == "pipelines" && it.Next() {
+			c.group, c.isRest = string(it.Node().Data), false
+		}
+		chunks = append(chunks, c)
+	}
+	if p.Error() != nil {
+		return nil, false
+	}
+	rest := &bytes.Buffer{}
+	groups := map[string]*bytes.Buffer{}
+	var order []string
+	end := len(data)
+	if len(chunks) > 0 {
+		rest.Write(data[:chunks[0].start])
+	} else {
+		return nil, false
+	}
+	for i, c := range chunks {
+		stop := end
+		if i+1 < len(chunks) {
+			stop = chunks[i+1].start
+		}
+		if c.isRest {
+			rest.Write(data[c.start:stop])
+			continue
+		}
+		b, ok := groups[c.group]
+		if !ok {
+			b = &bytes.Buffer{}
+			groups[c.group] = b
+			order = append(order, c.group)
+		}
+		b.Write(data[c.start:stop])
+		// A chunk ends where the next header's line starts; a newline
+		// keeps the next chunk of the group on a line of its own.
+		b.WriteByte('\n')
+	}
+	if len(order) < splitThreshold {
+		return nil, false
+	}
+	var doc map[string]any
+	if tomlUnmarshal(rest.Bytes(), &doc) != nil {
+		return nil, false
+	}
+	if doc == nil {
+		doc = map[string]any{}
+	}
+	pipelines, _ := doc["pipelines"].(map[string]any)
+	if pipelines == nil {
+		if _, has := doc["pipelines"]; has {
+			return nil, false // pipelines = … or [[pipelines]]
+		}
+		pipelines = map[string]any{}
+		doc["pipelines"] = pipelines
+	}
+	for _, id := range order {
+		var g map[string]any
+		if tomlUnmarshal(groups[id].Bytes(), &g) != nil {
+			return nil, false
+		}
+		gp, _ := g["pipelines"].(map[string]any)
+		if len(g) != 1 || len(gp) != 1 {
+			return nil, false
+		}
+		if _, dup := pipelines[id]; dup {
+			return nil, false // also defined by the rest of the document
+		}
+		pipelines[id] = gp[id]
+	}
+	return doc, true
+}

@@ -1,0 +1,26 @@
+package fencing
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/agora-etl/agora/runtime"
+)
+
+// descRefusals is the process's fenced-write refusals, by reason.
+var descRefusals = prometheus.NewDesc("agora_fencing_refusals_total",
+	"Fenced database writes this process refused, by reason: stale_writer (a newer fencing token had written to the resource) or slot_done (another run had completed the slot).",
+	[]string{"reason"}, nil)
+
+// refusalCollector exposes Refusals and SlotDoneRefusals.
+type refusalCollector struct{}
+
+func (refusalCollector) Describe(ch chan<- *prometheus.Desc) { ch <- descRefusals }
+
+func (refusalCollector) Collect(ch chan<- prometheus.Metric) {
+	ch <- prometheus.MustNewConstMetric(descRefusals, prometheus.CounterValue, float64(Refusals()), "stale_writer")
+	ch <- prometheus.MustNewConstMetric(descRefusals, prometheus.CounterValue, float64(SlotDoneRefusals()), "slot_done")
+}
+
+// The counters are the process's, whichever pool runs the writes, so every
+// pool of a program that links this package serves them at /metrics.
+func init() { runtime.RegisterCollector(refusalCollector{}) }

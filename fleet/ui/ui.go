@@ -1,0 +1,352 @@
+package ui
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"embed"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"html/template"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/agora-etl/agora/fleet"
+	"github.com/agora-etl/agora/runtime"
+)
+
+// TokenEnv names the variable the token is read from when --token is not
+// given.
+const TokenEnv = "AGORA_UI_TOKEN"
+
+// csrfCookie carries the CSRF token the forms must repeat.
+const csrfCookie = "agora_csrf"
+
+//go:embed assets
+var assets embed.FS
+
+var pages = template.Must(template.New("").Funcs(template.FuncMap{
+	"when":     when,
+	"ago":      ago,
+	"duration": func(d time.Duration) string { return d.Round(time.Millisecond).String() },
+	"join":     strings.Join,
+	"pathID":   url.PathEscape,
+}).ParseFS(assets, "assets/*.html"))
+
+// Options configure a dashboard Handler.
+type Options struct {
+	// Token enables the actions; empty: the dashboard is read-only.
+	Token string
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+	// Logger receives request failures (default: discarded).
+	Logger *slog.Logger
+}
+
+// Handler serves the dashboard.
+type Handler struct {
+	b    fleet.Backend
+	opts Options
+	csrf string // derived from a per-process random secret
+	mux  *http.ServeMux
+}
+
+// NewHandler returns the dashboard over b.
+func NewHandler(b fleet.Backend, opts Options) *Handler {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	secret := make([]byte, 32)
+	_, _ = rand.Read(secret) // never fails (crypto/rand)
+	mac := hmac.New(sha256.New, secret)
+	mac.Write([]byte("agora fleet ui csrf"))
+	h := &Handler{b: b, opts: opts, csrf: hex.EncodeToString(mac.Sum(nil)), mux: http.NewServeMux()}
+	static, _ := fs.Sub(assets, "assets")
+	h.mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
+	h.mux.HandleFunc("GET /{$}", h.front)
+	h.mux.HandleFunc("GET /pipelines/{id}", h.pipeline)
+	h.mux.HandleFunc("POST /pipelines/{id}/{action}", h.act)
+	return h
+}
+
+// ServeHTTP adds the security headers every answer carries.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	hd := w.Header()
+	hd.Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+	hd.Set("X-Content-Type-Options", "nosniff")
+	hd.Set("X-Frame-Options", "DENY")
+	hd.Set("Referrer-Policy", "no-referrer")
+	hd.Set("Cache-Control", "no-store")
+	h.mux.ServeHTTP(w, r)
+}
+
+// page is what every template gets.
+type page struct {
+	Title    string
+	ReadOnly bool
+	CSRF     string
+	Notice   string
+	Error    string
+	Now      time.Time
+	Refresh  bool
+
+	Pipelines []fleet.PipelineSummary
+	Workers   []workerView
+
+	Pipeline *fleet.PipelineSummary
+	Holder   holderView
+	Runs     []runtime.RunRecord
+	Stale    []runtime.RunRecord
+}
+
+// workerView is a live worker as the front page shows it.
+type workerView struct {
+	fleet.Worker
+	Uptime time.Duration
+	Held   []string
+}
+
+// holderView is a pipeline's lease as its page shows it.
+type holderView struct {
+	Alive bool
+}
+
+func (h *Handler) base(w http.ResponseWriter, title string) page {
+	// The cookie the forms' hidden field must match; SameSite=Strict keeps
+	// other sites' forms from sending it.
+	http.SetCookie(w, &http.Cookie{Name: csrfCookie, Value: h.csrf, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+	return page{Title: title, ReadOnly: h.opts.Token == "", CSRF: h.csrf, Now: h.opts.Now(), Refresh: true}
+}
+
+func (h *Handler) render(w http.ResponseWriter, name string, status int, p page) {
+	var b strings.Builder
+	if err := pages.ExecuteTemplate(&b, name, p); err != nil {
+		h.opts.Logger.Error("fleet ui: rendering failed", "page", name, "error", err)
+		http.Error(w, "rendering failed", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	_, _ = io.WriteString(w, b.String())
+}
+
+// fail shows err on a page of its own.
+func (h *Handler) fail(w http.ResponseWriter, status int, err error) {
+	p := h.base(w, "error")
+	p.Error, p.Refresh = err.Error(), false
+	h.render(w, "error.html", status, p)
+}
+
+func (h *Handler) front(w http.ResponseWriter, r *http.Request) {
+	rows, ws, err := fleet.Overview(r.Context(), h.b, h.opts.Now())
+	if err != nil {
+		h.fail(w, http.StatusBadGateway, fmt.Errorf("reading the fleet: %w", err))
+		return
+	}
+	p := h.base(w, "fleet")
+	p.Pipelines = rows
+	held := map[string][]string{}
+	for _, row := range rows {
+		if row.Lease.Held {
+			held[row.Lease.Holder] = append(held[row.Lease.Holder], row.PipelineID)
+		}
+	}
+	for _, wk := range ws {
+		p.Workers = append(p.Workers, workerView{Worker: wk, Uptime: p.Now.Sub(wk.StartedAt), Held: held[wk.ID]})
+	}
+	p.Notice = notice(r)
+	h.render(w, "index.html", http.StatusOK, p)
+}
+
+// HistoryShown is how many runs a pipeline's page lists.
+const HistoryShown = 100
+
+func (h *Handler) pipeline(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	rows, ws, err := fleet.Overview(r.Context(), h.b, h.opts.Now())
+	if err != nil {
+		h.fail(w, http.StatusBadGateway, fmt.Errorf("reading the fleet: %w", err))
+		return
+	}
+	var row *fleet.PipelineSummary
+	for i := range rows {
+		if rows[i].PipelineID == id {
+			row = &rows[i]
+		}
+	}
+	runs, err := fleet.Runs(r.Context(), h.b, []string{id}, HistoryShown, nil)
+	if err != nil {
+		h.fail(w, http.StatusBadGateway, fmt.Errorf("reading the run history: %w", err))
+		return
+	}
+	if row == nil {
+		if len(runs) == 0 {
+			h.fail(w, http.StatusNotFound, fmt.Errorf("unknown pipeline %q: no live worker runs it and it has no run history", id))
+			return
+		}
+		row = &fleet.PipelineSummary{PipelineID: id, Workers: []string{}}
+	}
+	p := h.base(w, id)
+	p.Pipeline, p.Runs = row, runs
+	for _, run := range runs {
+		if run.Outcome == runtime.OutcomeStale {
+			p.Stale = append(p.Stale, run)
+		}
+	}
+	for _, wk := range ws {
+		if row.Lease.Held && wk.ID == row.Lease.Holder {
+			p.Holder.Alive = true
+		}
+	}
+	p.Notice = notice(r)
+	h.render(w, "pipeline.html", http.StatusOK, p)
+}
+
+// notice is the message a redirect after an action carries.
+func notice(r *http.Request) string {
+	switch r.URL.Query().Get("done") {
+	case "pause":
+		return "Paused: every replica skips its scheduled runs from its next poll; a run in flight finishes."
+	case "resume":
+		return "Resumed: the next scheduled run goes ahead."
+	case "trigger":
+		return "Triggered: one replica runs it shortly, under its own lease."
+	}
+	return ""
+}
+
+// errForbidden is the answer to an action without the right tokens.
+var errForbidden = errors.New("forbidden")
+
+func (h *Handler) act(w http.ResponseWriter, r *http.Request) {
+	id, action := r.PathValue("id"), r.PathValue("action")
+	if action != "pause" && action != "resume" && action != "trigger" {
+		h.fail(w, http.StatusNotFound, fmt.Errorf("unknown action %q", action))
+		return
+	}
+	if h.opts.Token == "" {
+		h.fail(w, http.StatusForbidden, errors.New("this dashboard is read-only: it was started without --token or "+TokenEnv))
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
+	if err := r.ParseForm(); err != nil {
+		h.fail(w, http.StatusBadRequest, errors.New("unreadable form"))
+		return
+	}
+	if err := h.checkCSRF(r); err != nil {
+		h.fail(w, http.StatusForbidden, err)
+		return
+	}
+	if !equal(r.PostForm.Get("token"), h.opts.Token) {
+		h.fail(w, http.StatusForbidden, fmt.Errorf("%w: wrong token", errForbidden))
+		return
+	}
+	ctx := r.Context()
+	var err error
+	switch action {
+	case "pause":
+		err = h.b.Pause(ctx, id, "fleet ui")
+	case "resume":
+		_, err = h.b.Resume(ctx, id)
+	case "trigger":
+		paused, perr := h.b.PausedPipelines(ctx)
+		switch {
+		case perr != nil:
+			err = perr
+		case paused[id] != (fleet.PauseInfo{}):
+			err = fmt.Errorf("pipeline %q is paused; resume it first", id)
+		default:
+			err = h.b.Trigger(ctx, id)
+		}
+	}
+	if err != nil {
+		h.fail(w, http.StatusBadGateway, fmt.Errorf("%s %s: %w", action, id, err))
+		return
+	}
+	h.opts.Logger.Info("fleet ui: action", "action", action, "pipeline", id)
+	http.Redirect(w, r, "/pipelines/"+url.PathEscape(id)+"?done="+action, http.StatusSeeOther)
+}
+
+// checkCSRF requires the form's csrf field and the cookie to both be this
+// process's CSRF token, and a same-origin request where the browser says.
+func (h *Handler) checkCSRF(r *http.Request) error {
+	if origin := r.Header.Get("Origin"); origin != "" && origin != "null" {
+		u, err := url.Parse(origin)
+		if err != nil || u.Host != r.Host {
+			return fmt.Errorf("%w: cross-origin request from %q", errForbidden, origin)
+		}
+	}
+	c, err := r.Cookie(csrfCookie)
+	if err != nil || !equal(c.Value, h.csrf) || !equal(r.PostForm.Get("csrf"), h.csrf) {
+		return fmt.Errorf("%w: missing or stale CSRF token; reload the page and try again", errForbidden)
+	}
+	return nil
+}
+
+// equal compares secrets in constant time.
+func equal(got, want string) bool {
+	return subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
+}
+
+func when(t *time.Time) string {
+	if t == nil || t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format("2006-01-02 15:04:05Z")
+}
+
+func ago(d time.Duration) string {
+	if d < 0 {
+		d = 0
+	}
+	return d.Round(time.Second).String()
+}
+
+// Serve listens on opts.Listen and serves the dashboard over b until ctx
+// ends. It is what "fleet ui" runs.
+func Serve(ctx context.Context, b fleet.Backend, opts fleet.UIOptions, stdout, stderr io.Writer) error {
+	addr := opts.Listen
+	if addr == "" {
+		addr = fleet.DefaultUIListen
+	}
+	token := opts.Token
+	if token == "" {
+		token = os.Getenv(TokenEnv)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	h := NewHandler(b, Options{Token: token, Logger: slog.New(slog.NewTextHandler(stderr, nil))})
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	mode := "read-only (no --token or " + TokenEnv + ")"
+	if token != "" {
+		mode = "pause, resume and trigger enabled with the token"
+	}
+	fmt.Fprintf(stdout, "fleet dashboard on http://%s/ — %s\n", ln.Addr(), mode)
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	select {
+	case <-ctx.Done():
+		shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		return srv.Shutdown(shutCtx)
+	case err := <-done:
+		return err
+	}
+}
+
+func init() { fleet.RegisterUI(Serve) }
