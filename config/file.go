@@ -184,8 +184,15 @@ func (d *decoder) pipeline(id string, m map[string]any, at path) *Pipeline {
 	case ok && len(sinks) == 0:
 		d.atValue(at.child("sinks"), "%s: no sinks: add at least one [[%s.sinks]] table with a type", at.child("sinks"), at)
 	}
+	names := map[string]int{}
 	for i, s := range sinks {
-		p.Sinks = append(p.Sinks, d.component(s, at.child("sinks").index(i), etl.KindSink))
+		c := d.component(s, at.child("sinks").index(i), etl.KindSink)
+		if j, dup := names[c.Name]; dup && c.Name != "" {
+			d.atValue(at.child("sinks").index(i).child("name"), "%s: sink name %q is used by sinks[%d] too: names are unique per pipeline", at.child("sinks").index(i).child("name"), c.Name, j)
+		} else if c.Name != "" {
+			names[c.Name] = i
+		}
+		p.Sinks = append(p.Sinks, c)
 	}
 	if dlq, ok := d.table(m, at, "dlq"); ok {
 		c := d.component(dlq, at.child("dlq"), etl.KindSink)

@@ -102,6 +102,9 @@ func (p *Pipeline) Factory() runtime.Factory {
 				return fail(fmt.Sprintf("sink %d (%s)", i, c.Type), err)
 			}
 			built = append(built, sinks[i])
+			if c.Name != "" {
+				sinks[i] = etl.Named(c.Name, sinks[i])
+			}
 		}
 		var dlq etl.Sink
 		if p.DLQ != nil {
