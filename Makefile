@@ -1,15 +1,25 @@
 GO ?= go
 
-.PHONY: test bench lint generate run
+.PHONY: test bench soak lint generate run
 
-# test runs every test with the race detector. Integration tests start their
-# own redis-server on a free loopback port.
+# test runs every test with the race detector (integration tests start their
+# own redis-server on a free loopback port), then fuzzes the agora/v1 parser
+# for a few seconds from the bad-file corpus (config/testdata/bad): no input
+# may panic, every diagnostic has file:line:col.
+FUZZTIME ?= 10s
 test:
 	$(GO) test -race -count=1 ./...
+	$(GO) test -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$(FUZZTIME) ./config
 
 # bench runs the Go benchmarks whose numbers are reported in BENCHMARKS.md.
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem ./...
+
+# soak runs the fault tests' long versions: fleets of replicas under SIGKILL,
+# SIGSTOP and empty Redis restarts, 60 s per run, AGORA_SOAK_RUNS runs each
+# (default 10). make test skips them.
+soak:
+	AGORA_SOAK=1 $(GO) test -race -count=1 -run 'Soak' -timeout 30m ./cli/ ./runtime/distributed/
 
 # lint fails on unformatted files, go vet findings, stale generated files and
 # invalid example config files.

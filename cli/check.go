@@ -2,9 +2,11 @@ package cli
 
 import (
 	"fmt"
+	"strings"
 )
 
-const checkUsage = `usage: agora check --config FILE
+const checkUsage = `usage: agora check FILE
+       agora check --config FILE   (or -c FILE)
 
 Loads and checks an agora/v1 file as agora worker would, without running
 anything or connecting to any server: every problem is printed as
@@ -13,7 +15,7 @@ prints a summary of its pipelines (passwords in URLs redacted) and exits 0.
 `
 
 func check(e *env, args []string) int {
-	f, err := splitFlags(args, "config")
+	f, err := splitFlags(args, "config", "c")
 	if err != nil {
 		return usageError(e, "check", err)
 	}
@@ -21,15 +23,20 @@ func check(e *env, args []string) int {
 		fmt.Fprint(e.stdout, checkUsage)
 		return ExitOK
 	}
-	if len(f.rest) > 0 {
-		return usageError(e, "check", fmt.Errorf("unexpected arguments %q", f.rest))
+	// The file may be named by --config, -c or as the one argument.
+	f.values["config"] = append(f.values["config"], f.values["c"]...)
+	for _, arg := range f.rest {
+		if strings.HasPrefix(arg, "-") {
+			return usageError(e, "check", fmt.Errorf("unknown flag %s", arg))
+		}
 	}
+	f.values["config"] = append(f.values["config"], f.rest...)
 	path, err := f.one("config")
 	if err != nil {
-		return usageError(e, "check", err)
+		return usageError(e, "check", fmt.Errorf("one file at a time: %q", f.values["config"]))
 	}
 	if path == "" {
-		return usageError(e, "check", fmt.Errorf("missing --config FILE"))
+		return usageError(e, "check", fmt.Errorf("missing FILE (agora check pipelines.toml)"))
 	}
 	file, ok := loadConfig(e, path)
 	if !ok {

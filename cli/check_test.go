@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"os"
 	"strings"
 	"testing"
 )
@@ -84,5 +85,68 @@ stream = "copy"
 	}
 	if !strings.Contains(stdout, "127.0.0.1:6399") {
 		t.Fatalf("the summary should still name the server:\n%s", stdout)
+	}
+}
+
+func TestCheckTakesTheFileAsArgumentOrC(t *testing.T) {
+	for _, args := range [][]string{
+		{"check", exampleFile(t)},
+		{"check", "-c", exampleFile(t)},
+		{"check", "--config=" + exampleFile(t)},
+	} {
+		code, stdout, stderr := runAgora(t, t.TempDir(), nil, args...)
+		if code != 0 || !strings.HasSuffix(strings.TrimSpace(stdout), ": ok") {
+			t.Errorf("agora %q: exit %d\nstdout:\n%s\nstderr:\n%s", args, code, stdout, stderr)
+		}
+	}
+}
+
+// TestCheckHidesPasswords is the issue's file: `agora check` printed
+// Pa'ss1, KeyPass2 and Pa"ss4.
+func TestCheckHidesPasswords(t *testing.T) {
+	dir := t.TempDir()
+	path := writeConfig(t, dir, "leak.toml", `format = "agora/v1"
+
+[pipelines.a.source]
+type = "redis_stream"
+url = "redis://:Pa'ss1@127.0.0.1:6379/0"
+stream = "s"
+group = "g"
+
+[[pipelines.a.sinks]]
+type = "postgres"
+url = "postgres://agora@db:5432/shop?sslpassword=KeyPass2&password=pw3"
+table = "t"
+
+[[pipelines.a.sinks]]
+type = "postgres"
+url = "postgres://agora:Pa\"ss4@db:5432/shop"
+table = "t"
+
+[[pipelines.a.sinks]]
+type = "redis_stream"
+url="redis://127.0.0.1:abc/0?db_password=Leak3"
+stream = "out"
+
+[pipelines.a.schedule]
+mode = "once"
+`)
+	code, stdout, stderr := runAgora(t, dir, nil, "check", path)
+	out := stdout + stderr
+	if code != 1 || !strings.Contains(out, "leak.toml:21:") {
+		t.Fatalf("exit %d, want 1 with the bad url at 21\n%s", code, out)
+	}
+	// Without the bad url, the summary.
+	doc, _ := os.ReadFile(path)
+	good := strings.Replace(string(doc), `url="redis://127.0.0.1:abc/0?db_password=Leak3"`, `url="redis://:Leak3@127.0.0.1:6379/0"`, 1)
+	code, stdout, stderr = runAgora(t, dir, nil, "check", writeConfig(t, dir, "good.toml", good))
+	if code != 0 || !strings.Contains(stdout, "xxxxx") {
+		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
+	}
+	out += stdout + stderr
+	for _, secret := range []string{"Pa'ss1", "KeyPass2", "pw3", `Pa"ss4`, `Pa\"ss4`, "Leak3"} {
+		if strings.Contains(out, secret) {
+			t.Errorf("agora check shows %q:\n%s", secret, out)
+		}
 	}
 }

@@ -3,10 +3,10 @@ package cli
 import (
 	"context"
 	"fmt"
+	"github.com/agora-etl/agora/runtime"
 	"io"
 	"os"
 	"os/signal"
-	"syscall"
 
 	"github.com/agora-etl/agora/etl"
 	"github.com/agora-etl/agora/fleet"
@@ -124,11 +124,14 @@ func help(e *env, args []string) int {
 		return ExitUsage
 	}
 	fmt.Fprint(e.stdout, cmd.usage)
+	if args[0] == "worker" {
+		runtime.PrintWorkerFlags(e.stdout)
+	}
 	return ExitOK
 }
 
-// signalContext is ctx cancelled by the first SIGINT or SIGTERM, for the
-// commands that do not run a pool (which handles signals itself).
+// signalContext is ctx cancelled by the first SIGINT, SIGTERM or SIGHUP,
+// for the commands that do not run a pool (which handles signals itself).
 func signalContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	return signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	return signal.NotifyContext(ctx, runtime.ShutdownSignals()...)
 }

@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/agora-etl/agora/runtime"
 )
 
 // goPackage is what `go list` says about the package given to --module.
@@ -107,7 +109,7 @@ func (p *goPackage) binaryName() string {
 }
 
 // runForwarding runs binary with args, passing stdin, stdout and stderr
-// through and forwarding SIGINT and SIGTERM, so the child's own graceful
+// through and forwarding SIGINT, SIGTERM and SIGHUP, so the child's own graceful
 // and forced shutdown behave exactly as when it is run directly. It
 // returns the child's exit code.
 func runForwarding(binary string, args []string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
@@ -115,7 +117,7 @@ func runForwarding(binary string, args []string, stdin io.Reader, stdout, stderr
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
 	dieWithParent(cmd)
 	signals := make(chan os.Signal, 4)
-	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(signals, runtime.ShutdownSignals()...)
 	defer signal.Stop(signals)
 	if err := cmd.Start(); err != nil {
 		return ExitFailure, err

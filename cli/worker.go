@@ -11,7 +11,7 @@ import (
 const workerUsage = `usage: agora worker --config FILE [worker flags]
        agora worker --module PKG [worker flags]
 
-Runs a long-lived worker pool until SIGINT or SIGTERM: one signal finishes the
+Runs a long-lived worker pool until SIGINT, SIGTERM or SIGHUP: one signal finishes the
 runs in flight and exits 0, a second cancels them and exits 130.
 
   --config FILE  the pipelines of an agora/v1 file (see agora check)
@@ -33,7 +33,8 @@ func worker(e *env, args []string) int {
 	}
 	if f.help {
 		fmt.Fprint(e.stderr, workerUsage)
-		return runtime.RunMain(e.ctx, []string{"-h"}, e.stderr, nil)
+		runtime.PrintWorkerFlags(e.stderr)
+		return ExitOK
 	}
 	path, err := f.one("config")
 	if err != nil {

@@ -96,7 +96,8 @@ func TestWorkerUsageErrors(t *testing.T) {
 		{[]string{"worker"}, 2, "missing --config FILE or --module PKG"},
 		{[]string{"worker", "--config"}, 2, "flag --config needs a value"},
 		{[]string{"worker", "--config", "a.toml", "--module", "./x"}, 2, "not both"},
-		{[]string{"check"}, 2, "missing --config FILE"},
+		{[]string{"check"}, 2, "missing FILE"},
+		{[]string{"check", "a.toml", "b.toml"}, 2, "one file at a time"},
 		{[]string{"worker", "--config", filepath.Join(dir, "missing.toml")}, 1, "missing.toml"},
 	}
 	for _, tt := range tests {

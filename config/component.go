@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/agora-etl/agora/etl"
-	"github.com/agora-etl/agora/internal/redact"
 	"github.com/agora-etl/agora/internal/typo"
 	"github.com/pelletier/go-toml/v2"
 )
@@ -71,7 +70,7 @@ func (d *decoder) component(m map[string]any, at path, kind etl.Kind) Component 
 	// a secret under a name Redact cannot know.
 	for _, k := range slices.Sorted(maps.Keys(m)) {
 		if s, isStr := m[k].(string); isStr && k != "type" && (k == "path" || strings.Contains(s, "://")) {
-			c.urls = append(c.urls, k+"="+redact.Text(s))
+			c.urls = append(c.urls, k+"="+d.known.Text(s))
 		}
 	}
 

@@ -22,12 +22,13 @@ type decoder struct {
 	registry  *etl.Registry
 	diags     Diagnostics
 	broken    map[string]bool // values already reported, by path id
+	known     *redact.Known   // the file's secrets, hidden in every message
 }
 
-// addAt records a problem at pos. Messages go through Redact, since they
-// may quote values.
+// addAt records a problem at pos. Messages hide the file's secrets, since
+// they may quote values.
 func (d *decoder) addAt(pos position, format string, args ...any) {
-	d.diags = append(d.diags, Diagnostic{File: d.file, Line: pos.line, Col: pos.col, Message: redact.Text(fmt.Sprintf(format, args...))})
+	d.diags = append(d.diags, Diagnostic{File: d.file, Line: pos.line, Col: pos.col, Message: d.known.Text(fmt.Sprintf(format, args...))})
 }
 
 // atKey records a problem about the key at p.

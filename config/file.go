@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agora-etl/agora/etl"
+	"github.com/agora-etl/agora/internal/redact"
 	"github.com/agora-etl/agora/runtime"
 )
 
@@ -26,6 +27,7 @@ type File struct {
 	Pipelines []*Pipeline
 
 	lookupEnv func(string) (string, bool)
+	known     *redact.Known
 }
 
 // Worker is the [worker] table. Zero values mean "not set": the pool's
@@ -40,6 +42,8 @@ type Worker struct {
 	GracefulShutdownTimeout time.Duration
 	// WorkerID names this worker; "" means a unique id per process.
 	WorkerID string
+	// Notify is the [worker.notify] table; its URL is "" without one.
+	Notify Notify
 	// RunHistory is run_history: how much run history is kept per
 	// pipeline, "RUNS[,MAX_AGE]" ("100,168h") or "off"; nil when not set.
 	// AGORA_DISTRIBUTED_RUN_HISTORY, when set, wins.
@@ -77,6 +81,8 @@ type Pipeline struct {
 	// Timeout bounds one run (runtime.ScheduledPipeline.Timeout): a run
 	// past it is cancelled and fails. 0 means no limit.
 	Timeout time.Duration
+
+	known *redact.Known // the file's secrets, hidden in run errors
 }
 
 // PipelineIDs returns the pipeline ids in file order.
@@ -100,7 +106,7 @@ func (f *File) Pipeline(id string) *Pipeline {
 
 var (
 	topKeys      = []string{"format", "worker", "pipelines"}
-	workerKeys   = []string{"health_port", "graceful_shutdown_timeout", "worker_id", "run_history"}
+	workerKeys   = []string{"health_port", "graceful_shutdown_timeout", "worker_id", "run_history", "notify"}
 	pipelineKeys = []string{"source", "sinks", "schedule", "tracing", "dlq", "batch_size", "error_backoff", "max_consecutive_errors", "max_dead_letters", "timeout", "transforms"}
 )
 
@@ -160,6 +166,9 @@ func (d *decoder) worker(m map[string]any, p path) Worker {
 		} else {
 			w.RunHistory = &h
 		}
+	}
+	if n, ok := d.table(m, p, "notify"); ok {
+		w.Notify = d.notify(n, p.child("notify"))
 	}
 	return w
 }

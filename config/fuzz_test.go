@@ -7,9 +7,11 @@ import (
 	"testing"
 )
 
-// FuzzParse checks that no input makes Parse panic, and that every failure
-// is a non-empty Diagnostics. The seeds are the test files; go test runs
-// them, go test -fuzz=FuzzParse explores further.
+// FuzzParse checks that no input makes Parse panic, that every failure is
+// a non-empty Diagnostics, and that every diagnostic says where:
+// file:line:col. The seeds are the test files (the bad-file corpus under
+// testdata/bad among them); go test runs them, and make test explores
+// further for a few seconds (go test -fuzz=FuzzParse -fuzztime=10s).
 func FuzzParse(f *testing.F) {
 	files, _ := filepath.Glob("testdata/*.toml")
 	bad, _ := filepath.Glob("testdata/bad/*.toml")
@@ -34,6 +36,11 @@ func FuzzParse(f *testing.F) {
 		var ds Diagnostics
 		if !errors.As(err, &ds) || len(ds) == 0 || file != nil {
 			t.Fatalf("error %v (%T), file %v", err, err, file)
+		}
+		for _, d := range ds {
+			if d.File != "f.toml" || d.Line < 1 || d.Col < 1 || d.Message == "" {
+				t.Fatalf("diagnostic without file:line:col: %+v", d)
+			}
 		}
 	})
 }

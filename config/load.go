@@ -66,12 +66,22 @@ func Parse(name string, data []byte, opts ...Option) (*File, error) {
 	}
 	d := &decoder{file: name, ix: newIndex(data), lookupEnv: o.lookupEnv, registry: o.registry, broken: map[string]bool{}}
 	d.interpolate(doc, nil)
+	d.known = redact.NewKnown(secretsIn(doc, ""))
 	f := d.document(doc)
 	if len(d.diags) > 0 {
+		// Messages about ${VAR} references were written before the
+		// secrets were known.
+		for i := range d.diags {
+			d.diags[i].Message = d.known.Text(d.diags[i].Message)
+		}
 		return nil, d.diags.sorted()
 	}
 	f.Path = name
 	f.lookupEnv = o.lookupEnv
+	f.known = d.known
+	for _, p := range f.Pipelines {
+		p.known = d.known
+	}
 	return f, nil
 }
 

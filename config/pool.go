@@ -36,6 +36,11 @@ func (f *File) Pool(opts ...runtime.PoolOption) (*runtime.WorkerPool, error) {
 	if f.Worker.WorkerID != "" {
 		po = append(po, runtime.WithWorkerID(f.Worker.WorkerID))
 	}
+	notifyOpts, err := f.notifyOptions()
+	if err != nil {
+		return nil, err
+	}
+	po = append(po, notifyOpts...)
 	if f.Worker.RunHistory != nil {
 		po = append(po, runtime.WithRunHistory(*f.Worker.RunHistory))
 	}
@@ -89,12 +94,12 @@ func (p *Pipeline) Factory() runtime.Factory {
 	return func(ctx context.Context) (runtime.Pipeline, error) {
 		src, err := p.Source.Spec.BuildSource(ctx, p.Source.Config)
 		if err != nil {
-			return nil, redactErr(fmt.Errorf("pipeline %q: source: %w", p.ID, err))
+			return nil, p.redactErr(fmt.Errorf("pipeline %q: source: %w", p.ID, err))
 		}
 		built := []any{src}
 		fail := func(what string, err error) (runtime.Pipeline, error) {
 			_ = closeAll(built)
-			return nil, redactErr(fmt.Errorf("pipeline %q: %s: %w", p.ID, what, err))
+			return nil, p.redactErr(fmt.Errorf("pipeline %q: %s: %w", p.ID, what, err))
 		}
 		sinks := make([]etl.Sink, len(p.Sinks))
 		for i, c := range p.Sinks {
@@ -112,14 +117,31 @@ func (p *Pipeline) Factory() runtime.Factory {
 				return fail("dlq", err)
 			}
 		}
-		return newRecordPipeline(p, src, sinks, dlq), nil
+		return redactingPipeline{newRecordPipeline(p, src, sinks, dlq), p}, nil
 	}
 }
 
-// redactedError hides passwords in an error's text and keeps its chain.
-type redactedError struct{ err error }
+// redactingPipeline hides the file's secrets in the errors of a run, which
+// the worker logs and /status shows.
+type redactingPipeline struct {
+	runtime.Pipeline
+	p *Pipeline
+}
 
-func (e redactedError) Error() string { return redact.Text(e.err.Error()) }
+func (r redactingPipeline) Run(ctx context.Context) error {
+	if err := r.Pipeline.Run(ctx); err != nil {
+		return r.p.redactErr(err)
+	}
+	return nil
+}
+
+// redactedError hides passwords in an error's text and keeps its chain.
+type redactedError struct {
+	err   error
+	known *redact.Known
+}
+
+func (e redactedError) Error() string { return e.known.Text(e.err.Error()) }
 func (e redactedError) Unwrap() error { return e.err }
 
-func redactErr(err error) error { return redactedError{err} }
+func (p *Pipeline) redactErr(err error) error { return redactedError{err, p.known} }

@@ -2,9 +2,10 @@ package config
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
+	"unicode"
 
-	"github.com/agora-etl/agora/internal/redact"
 	"github.com/agora-etl/agora/runtime"
 )
 
@@ -26,9 +27,9 @@ func (f *File) Summary() string {
 	if w.WorkerID != "" {
 		id = w.WorkerID
 	}
-	fmt.Fprintf(&b, "worker: health_port %s, graceful_shutdown_timeout %s, worker_id %s\n", port, grace, redact.Text(id))
+	fmt.Fprintf(&b, "worker: health_port %s, graceful_shutdown_timeout %s, worker_id %s\n", port, grace, printable(f.known.Text(id)))
 	for _, p := range f.Pipelines {
-		fmt.Fprintf(&b, "pipeline %s: %s\n", p.ID, p.Schedule.describe())
+		fmt.Fprintf(&b, "pipeline %s: %s\n", printable(p.ID), p.Schedule.describe())
 		fmt.Fprintf(&b, "  source: %s\n", p.Source.describe())
 		for _, s := range p.Sinks {
 			fmt.Fprintf(&b, "  sink:   %s\n", s.describe())
@@ -65,4 +66,14 @@ func plural(n int) string {
 		return ""
 	}
 	return "s"
+}
+
+// printable is s, or s quoted (strconv.Quote) when it holds a control
+// character such as a newline, which would otherwise break the summary's
+// lines or forge one.
+func printable(s string) string {
+	if strings.IndexFunc(s, unicode.IsControl) >= 0 {
+		return strconv.Quote(s)
+	}
+	return s
 }

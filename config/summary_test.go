@@ -1,6 +1,9 @@
 package config
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestSummaryOfTheExample(t *testing.T) {
 	var out testOutputs
@@ -15,5 +18,18 @@ pipeline orders: every 15m
 `
 	if got := f.Summary(); got != want {
 		t.Errorf("Summary() =\n%s\nwant\n%s", got, want)
+	}
+}
+
+func TestSummaryQuotesControlCharacters(t *testing.T) {
+	doc := "format = \"agora/v1\"\n[worker]\nworker_id = \"w1\\npipeline forged: every 1s\"\n" +
+		"[pipelines.p]\nsource = { type = \"iterable\", records = [{id = 1}] }\nsinks = [{ type = \"stdout\" }]\nschedule = { mode = \"once\" }\n"
+	f, err := Parse("q.toml", []byte(doc), WithLookupEnv(noEnv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := f.Summary()
+	if strings.Contains(out, "\npipeline forged") || !strings.Contains(out, `worker_id "w1\npipeline forged: every 1s"`) {
+		t.Errorf("summary:\n%s", out)
 	}
 }

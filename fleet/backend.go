@@ -65,9 +65,11 @@ type Backend interface {
 	Close() error
 }
 
-// Opener connects to the fleet the environment describes. It returns an
-// error wrapping ErrNotConfigured when nothing is configured.
-type Opener func(ctx context.Context) (Backend, error)
+// Opener connects to the fleet the environment describes, at redisURL
+// instead of the environment's Redis when redisURL is not "" (the --redis
+// flag). It returns an error wrapping ErrNotConfigured when nothing is
+// configured.
+type Opener func(ctx context.Context, redisURL string) (Backend, error)
 
 // ErrNotConfigured is wrapped by an Opener's error when the environment
 // names no fleet store (no AGORA_DISTRIBUTED_REDIS_URL).

@@ -21,6 +21,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/agora-etl/agora/internal/redact"
 )
 
 // Exit statuses of Run.
@@ -35,7 +37,7 @@ const (
 )
 
 // usageText lists the subcommands.
-const usageText = `usage: fleet <command> [--json] [args]
+const usageText = `usage: fleet [--json] [--redis URL] <command> [args]
 
 Commands:
   workers          live workers: id, host, pid, version, pipelines, started, last heartbeat
@@ -52,11 +54,12 @@ Commands:
   ui               the web dashboard (--listen 127.0.0.1:8090; --token T or
                    AGORA_UI_TOKEN enables pause, resume and trigger)
 
-Flags:
+Flags (before or after the command):
   --json           print JSON instead of a table
+  --redis URL      the fleet's Redis, instead of AGORA_DISTRIBUTED_REDIS_URL
 
 The fleet is found with the workers' settings: AGORA_DISTRIBUTED_REDIS_URL
-and the other AGORA_DISTRIBUTED_* variables.
+(or --redis) and the other AGORA_DISTRIBUTED_* variables.
 Exit status: 0 ok, 1 Redis unreachable, bad settings or unknown pipeline, 2 usage.
 `
 
@@ -72,14 +75,15 @@ func (e usageError) Error() string { return e.msg }
 // prints its result to stdout and problems to stderr, and returns the exit
 // status: ExitOK, ExitFailure or ExitUsage.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	cmd, rest, fl, err := parseArgs(args)
+	a, err := parseArgs(args)
+	cmd, rest, fl := a.cmd, a.rest, a.flags
 	if err != nil {
 		var ue usageError
 		if errors.As(err, &ue) {
-			fmt.Fprintf(stderr, "fleet: %v\n\n%s", err, usageText)
+			fmt.Fprintf(stderr, "fleet: %s\n\n%s", redact.Text(err.Error()), usageText)
 			return ExitUsage
 		}
-		fmt.Fprintf(stderr, "fleet: %v\n", err)
+		fmt.Fprintf(stderr, "fleet: %s\n", redact.Text(err.Error()))
 		return ExitFailure
 	}
 	if cmd == "help" {
@@ -91,9 +95,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "fleet: no fleet backend linked in (import github.com/agora-etl/agora/runtime/distributed)")
 		return ExitFailure
 	}
-	b, err := open(ctx)
+	b, err := open(ctx, a.redis)
 	if err != nil {
-		fmt.Fprintf(stderr, "fleet: %v\n", err)
+		fmt.Fprintf(stderr, "fleet: %s\n", problem(err, a.redis))
 		return ExitFailure
 	}
 	defer b.Close()
@@ -117,10 +121,17 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = serveUI(ctx, b, UIOptions{Listen: fl.listen, Token: fl.token}, stdout, stderr)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "fleet %s: %v\n", cmd, err)
+		fmt.Fprintf(stderr, "fleet %s: %s\n", cmd, problem(err, a.redis))
 		return ExitFailure
 	}
 	return ExitOK
+}
+
+// problem is err as Run prints it after its own "fleet: " prefix: without
+// a second one (ErrNotConfigured's), and with passwords (those of the
+// --redis URL by value) redacted.
+func problem(err error, redisURL string) string {
+	return redact.NewKnown(redact.Secrets(redisURL)).Text(strings.TrimPrefix(err.Error(), "fleet: "))
 }
 
 // argCount is how many positional arguments each command takes (-1: any
@@ -139,64 +150,83 @@ type cmdFlags struct {
 	since  time.Duration
 	listen string
 	token  string
+	redis  string // --redis, "" for the environment's
 }
 
+// args is a parsed command line.
+type args struct {
+	cmd   string
+	rest  []string
+	flags cmdFlags
+	redis string
+}
+
+// commandFlags names the flags only some commands take.
+var commandFlags = map[string]string{"limit": "runs", "failed": "runs", "since": "runs", "listen": "ui", "token": "ui"}
+
 // parseArgs splits the command word, its positional arguments and its
-// flags (--json everywhere; --limit, --failed, --since for runs; --listen,
-// --token for ui), which may come anywhere after the command.
-func parseArgs(args []string) (cmd string, rest []string, fl cmdFlags, err error) {
-	if len(args) == 0 {
-		return "", nil, fl, usageError{"no command given"}
+// flags (--json and --redis URL everywhere; --limit, --failed, --since for
+// runs; --listen, --token for ui), which may come before or after the
+// command.
+func parseArgs(argv []string) (args, error) {
+	var fl cmdFlags
+	fs := flag.NewFlagSet("fleet", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.BoolVar(&fl.json, "json", false, "print JSON")
+	fs.StringVar(&fl.redis, "redis", "", "the fleet's Redis URL")
+	fs.IntVar(&fl.limit, "limit", DefaultRunsLimit, "at most this many runs")
+	fs.BoolVar(&fl.failed, "failed", false, "only runs that did not succeed")
+	fs.DurationVar(&fl.since, "since", 0, "only runs that ended within this long")
+	fs.StringVar(&fl.listen, "listen", DefaultUIListen, "address to listen on")
+	fs.StringVar(&fl.token, "token", "", "token that enables the actions (default $AGORA_UI_TOKEN)")
+	var words []string
+	for remaining := argv; ; {
+		if err := fs.Parse(remaining); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return args{cmd: "help"}, nil
+			}
+			return args{}, usageError{err.Error()}
+		}
+		remaining = fs.Args()
+		if len(remaining) == 0 {
+			break
+		}
+		words = append(words, remaining[0])
+		remaining = remaining[1:]
 	}
-	cmd = args[0]
+	if len(words) == 0 {
+		return args{}, usageError{"no command given"}
+	}
+	cmd, rest := words[0], words[1:]
 	switch cmd {
 	case "-h", "-help", "--help":
 		cmd = "help"
 	}
 	want, ok := argCount[cmd]
 	if !ok {
-		return "", nil, fl, usageError{fmt.Sprintf("unknown command %q", cmd)}
+		return args{}, usageError{fmt.Sprintf("unknown command %q", cmd)}
 	}
-	fs := flag.NewFlagSet("fleet "+cmd, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.BoolVar(&fl.json, "json", false, "print JSON")
-	switch cmd {
-	case "runs":
-		fs.IntVar(&fl.limit, "limit", DefaultRunsLimit, "at most this many runs")
-		fs.BoolVar(&fl.failed, "failed", false, "only runs that did not succeed")
-		fs.DurationVar(&fl.since, "since", 0, "only runs that ended within this long")
-	case "ui":
-		fs.StringVar(&fl.listen, "listen", DefaultUIListen, "address to listen on")
-		fs.StringVar(&fl.token, "token", "", "token that enables the actions (default $AGORA_UI_TOKEN)")
-	}
-	remaining := args[1:]
-	for {
-		if err := fs.Parse(remaining); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return "help", nil, fl, nil
-			}
-			return "", nil, fl, usageError{err.Error()}
+	var misplaced error
+	fs.Visit(func(f *flag.Flag) {
+		if only, ok := commandFlags[f.Name]; ok && only != cmd && misplaced == nil {
+			misplaced = usageError{fmt.Sprintf("flag provided but not defined: -%s (only %s takes it)", f.Name, only)}
 		}
-		remaining = fs.Args()
-		if len(remaining) == 0 {
-			break
-		}
-		rest = append(rest, remaining[0])
-		remaining = remaining[1:]
-	}
+	})
 	switch {
+	case misplaced != nil:
+		return args{}, misplaced
 	case want == 1 && len(rest) != 1:
-		return "", nil, fl, usageError{fmt.Sprintf("%s takes one pipeline id, got %d arguments", cmd, len(rest))}
+		return args{}, usageError{fmt.Sprintf("%s takes one pipeline id, got %d arguments", cmd, len(rest))}
 	case want == 0 && len(rest) > 0:
-		return "", nil, fl, usageError{fmt.Sprintf("%s takes no arguments, got %q", cmd, rest)}
+		return args{}, usageError{fmt.Sprintf("%s takes no arguments, got %q", cmd, rest)}
 	case want == -2 && len(rest) > 1:
-		return "", nil, fl, usageError{fmt.Sprintf("%s takes at most one pipeline id, got %q", cmd, rest)}
+		return args{}, usageError{fmt.Sprintf("%s takes at most one pipeline id, got %q", cmd, rest)}
 	case cmd == "runs" && fl.limit < 0:
-		return "", nil, fl, usageError{fmt.Sprintf("--limit %d: must be 0 (all kept) or more", fl.limit)}
+		return args{}, usageError{fmt.Sprintf("--limit %d: must be 0 (all kept) or more", fl.limit)}
 	case cmd == "runs" && fl.since < 0:
-		return "", nil, fl, usageError{fmt.Sprintf("--since %s: must not be negative", fl.since)}
+		return args{}, usageError{fmt.Sprintf("--since %s: must not be negative", fl.since)}
 	}
-	return cmd, rest, fl, nil
+	return args{cmd: cmd, rest: rest, flags: fl, redis: fl.redis}, nil
 }
 
 // command runs one subcommand against a backend.

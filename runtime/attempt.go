@@ -118,7 +118,7 @@ func (r *runner) attempt(runNumber int64, now time.Time, due int64, onDemand boo
 	end := r.now()
 	cancelCause := ctx.cancelled()
 	if runErr != nil {
-		runErr = withCause(runErr, cancelCause)
+		runErr = redactedError{withCause(runErr, cancelCause)}
 	}
 	ctx.cancel(nil)
 	// A run refused because its slot was completed by another run (the
@@ -153,6 +153,9 @@ func (r *runner) attempt(runNumber int64, now time.Time, due int64, onDemand boo
 	r.counted(runErr, cancelCause, records)
 	env.metrics.observeDuration(r, end.Sub(start))
 	r.ended(lease, runErr, end.Sub(start), records)
+	if runErr != nil {
+		r.notifyRunFailed(lease, runErr)
+	}
 	endRunSpan(span, runErr, cancelCause, records)
 	switch {
 	case slotDone:

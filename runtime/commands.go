@@ -10,7 +10,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -188,10 +187,10 @@ func nextFires(s Schedule, now time.Time, n int) (utc, local string) {
 	return strings.Join(u, ", "), strings.Join(l, ", ")
 }
 
-// runCommand runs the named pipelines once now. SIGINT and SIGTERM cancel
-// the runs.
+// runCommand runs the named pipelines once now. SIGINT, SIGTERM and SIGHUP
+// cancel the runs.
 func runCommand(ctx context.Context, pool *WorkerPool, ids []string) error {
-	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(ctx, shutdownSignals...)
 	defer stop()
 	return pool.RunNow(ctx, ids...)
 }

@@ -32,3 +32,11 @@ var ErrTooManyErrors = errors.New("runtime: too many consecutive errors")
 // ErrRunTimeout is the cause of a run context cancelled because the run
 // took longer than its ScheduledPipeline.Timeout; the run's error wraps it.
 var ErrRunTimeout = errors.New("runtime: run timed out")
+
+// ErrStaleWrite is matched (errors.Is) by the error of a run whose write a
+// fenced store refused because a newer fencing token had already written
+// to it: another worker took the pipeline over. fencing.ErrStaleWriter, the
+// error of agora's SQL sinks, matches it; a store of your own can wrap it.
+// The pool counts such runs in agora_stale_writes_refused_total and tells
+// its notifier (WithNotifier).
+var ErrStaleWrite = errors.New("runtime: write refused as stale")

@@ -86,10 +86,7 @@ func RunMainTo(ctx context.Context, args []string, stdout, stderr io.Writer, get
 	name := filepath.Base(os.Args[0])
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	healthPort := fs.String("health-port", "", "serve /healthz, /readyz, /status and /metrics on this port (0: any free port; default: as configured)")
-	healthAddr := fs.String("health-addr", "", "listen for the health endpoints on this host:port, or this host with the port of -health-port or the pool (e.g. 127.0.0.1 or a pod IP)")
-	logFormat := fs.String("log-format", "text", "log format: text or json")
-	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
+	healthPort, healthAddr, logFormat, logLevel := defineWorkerFlags(fs)
 	fs.Usage = func() { printHelp(stderr, name, fs, getWorker) }
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -190,6 +187,10 @@ func RunMainTo(ctx context.Context, args []string, stdout, stderr io.Writer, get
 		logger.Error("cannot set up tracing", slog.Any("error", err))
 		return ExitFailure
 	}
+	if err := notifyFromEnv(pool, logger); err != nil {
+		logger.Error("cannot set up notifications", slog.Any("error", err))
+		return ExitFailure
+	}
 
 	switch sub {
 	case "pipelines":
@@ -259,11 +260,41 @@ func commandNames() string {
 	return "subcommands: " + strings.Join(append(names, "help"), ", ")
 }
 
+// defineWorkerFlags defines the flags of every worker binary on fs.
+func defineWorkerFlags(fs *flag.FlagSet) (healthPort, healthAddr, logFormat, logLevel *string) {
+	healthPort = fs.String("health-port", "", "serve /healthz, /readyz, /status and /metrics on this port (0: any free port; default: as configured)")
+	healthAddr = fs.String("health-addr", "", "listen for the health endpoints on this host:port, or this host with the port of -health-port or the pool (e.g. 127.0.0.1 or a pod IP)")
+	logFormat = fs.String("log-format", "text", "log format: text or json")
+	logLevel = fs.String("log-level", "info", "log level: debug, info, warn or error")
+	return
+}
+
+// PrintWorkerFlags writes the flags every worker binary takes and the
+// registered help sections (the AGORA_DISTRIBUTED_* variables), for a
+// command that runs a worker and documents its flags in its own help.
+func PrintWorkerFlags(w io.Writer) {
+	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
+	defineWorkerFlags(fs)
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+	printHelpSections(w)
+}
+
+// printHelpSections writes the registered help sections.
+func printHelpSections(w io.Writer) {
+	for _, h := range helpSections() {
+		fmt.Fprintf(w, "\n%s:\n%s", h.Title, h.Body)
+		if !strings.HasSuffix(h.Body, "\n") {
+			fmt.Fprintln(w)
+		}
+	}
+}
+
 // printHelp writes -help: usage, subcommands, flags, registered sections
 // and the declared pipelines.
 func printHelp(w io.Writer, name string, fs *flag.FlagSet, getWorker func() (*WorkerPool, error)) {
 	fmt.Fprintf(w, "usage: %s [flags] [command [args]]\n\n", name)
-	fmt.Fprintf(w, "Runs the worker pool until interrupted (SIGINT or SIGTERM: graceful shutdown; a second: now).\n\n")
+	fmt.Fprintf(w, "Runs the worker pool until interrupted (SIGINT, SIGTERM or SIGHUP: graceful shutdown; a second: now).\n\n")
 	fmt.Fprintln(w, "Commands:")
 	t := newTextTable(w)
 	for _, c := range allCommands() {
@@ -276,12 +307,7 @@ func printHelp(w io.Writer, name string, fs *flag.FlagSet, getWorker func() (*Wo
 	fs.SetOutput(w)
 	fs.PrintDefaults()
 	fs.SetOutput(out)
-	for _, h := range helpSections() {
-		fmt.Fprintf(w, "\n%s:\n%s", h.Title, h.Body)
-		if !strings.HasSuffix(h.Body, "\n") {
-			fmt.Fprintln(w)
-		}
-	}
+	printHelpSections(w)
 	fmt.Fprintln(w, "\nPipelines:")
 	if getWorker == nil {
 		fmt.Fprintln(w, "  (none: no worker)")

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"net/http"
+	goruntime "runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -11,14 +12,16 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/agora-etl/agora/internal/buckets"
 )
 
-// Metric buckets, in seconds.
+// Metric buckets, in seconds, rounded so le labels print as short decimals.
 var (
 	// runDurationBuckets span 10 ms to about 45 min.
-	runDurationBuckets = prometheus.ExponentialBuckets(0.01, 4, 10)
+	runDurationBuckets = buckets.Exponential(0.01, 4, 10)
 	// latenessBuckets span 1 ms to about a minute, LateSlotGrace.
-	latenessBuckets = prometheus.ExponentialBuckets(0.001, 4, 9)
+	latenessBuckets = buckets.Exponential(0.001, 4, 9)
 )
 
 // poolMetrics is a pool's Prometheus registry. Every agora_* metric is read
@@ -45,6 +48,9 @@ func newPoolMetrics(p *WorkerPool) *poolMetrics {
 		// A coordinator with metrics of its own (the Redis one) adds them;
 		// a second pool on the same coordinator would register them twice,
 		// which the registry refuses: then they are left out of this one.
+		_ = m.reg.Register(c)
+	}
+	if c, ok := p.cfg.notifier.(prometheus.Collector); ok {
 		_ = m.reg.Register(c)
 	}
 	m.handler = promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
@@ -166,6 +172,7 @@ func (m *poolMetrics) observeLateness(r *runner, d time.Duration) {
 // records it moved.
 func (r *runner) counted(runErr, cancelCause error, records RecordCounts) {
 	panicked := runErr != nil && isPanic(runErr)
+	stale := runErr != nil && errors.Is(runErr, ErrStaleWrite)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	switch {
@@ -180,6 +187,9 @@ func (r *runner) counted(runErr, cancelCause error, records RecordCounts) {
 		r.st.cancelled++
 	default:
 		r.st.errored++
+	}
+	if stale {
+		r.st.staleRefused++
 	}
 	if !records.IsZero() {
 		r.st.records = r.st.records.Add(records)
@@ -214,11 +224,24 @@ var (
 		"How far behind its scheduled time a cron or every run started.", []string{"pipeline"}, nil)
 	descCoordUp = prometheus.NewDesc("agora_coordinator_up",
 		"1 while the coordinator can grant leases; the in-process one always can.", nil, nil)
+	descLastSuccess = prometheus.NewDesc("agora_last_success_timestamp_seconds",
+		"When the last successful run on this replica ended, in Unix seconds; absent before the first.", []string{"pipeline"}, nil)
+	descNextRun = prometheus.NewDesc("agora_next_run_timestamp_seconds",
+		"When the next attempt is due, in Unix seconds; absent while a run is in flight and once the pipeline stopped.", []string{"pipeline"}, nil)
+	descInterval = prometheus.NewDesc("agora_schedule_interval_seconds",
+		"The time between two runs the schedule plans: an every pipeline's interval, the gap between a cron pipeline's next two slots; absent for continuous and once.",
+		[]string{"pipeline"}, nil)
+	descStale = prometheus.NewDesc("agora_stale_writes_refused_total",
+		"Runs that failed because a fenced store refused their write as stale (errors matching runtime.ErrStaleWrite, such as fencing.ErrStaleWriter).",
+		[]string{"pipeline"}, nil)
+	descBuildInfo = prometheus.NewDesc("agora_build_info",
+		"Always 1; the labels name the agora version the worker was built with (runtime.Version) and the Go version.", []string{"version", "go_version"}, nil)
 )
 
 // Describe sends the descriptors of every agora_* metric the pool exports.
 func (c *poolCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descDuration, descLateness, descRuns, descSkipped, descLeaseHeld, descLeaseLost, descToken, descConsecutive, descRecords, descPaused} {
+	for _, d := range []*prometheus.Desc{descDuration, descLateness, descRuns, descSkipped, descLeaseHeld, descLeaseLost, descToken, descConsecutive, descRecords, descPaused,
+		descLastSuccess, descNextRun, descInterval, descStale, descBuildInfo} {
 		ch <- d
 	}
 	if _, ok := c.pool.cfg.coordinator.(prometheus.Collector); !ok {
@@ -228,6 +251,7 @@ func (c *poolCollector) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect reads every runner's counts. Before Run there are none.
 func (c *poolCollector) Collect(ch chan<- prometheus.Metric) {
+	ch <- buildInfo()
 	if _, ok := c.pool.cfg.coordinator.(prometheus.Collector); !ok {
 		ch <- prometheus.MustNewConstMetric(descCoordUp, prometheus.GaugeValue, 1)
 	}
@@ -241,6 +265,7 @@ func (c *poolCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
 	}
+	now := pr.env.now()
 	for _, r := range pr.runners {
 		id := r.id()
 		r.mu.Lock()
@@ -261,6 +286,16 @@ func (c *poolCollector) Collect(ch chan<- prometheus.Metric) {
 		gauge(descToken, float64(st.lastToken), id)
 		gauge(descConsecutive, float64(st.consecutive), id)
 		gauge(descPaused, b2f(pr.env.paused(r)), id)
+		counter(descStale, st.staleRefused, id)
+		if st.lastSuccess != 0 {
+			gauge(descLastSuccess, unixSeconds(st.lastSuccess), id)
+		}
+		if st.next != 0 {
+			gauge(descNextRun, unixSeconds(st.next), id)
+		}
+		if iv := scheduleInterval(r.sp.Schedule, st.next, now); iv > 0 {
+			gauge(descInterval, iv.Seconds(), id)
+		}
 		if h := r.hist.Load(); h != nil {
 			if h.duration.count.Load() > 0 {
 				ch <- h.duration.metric(descDuration, id)
@@ -277,6 +312,41 @@ func (c *poolCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 	}
 }
+
+// unixSeconds turns Unix nanoseconds into the seconds Prometheus
+// timestamps are compared with time() in.
+func unixSeconds(ns int64) float64 { return float64(ns) / 1e9 }
+
+// scheduleInterval is the time between two planned runs of s: an every
+// schedule's interval; for cron the gap between the slot after next (a
+// plan in Unix ns; now when there is none) and the one after it, so a
+// schedule with uneven gaps ("0 9 * * 1-5") reports the gap ahead. 0 for
+// continuous, once and cron schedules that never fire again.
+func scheduleInterval(s Schedule, next int64, now time.Time) time.Duration {
+	switch s.Kind() {
+	case ScheduleEvery:
+		return s.Interval()
+	case ScheduleCron:
+		from := timeOf(next)
+		if from.IsZero() {
+			from = now
+		}
+		a := s.Next(from)
+		if a.IsZero() {
+			return 0
+		}
+		if b := s.Next(a); !b.IsZero() {
+			return b.Sub(a)
+		}
+	}
+	return 0
+}
+
+// buildInfo is agora_build_info, worked out once: the build does not
+// change while the process runs.
+var buildInfo = sync.OnceValue(func() prometheus.Metric {
+	return prometheus.MustNewConstMetric(descBuildInfo, prometheus.GaugeValue, 1, Version(), goruntime.Version())
+})
 
 func b2f(b bool) float64 {
 	if b {

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/agora-etl/agora/runtime/notify"
 )
 
 // DefaultGracefulShutdownTimeout is how long runs in flight may take to finish
@@ -64,11 +66,26 @@ type poolConfig struct {
 	signals         <-chan os.Signal // tests inject signals here
 	tracerProvider  trace.TracerProvider
 	shutdownHooks   []func(context.Context) error
+	startLogs       []func(*slog.Logger)
+	notifier        notify.Notifier
 	runHistory      *RunHistoryPolicy
 }
 
 // PoolOption configures a WorkerPool.
 type PoolOption func(*poolConfig)
+
+// WithStartLog adds a function that logs, through the pool's logger, when
+// Run starts the long-running pool, and not for RunNow or a pool that is
+// only built (-help, the pipelines and run subcommands): the place for a
+// notice that concerns a long-running worker only, such as
+// "this replica coordinates with no other".
+func WithStartLog(log func(*slog.Logger)) PoolOption {
+	return func(c *poolConfig) {
+		if log != nil {
+			c.startLogs = append(c.startLogs, log)
+		}
+	}
+}
 
 // WithHealthPort serves /healthz, /readyz and /status on port on every
 // interface (0 picks a free port; see WorkerPool.HealthAddr).
@@ -290,6 +307,7 @@ func (p *WorkerPool) Run(ctx context.Context) error {
 		terminal: make(chan struct{}),
 	}
 	pr.env.metrics = p.metrics()
+	pr.env.notifier, pr.env.workerID = cfg.notifier, cfg.workerID
 	pr.env.tracing = runTracing{provider: cfg.tracerProvider, workerID: cfg.workerID}
 	pr.d = newDispatcher(cfg.clock, pr.onFinish, len(p.pipelines))
 	pr.env.d = pr.d
@@ -345,6 +363,9 @@ func (p *WorkerPool) Run(ctx context.Context) error {
 		}()
 	}
 
+	for _, log := range cfg.startLogs {
+		log(logger)
+	}
 	reportSchedules(coord, p.pipelines)
 	coord.SetLeaseLostCallback(pr.onLeaseLost)
 	if fc := pr.env.control; fc != nil {

@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"sync/atomic"
 	"time"
+
+	"github.com/agora-etl/agora/runtime/notify"
 )
 
 // runEnv is what the runners of one Start or one pool Run share.
@@ -19,6 +21,8 @@ type runEnv struct {
 	metrics   *poolMetrics // nil when driven by Start
 	d         *dispatcher  // nil when driven by Start
 	tracing   runTracing
+	notifier  notify.Notifier // nil: none (and always when driven by Start)
+	workerID  string
 	// parent is the parent of every run context. The pool passes a parent
 	// that is never cancelled and cancels runs one by one.
 	parent context.Context

@@ -68,6 +68,7 @@ func (p *WorkerPool) RunNow(ctx context.Context, pipelineIDs ...string) error {
 		coord = NewLocalCoordinator(cfg.clock)
 	}
 	env := newRunEnv(cfg.clock, coord, logger, ctx)
+	env.notifier, env.workerID = cfg.notifier, cfg.workerID
 	env.metrics = p.metrics()
 	env.tracing = runTracing{provider: cfg.tracerProvider, workerID: cfg.workerID}
 	runners := make([]*runner, 0, len(selected))

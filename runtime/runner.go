@@ -146,6 +146,8 @@ type runStats struct {
 	skippedPaused                    uint64
 	lastToken                        int64
 	leaseLost                        uint64
+	lastSuccess                      int64 // end of the last successful run
+	staleRefused                     uint64
 }
 
 // preAcquired is an attempt decided, and its lease asked for, ahead of the
@@ -427,6 +429,7 @@ func (r *runner) plan(o outcome, runErr error, end time.Time) (done bool, err er
 		r.failures++
 		if limit := sp.MaxConsecutiveErrors; limit > 0 && int(r.failures) >= limit {
 			r.publish(o, runErr, endN, StateStopped)
+			r.notifyStopped(runErr, int(r.failures))
 			return true, &tooManyErrors{id: r.id(), failures: int(r.failures), last: runErr}
 		}
 		delay := backoffDelay(sp.ErrorBackoff, int(r.failures))
@@ -516,6 +519,8 @@ func (r *runner) publish(o outcome, runErr error, end int64, state PipelineState
 		case runErr != nil:
 			r.st.failures++
 			r.st.lastErr = runErr.Error()
+		default:
+			r.st.lastSuccess = end
 		}
 	case outcomeLeaseError:
 		r.st.leaseErrors++

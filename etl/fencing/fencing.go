@@ -72,8 +72,22 @@ const Table = "agora_fencing"
 
 // ErrStaleWriter is wrapped by the error of a write refused because a
 // newer fencing token has already written to the resource: another worker
-// has taken the pipeline over, and this run must stop writing.
-var ErrStaleWriter = errors.New("fencing: stale writer: a newer fencing token has already written to the resource")
+// has taken the pipeline over, and this run must stop writing. It also
+// matches runtime.ErrStaleWrite, so the pool that ran the pipeline counts
+// the run as refused (agora_stale_writes_refused_total) and notifies.
+var ErrStaleWriter error = staleWriter{}
+
+// staleWriter is the type of ErrStaleWriter: a sentinel that is also
+// runtime.ErrStaleWrite for errors.Is, since runtime cannot import this
+// package.
+type staleWriter struct{}
+
+func (staleWriter) Error() string {
+	return "fencing: stale writer: a newer fencing token has already written to the resource"
+}
+
+// Is reports whether target is runtime.ErrStaleWrite.
+func (staleWriter) Is(target error) bool { return target == runtime.ErrStaleWrite }
 
 // ErrUnfenced is wrapped by the error of a write refused because the run
 // holds no fenced lease (fencing token 0, as under FallbackToLocal or
@@ -136,7 +150,9 @@ func Token(ctx context.Context, resource string, allowUnfenced bool) (token int6
 		return lease.FencingToken, false, nil
 	}
 	if !allowUnfenced {
-		return 0, false, fmt.Errorf("resource %q: %w; set allow_unfenced = true to write without fencing", resource, ErrUnfenced)
+		// Without a coordinator a run holds no fenced lease: naming the
+		// variable that configures one says how to get fencing back.
+		return 0, false, fmt.Errorf("resource %q: %w; set AGORA_DISTRIBUTED_REDIS_URL so runs hold fenced leases, or allow_unfenced = true to write without fencing", resource, ErrUnfenced)
 	}
 	return 0, true, nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
@@ -40,8 +41,9 @@ func TestTokenRefusesUnfencedRunsUnlessAllowed(t *testing.T) {
 		t.Fatalf("fenced run: %d %v %v", tok, unfenced, err)
 	}
 	local := runtime.ContextWithLease(context.Background(), runtime.Lease{PipelineID: "p"})
-	if _, _, err := Token(local, "t", false); !errors.Is(err, ErrUnfenced) || !strings.Contains(err.Error(), "allow_unfenced") {
-		t.Fatalf("unfenced run: err = %v, want ErrUnfenced naming allow_unfenced", err)
+	if _, _, err := Token(local, "t", false); !errors.Is(err, ErrUnfenced) || !strings.Contains(err.Error(), "allow_unfenced") ||
+		!strings.Contains(err.Error(), "AGORA_DISTRIBUTED_REDIS_URL") || strings.Count(err.Error(), "fencing token 0") != 1 {
+		t.Fatalf("unfenced run: err = %v, want ErrUnfenced naming allow_unfenced and AGORA_DISTRIBUTED_REDIS_URL once", err)
 	}
 	if _, _, err := Token(context.Background(), "t", false); !errors.Is(err, ErrUnfenced) {
 		t.Fatalf("no lease at all: err = %v, want ErrUnfenced", err)
@@ -53,5 +55,15 @@ func TestTokenRefusesUnfencedRunsUnlessAllowed(t *testing.T) {
 	WarnUnfenced(local, slog.New(slog.NewTextHandler(&logs, nil)), "t")
 	if !strings.Contains(logs.String(), "unfenced write") || !strings.Contains(logs.String(), "level=WARN") {
 		t.Fatalf("unfenced warning: %s", logs.String())
+	}
+}
+
+func TestStaleWriterMatchesTheRuntimeSentinel(t *testing.T) {
+	err := fmt.Errorf("sink orders: %w", Check(context.Background(), nil, "orders", 1, 2))
+	if !errors.Is(err, runtime.ErrStaleWrite) || !errors.Is(err, ErrStaleWriter) {
+		t.Fatalf("%v: want it to match runtime.ErrStaleWrite and ErrStaleWriter", err)
+	}
+	if errors.Is(ErrUnfenced, runtime.ErrStaleWrite) || errors.Is(runtime.ErrStaleWrite, ErrStaleWriter) {
+		t.Fatal("only stale writes match runtime.ErrStaleWrite")
 	}
 }

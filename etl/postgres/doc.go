@@ -8,8 +8,11 @@
 // batch with an error wrapping fencing.ErrStaleWriter when the run's
 // fencing token is lower than the stored one, and otherwise stores the
 // token, writes the rows and commits: a stale writer's batch never lands,
-// in part or in full. Rows go in with COPY (insert) or one
-// INSERT ... ON CONFLICT per batch (upsert); see BENCHMARKS.md for why.
+// in part or in full. Inserted rows go in with COPY. An upsert batch of
+// fewer than 2,000 rows goes in as multi-row INSERT ... ON CONFLICT
+// statements; from 2,000 rows on it is COPYed into a temporary staging
+// table and moved with one INSERT ... SELECT ... ON CONFLICT, whose fixed
+// cost pays off only for large batches (see BENCHMARKS.md).
 //
 // For a slot run (cron, Every) the same transaction applies the slot
 // ledger, agora_slots (see the fencing package doc and docs/fencing.md): a

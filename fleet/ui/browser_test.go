@@ -96,7 +96,7 @@ func TestDashboardInABrowser(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 
-	b, err := distributed.OpenFleet(context.Background())
+	b, err := distributed.OpenFleet(context.Background(), "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,11 +2,18 @@ package redact
 
 import "strings"
 
-// IsSecretParam reports whether a query parameter's value is a secret:
-// its name is password or ends in _password, in any case.
+// IsSecretParam reports whether a query parameter's (or a setting's) value
+// is a secret: its name contains password, passwd, secret or token
+// anywhere (password, sslpassword, db_password, client_secret,
+// access_token), or is pwd, in any case.
 func IsSecretParam(name string) bool {
 	name = strings.ToLower(name)
-	return name == "password" || strings.HasSuffix(name, "_password")
+	for _, w := range []string{"password", "passwd", "secret", "token"} {
+		if strings.Contains(name, w) {
+			return true
+		}
+	}
+	return name == "pwd"
 }
 
 // Query returns the text after the URL's first '?' outside its user part

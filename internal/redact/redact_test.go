@@ -1,6 +1,11 @@
 package redact
 
-import "testing"
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+)
 
 func TestUserInfo(t *testing.T) {
 	for _, tc := range []struct {
@@ -88,6 +93,88 @@ func TestText(t *testing.T) {
 	for _, secret := range []string{"s3cret", "p@ss/w0rd", "hunter2"} {
 		if got := Text("redis://u:" + secret + "@h password=" + secret); got != "redis://u:xxxxx@h password=xxxxx" {
 			t.Errorf("secret %q: Text = %q", secret, got)
+		}
+	}
+}
+
+// leakyPasswords are passwords that stop simple rules: quotes, '@', '/',
+// spaces.
+var leakyPasswords = []string{`Pa'ss1`, `Pa"ss4`, `p@ss/w0rd`, `my pass word`, `a'b"c d@e/f`}
+
+func TestTextIssueExamples(t *testing.T) {
+	for _, tc := range []struct{ in, secret string }{
+		{`url "redis://:Pa'ss1@127.0.0.1:6379/0" is bad`, `Pa'ss1`},
+		{`postgres://agora@db:5432/shop?sslpassword=KeyPass2&password=pw3`, "KeyPass2"},
+		{`postgres://agora@db:5432/shop?sslpassword=KeyPass2&password=pw3`, "pw3"},
+		{`parse "postgres://agora:Pa\"ss4@db:5432/shop": bad`, `Pa\"ss4`},
+		{`parse "redis://127.0.0.1:abc/0?db_password=Leak3": invalid port ":abc" after host`, "Leak3"},
+		{`redis+cluster://u:Clu'ster9@h1:7000,h2:7001`, "Clu'ster9"},
+		{`redis+sentinel://s:26379?master_name=m&sentinel_password=Sen"ti8&password=Ma'st7`, `Sen"ti8`},
+		{`redis+sentinel://s:26379?master_name=m&sentinel_password=Sen"ti8&password=Ma'st7`, `Ma'st7`},
+		{`https://h/x?client_secret=Sec1ret&access_token=Tok3n`, "Sec1ret"},
+		{`https://h/x?client_secret=Sec1ret&access_token=Tok3n`, "Tok3n"},
+		{`host=db password='has space' user=app`, "has space"},
+	} {
+		got := Text(tc.in)
+		if strings.Contains(got, tc.secret) {
+			t.Errorf("Text(%q) = %q: shows %q", tc.in, got, tc.secret)
+		}
+		if !strings.Contains(got, Mask) {
+			t.Errorf("Text(%q) = %q: no %s", tc.in, got, Mask)
+		}
+	}
+}
+
+func TestTextQuotedPasswords(t *testing.T) {
+	for _, pw := range leakyPasswords {
+		for _, url := range []string{
+			"redis://:" + pw + "@127.0.0.1:6379/0",
+			"postgres://agora:" + pw + "@db:5432/shop",
+			"redis+sentinel://u:" + pw + "@s:26379?master_name=m",
+			"rediss://h:6380/0?password=" + pw,
+		} {
+			msg := fmt.Sprintf("connect %q: refused", url)
+			got := Text(msg)
+			if strings.Contains(got, pw) || strings.Contains(got, strconv.Quote(pw)[1:len(strconv.Quote(pw))-1]) {
+				t.Errorf("Text(%q) = %q: shows the password", msg, got)
+			}
+			if !strings.HasSuffix(got, `": refused`) {
+				t.Errorf("Text(%q) = %q: lost the text after the URL", msg, got)
+			}
+		}
+	}
+}
+
+func TestKnown(t *testing.T) {
+	for _, pw := range leakyPasswords {
+		raw := "postgres://agora:" + pw + "@db:5432/shop"
+		k := NewKnown(append(Secrets(raw), Secrets("postgres://db/shop?sslpassword="+pw)...))
+		// A message that neither quotes the URL nor keeps it whole.
+		msg := "cannot use password " + pw + " for agora at db; was " + raw
+		got := k.Text(msg)
+		if strings.Contains(got, pw) {
+			t.Errorf("Known.Text(%q) = %q: shows the password", msg, got)
+		}
+		if !strings.Contains(got, "for agora at db") {
+			t.Errorf("Known.Text(%q) = %q: hid more than the password", msg, got)
+		}
+	}
+	if got := NewKnown([]string{"db"}).Text("host db"); got != "host db" {
+		t.Errorf("a short secret is replaced everywhere: %q", got)
+	}
+	var none *Known
+	if got := none.Text("redis://:pw@h"); got != "redis://:xxxxx@h" {
+		t.Errorf("nil Known: %q", got)
+	}
+}
+
+func TestIsSecretParam(t *testing.T) {
+	for name, want := range map[string]bool{
+		"password": true, "sslpassword": true, "db_password": true, "PASSWORD": true, "client_secret": true,
+		"access_token": true, "pwd": true, "passwd": true, "db": false, "sslmode": false, "client_name": false,
+	} {
+		if got := IsSecretParam(name); got != want {
+			t.Errorf("IsSecretParam(%q) = %v, want %v", name, got, want)
 		}
 	}
 }

@@ -30,7 +30,7 @@ func (c *RedisWorkerCoordinator) TryAcquireLease(ctx context.Context, pipelineID
 		return false, err
 	}
 	defer c.endAcquire(pipelineID)
-	opCtx, cancel := c.opContext(ctx)
+	opCtx, cancel := c.opContext(ctx, opAcquire)
 	sent := c.clock.Now()
 	res, err := c.backend.acquire(opCtx, req)
 	if err == nil && res.Outcome == outcomeUnregistered {

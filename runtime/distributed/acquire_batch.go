@@ -41,7 +41,7 @@ func (c *RedisWorkerCoordinator) TryAcquireLeases(ctx context.Context, reqs []ru
 		}
 	}()
 
-	opCtx, cancel := c.opContext(ctx)
+	opCtx, cancel := c.opContext(ctx, opAcquire)
 	defer cancel()
 	if c.usesPreference() {
 		asked, at = c.grantedElsewhere(opCtx, asked, at, out)

@@ -150,7 +150,7 @@ func everyRealTime(stop <-chan struct{}, wait func() time.Duration, f func()) {
 // pollControl reads the pause flags and claims run-now requests for this
 // worker's pipelines.
 func (c *RedisWorkerCoordinator) pollControl(ctx context.Context) error {
-	opCtx, cancel := c.opContext(ctx)
+	opCtx, cancel := c.opContext(ctx, opControl)
 	defer cancel()
 	var paused, triggers *redis.MapStringStringCmd
 	_, err := c.client.Pipelined(opCtx, func(p redis.Pipeliner) error {
@@ -206,7 +206,7 @@ func (c *RedisWorkerCoordinator) Pause(ctx context.Context, pipelineID, by strin
 		by = whoAmI()
 	}
 	info, _ := json.Marshal(PauseInfo{At: c.clock.Now().UTC(), By: by})
-	ctx, cancel := c.opContext(ctx)
+	ctx, cancel := c.opContext(ctx, opControl)
 	defer cancel()
 	if err := c.client.HSet(ctx, c.keys.paused(), pipelineID, info).Err(); err != nil {
 		return c.failure("pause "+strconv.Quote(pipelineID), err)
@@ -219,7 +219,7 @@ func (c *RedisWorkerCoordinator) Resume(ctx context.Context, pipelineID string) 
 	if pipelineID == "" {
 		return false, errEmptyPipeline
 	}
-	ctx, cancel := c.opContext(ctx)
+	ctx, cancel := c.opContext(ctx, opControl)
 	defer cancel()
 	n, err := c.client.HDel(ctx, c.keys.paused(), pipelineID).Result()
 	if err != nil {
@@ -230,7 +230,7 @@ func (c *RedisWorkerCoordinator) Resume(ctx context.Context, pipelineID string) 
 
 // PausedPipelines returns the pause flags of the fleet, by pipeline id.
 func (c *RedisWorkerCoordinator) PausedPipelines(ctx context.Context) (map[string]PauseInfo, error) {
-	ctx, cancel := c.opContext(ctx)
+	ctx, cancel := c.opContext(ctx, opControl)
 	defer cancel()
 	all, err := c.client.HGetAll(ctx, c.keys.paused()).Result()
 	if err != nil {
@@ -255,7 +255,7 @@ func (c *RedisWorkerCoordinator) Trigger(ctx context.Context, pipelineID string)
 	if pipelineID == "" {
 		return errEmptyPipeline
 	}
-	ctx, cancel := c.opContext(ctx)
+	ctx, cancel := c.opContext(ctx, opControl)
 	defer cancel()
 	if err := c.client.HSet(ctx, c.keys.triggers(), pipelineID, c.clock.Now().UnixMilli()).Err(); err != nil {
 		return c.failure("trigger "+strconv.Quote(pipelineID), err)
@@ -266,7 +266,7 @@ func (c *RedisWorkerCoordinator) Trigger(ctx context.Context, pipelineID string)
 // PendingTriggers returns the run-now requests no replica has claimed yet,
 // by pipeline id, with when they were made.
 func (c *RedisWorkerCoordinator) PendingTriggers(ctx context.Context) (map[string]time.Time, error) {
-	ctx, cancel := c.opContext(ctx)
+	ctx, cancel := c.opContext(ctx, opControl)
 	defer cancel()
 	all, err := c.client.HGetAll(ctx, c.keys.triggers()).Result()
 	if err != nil {

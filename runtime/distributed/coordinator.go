@@ -187,7 +187,7 @@ func (c *RedisWorkerCoordinator) Connect(ctx context.Context) error {
 	if c.isClosed() {
 		return ErrClosed
 	}
-	ctx, cancel := context.WithTimeout(ctx, c.s.opTimeout)
+	ctx, cancel := c.opContext(ctx, opConnect)
 	defer cancel()
 	if err := c.client.Ping(ctx).Err(); err != nil {
 		return c.failure(fmt.Sprintf("connect to %s", c.s.primary.redacted), err)
@@ -320,7 +320,7 @@ func (c *RedisWorkerCoordinator) Stop(ctx context.Context) error {
 	c.mu.Unlock()
 	c.loops.Wait()
 
-	ctx = context.WithoutCancel(ctx)
+	ctx = withOp(context.WithoutCancel(ctx), opRelease)
 	var (
 		wg   sync.WaitGroup
 		emu  sync.Mutex
@@ -345,7 +345,7 @@ func (c *RedisWorkerCoordinator) Stop(ctx context.Context) error {
 	// worker stopped; a release in flight finishes. Both are bounded by
 	// their request timeouts.
 	c.inFlight.Wait()
-	dctx, cancel := context.WithTimeout(ctx, c.s.opTimeout)
+	dctx, cancel := c.opContext(ctx, opStop)
 	if err := c.client.Del(dctx, c.keys.worker(workerID)).Err(); err != nil {
 		errs = append(errs, c.failure("unregister worker", err))
 	}
@@ -417,7 +417,7 @@ func (c *RedisWorkerCoordinator) noteRecord(sent time.Time) {
 }
 
 // opContext bounds one Redis operation by opTimeout (or ctx's earlier
-// deadline).
-func (c *RedisWorkerCoordinator) opContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(ctx, c.s.opTimeout)
+// deadline) and tags it with op for the request metrics.
+func (c *RedisWorkerCoordinator) opContext(ctx context.Context, op redisOp) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(withOp(ctx, op), c.s.opTimeout)
 }

@@ -240,7 +240,7 @@ func (c *RedisWorkerCoordinator) initPipelineEpochs(ctx context.Context, pipelin
 	if _, cluster := c.client.(*redis.ClusterClient); !cluster || len(pipelineIDs) == 0 {
 		return nil
 	}
-	ctx, cancel := c.opContext(ctx)
+	ctx, cancel := c.opContext(ctx, opConnect)
 	defer cancel()
 	calls := make([]scriptCall, len(pipelineIDs))
 	for i, id := range pipelineIDs {

@@ -55,7 +55,7 @@ func (c *RedisWorkerCoordinator) ValidateLease(ctx context.Context, pipelineID s
 	if token <= 0 {
 		return false, nil
 	}
-	ctx, cancel := c.opContext(ctx)
+	ctx, cancel := c.opContext(ctx, opValidate)
 	defer cancel()
 	ok, err := c.backend.validate(ctx, pipelineID, token)
 	if err != nil {

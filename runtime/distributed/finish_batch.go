@@ -73,7 +73,14 @@ func (b *finishBatcher) do(req finishReq) finishRep {
 // run sends batch, whose first member is the caller, hands the next queued
 // batch to its first member, and wakes the others of this one.
 func (b *finishBatcher) run(batch []*finishWait) {
-	ctx, cancel := context.WithTimeout(context.Background(), b.timeout)
+	op := opComplete
+	for _, w := range batch {
+		if !w.req.completed {
+			op = opRelease // a batch with any plain release counts as one
+			break
+		}
+	}
+	ctx, cancel := context.WithTimeout(withOp(context.Background(), op), b.timeout)
 	if len(batch) == 1 && b.one != nil {
 		batch[0].rep = b.one(ctx, batch[0].req)
 	} else {

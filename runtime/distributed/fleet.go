@@ -49,14 +49,18 @@ func envHelp() string {
 }
 
 // OpenFleet connects, read-only, to the fleet the AGORA_DISTRIBUTED_*
-// environment describes: the fleet package's Backend over Redis.
-func OpenFleet(ctx context.Context) (fleet.Backend, error) {
+// environment describes, at redisURL instead of AGORA_DISTRIBUTED_REDIS_URL
+// when it is not "": the fleet package's Backend over Redis.
+func OpenFleet(ctx context.Context, redisURL string) (fleet.Backend, error) {
 	cfg, err := LoadConfig()
 	if err != nil {
 		return nil, err
 	}
+	if redisURL != "" {
+		cfg.RedisURL = redisURL
+	}
 	if cfg.RedisURL == "" {
-		return nil, fmt.Errorf("%w: %s is not set", fleet.ErrNotConfigured, envNames.RedisURL)
+		return nil, fmt.Errorf("%w: %s is not set (or give --redis URL)", fleet.ErrNotConfigured, envNames.RedisURL)
 	}
 	opts := cfg.Options()
 	opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil)) // errors are returned, not logged

@@ -43,10 +43,13 @@ func (m Mode) String() string {
 // it returns a nil option, which runtime.NewWorkerPool ignores; in
 // ModeRequired a missing URL is an error.
 //
-// It logs, through slog.Default, one line naming the coordinator mode; when
-// AGORA_DISTRIBUTED_REDIS_URL is not set, a warning that this replica
-// coordinates with no other, naming any variable that looks like a
-// misspelt setting (AGORA_REDIS_URL, say).
+// It logs, through slog.Default, one line naming the coordinator mode. When
+// AGORA_DISTRIBUTED_REDIS_URL is not set in ModeAuto, it returns instead a
+// runtime.WithStartLog option that warns, through the pool's logger when
+// the long-running pool starts, that this replica coordinates with no
+// other, naming any variable that looks like a misspelt setting
+// (AGORA_REDIS_URL, say): -help, the pipelines and run subcommands and
+// `agora run` concern one process, so they do not warn.
 //
 // Every error wraps ErrInvalidConfig and carries only its prefix
 // ("distributed: invalid configuration: ..."), one line per problem, so a
@@ -75,8 +78,7 @@ func CoordinatorFromEnv(mode Mode, adjust ...func(*Config)) (runtime.PoolOption,
 		if mode == ModeRequired {
 			return nil, fmt.Errorf("%w: %s is not set; this worker requires a Redis coordinator (distributed=required)", ErrInvalidConfig, envNames.RedisURL)
 		}
-		logMode(slog.Default(), cfg, mode)
-		return nil, nil
+		return runtime.WithStartLog(func(l *slog.Logger) { logMode(l, cfg, mode) }), nil
 	}
 	logMode(slog.Default(), cfg, mode)
 	coordinator, err := NewRedisWorkerCoordinator(cfg.Options())

@@ -1,6 +1,7 @@
 package distributed
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -21,11 +22,41 @@ func TestCoordinatorFromEnvOffReadsNothing(t *testing.T) {
 	}
 }
 
-func TestCoordinatorFromEnvAutoWithoutURLIsNil(t *testing.T) {
+// TestCoordinatorFromEnvAutoWithoutURLWarnsOnlyWhenThePoolRuns: without
+// a URL there is no coordinator, and the warning that every replica runs
+// every slot comes when a long-running pool starts, not when it is built
+// (-help, pipelines) nor for RunNow (the run subcommand, agora run).
+func TestCoordinatorFromEnvAutoWithoutURLWarnsOnlyWhenThePoolRuns(t *testing.T) {
 	clearEnv(t)
+	var built bytes.Buffer
+	prev := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(&built, nil)))
+	t.Cleanup(func() { slog.SetDefault(prev) })
 	opt, err := CoordinatorFromEnv(ModeAuto)
-	if opt != nil || err != nil {
-		t.Fatalf("CoordinatorFromEnv(ModeAuto) = %v, %v; want nil, nil", opt != nil, err)
+	if opt == nil || err != nil {
+		t.Fatalf("CoordinatorFromEnv(ModeAuto) = %v, %v; want the start-log option", opt != nil, err)
+	}
+	var logs bytes.Buffer
+	pool := runtime.NewWorkerPool(opt, runtime.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))), runtime.WithSignalHandling(false)).
+		Register(&runtime.ScheduledPipeline{PipelineID: "p", Schedule: runtime.Once(), Factory: func(context.Context) (runtime.Pipeline, error) {
+			return runtime.PipelineFunc(func(context.Context) error { return nil }), nil
+		}})
+	if err := pool.RunNow(context.Background(), "p"); err != nil {
+		t.Fatal(err)
+	}
+	const warning = "every one of them runs every slot"
+	if strings.Contains(built.String()+logs.String(), warning) {
+		t.Fatalf("warned before a long-running pool started:\n%s%s", built.String(), logs.String())
+	}
+	pool = runtime.NewWorkerPool(opt, runtime.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))), runtime.WithSignalHandling(false)).
+		Register(&runtime.ScheduledPipeline{PipelineID: "p", Schedule: runtime.Once(), Factory: func(context.Context) (runtime.Pipeline, error) {
+			return runtime.PipelineFunc(func(context.Context) error { return nil }), nil
+		}})
+	if err := pool.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Count(logs.String(), warning) != 1 || !strings.Contains(logs.String(), "AGORA_DISTRIBUTED_REDIS_URL") {
+		t.Fatalf("Run logged:\n%s", logs.String())
 	}
 }
 

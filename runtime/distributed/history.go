@@ -114,7 +114,7 @@ func queueHistory(ctx context.Context, p redis.Pipeliner, key string, e *history
 // go through the single-node pipeline (Redlock quorum leases, a retried
 // release).
 func (c *RedisWorkerCoordinator) writeHistory(ctx context.Context, pipelineID string, e *historyEntry) {
-	opCtx, cancel := c.opContext(ctx)
+	opCtx, cancel := c.opContext(ctx, opHistory)
 	defer cancel()
 	key := c.keys.done(pipelineID)
 	_, err := c.client.Pipelined(opCtx, func(p redis.Pipeliner) error {
@@ -146,7 +146,7 @@ func (c *RedisWorkerCoordinator) RunHistories(ctx context.Context, pipelineIDs [
 	}
 	minScore := math.Max(historyScoreFloor, float64(c.clock.Now().UnixMilli()-pol.MaxAge.Milliseconds()))
 	by := &redis.ZRangeBy{Max: "+inf", Min: strconv.FormatFloat(minScore, 'f', 0, 64), Count: int64(limit)}
-	opCtx, cancel := c.opContext(ctx)
+	opCtx, cancel := c.opContext(ctx, opHistory)
 	defer cancel()
 	cmds := make([]*redis.StringSliceCmd, len(pipelineIDs))
 	_, err := c.client.Pipelined(opCtx, func(p redis.Pipeliner) error {

@@ -32,7 +32,7 @@ func (c *RedisWorkerCoordinator) LeaseHolder(ctx context.Context, pipelineID str
 	if c.isClosed() {
 		return runtime.Lease{}, false, ErrClosed
 	}
-	ctx, cancel := c.opContext(ctx)
+	ctx, cancel := c.opContext(ctx, opInspect)
 	defer cancel()
 	now := c.clock.Now()
 	l, ok, err := c.backend.holder(ctx, pipelineID)

@@ -52,7 +52,7 @@ func (c *RedisWorkerCoordinator) LeaseStates(ctx context.Context, pipelineIDs []
 		once  *redis.IntCmd
 	}
 	all := make([]reads, len(pipelineIDs))
-	ctx, cancel := c.opContext(ctx)
+	ctx, cancel := c.opContext(ctx, opInspect)
 	defer cancel()
 	_, err := c.client.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, id := range pipelineIDs {
@@ -123,7 +123,7 @@ func (c *RedisWorkerCoordinator) LastCompleted(ctx context.Context, pipelineID s
 	if c.isClosed() {
 		return 0, false, ErrClosed
 	}
-	ctx, cancel := c.opContext(ctx)
+	ctx, cancel := c.opContext(ctx, opInspect)
 	defer cancel()
 	slot, err := c.client.ZScore(ctx, c.keys.done(pipelineID), doneMember).Result()
 	if errors.Is(err, redis.Nil) {

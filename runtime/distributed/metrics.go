@@ -8,12 +8,15 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/agora-etl/agora/internal/buckets"
 )
 
 var _ prometheus.Collector = (*RedisWorkerCoordinator)(nil)
 
-// requestBuckets span 0.2 ms to about 4 s, in seconds.
-var requestBuckets = prometheus.ExponentialBuckets(0.0002, 3, 10)
+// requestBuckets span 0.2 ms to about 4 s, in seconds, rounded so le
+// labels print as short decimals (0.0006, not 0.0006000000000000001).
+var requestBuckets = buckets.Exponential(0.0002, 3, 10)
 
 var (
 	descCoordinatorUp = prometheus.NewDesc("agora_coordinator_up",
@@ -32,7 +35,7 @@ type coordMetrics struct {
 func newCoordMetrics() *coordMetrics {
 	return &coordMetrics{requests: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "agora_redis_request_duration_seconds",
-		Help:    "Round trips to Redis by operation: a script's name (acquire, renew, heartbeat, quorum_*) or the command (a pipeline of several: pipeline).",
+		Help:    "Round trips to Redis by what the coordinator was doing: connect, acquire, renew, release, complete, heartbeat, validate, control, preference, inspect, health, stop (other: untagged); quorum_<op> on Redlock quorum nodes.",
 		Buckets: requestBuckets,
 	}, []string{"op"})}
 }
@@ -80,17 +83,20 @@ func nodeLabel(o *redis.Options) string {
 
 // instrument adds the request timer to the coordinator's clients.
 func (c *RedisWorkerCoordinator) instrument() {
-	h := requestHook{m: c.metrics}
-	c.client.AddHook(h)
+	c.client.AddHook(requestHook{m: c.metrics})
 	if q, ok := c.backend.(*quorumBackend); ok {
 		for _, n := range q.nodes {
-			n.client.AddHook(h)
+			n.client.AddHook(requestHook{m: c.metrics, quorum: true})
 		}
 	}
 }
 
-// requestHook is a go-redis hook timing each command or pipeline.
-type requestHook struct{ m *coordMetrics }
+// requestHook is a go-redis hook timing each command or pipeline under the
+// operation its context was tagged with (withOp).
+type requestHook struct {
+	m      *coordMetrics
+	quorum bool // the client is a Redlock quorum node
+}
 
 func (h requestHook) DialHook(next redis.DialHook) redis.DialHook { return next }
 
@@ -98,7 +104,7 @@ func (h requestHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		start := time.Now()
 		err := next(ctx, cmd)
-		h.m.requests.WithLabelValues(opName(cmd)).Observe(time.Since(start).Seconds())
+		h.observe(requestOp(ctx, cmd), time.Since(start))
 		return err
 	}
 }
@@ -107,60 +113,68 @@ func (h requestHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.P
 	return func(ctx context.Context, cmds []redis.Cmder) error {
 		start := time.Now()
 		err := next(ctx, cmds)
-		op := "pipeline"
+		var first redis.Cmder
 		if len(cmds) > 0 {
-			op = opName(cmds[0])
-			for _, c := range cmds[1:] {
-				if opName(c) != op {
-					op = "pipeline"
-					break
-				}
-			}
+			first = cmds[0]
 		}
-		h.m.requests.WithLabelValues(op).Observe(time.Since(start).Seconds())
+		h.observe(requestOp(ctx, first), time.Since(start))
 		return err
 	}
 }
 
+// observe times one request.
+func (h requestHook) observe(op redisOp, d time.Duration) {
+	if op >= numOps {
+		op = opOther
+	}
+	label := opNames[op]
+	if h.quorum {
+		label = quorumOpNames[op]
+	}
+	h.m.requests.WithLabelValues(label).Observe(d.Seconds())
+}
+
+// quorumOpNames are the op labels of requests to quorum nodes.
+var quorumOpNames = func() (names [numOps]string) {
+	for op := range numOps {
+		names[op] = "quorum_" + op.String()
+	}
+	return names
+}()
+
 var (
-	scriptNamesOnce sync.Once
-	scriptNames     map[string]string
+	scriptOpsOnce sync.Once
+	scriptOps     map[string]redisOp
 )
 
-// opName is the op label of cmd: a known script by name, any other command
-// by its lower-case name, so the label's values stay few.
-func opName(cmd redis.Cmder) string {
+// requestOp is the operation of a request: its context's tag, else, for a
+// request sent from an untagged context, the operation its script belongs
+// to, else opOther.
+func requestOp(ctx context.Context, cmd redis.Cmder) redisOp {
+	if op := opOf(ctx); op != opOther || cmd == nil {
+		return op
+	}
 	name := cmd.Name()
 	if name != "evalsha" && name != "eval" {
-		return name
+		return opOther
 	}
-	scriptNamesOnce.Do(func() {
-		scriptNames = map[string]string{}
-		for name, s := range map[string]*redis.Script{
-			"acquire": acquireScript, "renew": renewScript, "heartbeat": heartbeatScript,
-			"quorum_acquire": quorumAcquireScript, "quorum_renew": quorumRenewScript, "quorum_release": quorumReleaseScript,
-		} {
-			scriptNames[s.Hash()] = name
-		}
-	})
 	args := cmd.Args()
 	if len(args) < 2 {
-		return name
+		return opOther
 	}
 	body, _ := args[1].(string)
-	if name == "evalsha" {
-		if n, ok := scriptNames[body]; ok {
-			return n
+	scriptOpsOnce.Do(func() {
+		scriptOps = map[string]redisOp{}
+		for _, s := range []struct {
+			src string
+			op  redisOp
+		}{
+			{acquireSource, opAcquire}, {renewSource, opRenew}, {heartbeatSource, opHeartbeat},
+			{quorumAcquireSource, opAcquire}, {quorumRenewSource, opRenew}, {quorumReleaseSource, opRelease},
+		} {
+			scriptOps[s.src] = s.op
+			scriptOps[redis.NewScript(s.src).Hash()] = s.op
 		}
-		return "script"
-	}
-	for _, s := range []struct{ name, src string }{
-		{"acquire", acquireSource}, {"renew", renewSource}, {"heartbeat", heartbeatSource},
-		{"quorum_acquire", quorumAcquireSource}, {"quorum_renew", quorumRenewSource}, {"quorum_release", quorumReleaseSource},
-	} {
-		if body == s.src {
-			return s.name
-		}
-	}
-	return "script"
+	})
+	return scriptOps[body]
 }

@@ -98,7 +98,7 @@ func TestMetricsOfARedisCoordinatorOverHTTP(t *testing.T) {
 	if m := metricWith(fams, "agora_coordinator_up", "", ""); m.GetGauge().GetValue() != 1 {
 		t.Fatalf("agora_coordinator_up = %v, want 1", m)
 	}
-	for _, op := range []string{"acquire", "heartbeat", "ping"} {
+	for _, op := range []string{"acquire", "heartbeat", "connect"} {
 		m := metricWith(fams, "agora_redis_request_duration_seconds", "op", op)
 		if m.GetHistogram().GetSampleCount() == 0 {
 			t.Errorf("no %s request timed: %v", op, fams["agora_redis_request_duration_seconds"])

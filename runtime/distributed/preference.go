@@ -126,7 +126,7 @@ func (c *RedisWorkerCoordinator) refreshPreference(ctx context.Context) {
 	if member == "" {
 		return
 	}
-	ctx, cancel := c.opContext(ctx)
+	ctx, cancel := c.opContext(ctx, opPreference)
 	defer cancel()
 	now := c.clock.Now().UnixMilli()
 	index := c.keys.preferenceIndex()

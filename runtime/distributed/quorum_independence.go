@@ -152,7 +152,7 @@ type startVerifier interface {
 // guard checks them when they first connect. The primary may be a quorum
 // node: it then counts once, like any other, and is marked in the status.
 func (b *quorumBackend) verifyStart(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, b.s.opTimeout)
+	ctx, cancel := context.WithTimeout(withOp(ctx, opConnect), b.s.opTimeout)
 	defer cancel()
 	type answer struct {
 		runID string

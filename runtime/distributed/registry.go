@@ -47,7 +47,7 @@ func (c *RedisWorkerCoordinator) heartbeat(ctx context.Context) error {
 	if !ok {
 		return nil
 	}
-	ctx, cancel := c.opContext(ctx)
+	ctx, cancel := c.opContext(ctx, opHeartbeat)
 	defer cancel()
 	sent := c.clock.Now()
 	epoch, err := call.script.Run(ctx, c.client, call.keys, call.args...).Int64()
@@ -135,6 +135,7 @@ func (c *RedisWorkerCoordinator) ListWorkers(ctx context.Context) ([]WorkerInfo,
 	if c.isClosed() {
 		return nil, ErrClosed
 	}
+	ctx = withOp(ctx, opInspect)
 	keys, err := c.scanWorkerKeys(ctx)
 	if err != nil {
 		return nil, c.failure("list workers", err)

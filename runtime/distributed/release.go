@@ -120,7 +120,11 @@ func (c *RedisWorkerCoordinator) giveBackWith(ctx context.Context, h *heldLease,
 			owned, err = rep.owned, rep.err
 			histSent = err == nil
 		} else {
-			opCtx, cancel := c.opContext(ctx)
+			op := opRelease
+			if completed {
+				op = opComplete
+			}
+			opCtx, cancel := c.opContext(ctx, op)
 			if completed {
 				owned, err = c.backend.complete(opCtx, ref)
 			} else {
@@ -184,7 +188,7 @@ func (c *RedisWorkerCoordinator) retryCompletionLater(h *heldLease, ref leaseRef
 				return
 			case <-time.After(min(completionRetryPause, time.Until(giveUp))):
 			}
-			ctx, cancel := c.opContext(context.Background())
+			ctx, cancel := c.opContext(context.Background(), opComplete)
 			_, err := c.backend.complete(ctx, ref) // records the slot even if the lease is gone
 			cancel()
 			if err == nil {

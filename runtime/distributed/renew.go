@@ -27,7 +27,7 @@ func (c *RedisWorkerCoordinator) RenewLease(ctx context.Context, pipelineID stri
 	ref := h.ref(owner)
 	c.mu.Unlock()
 
-	opCtx, cancel := c.opContext(ctx)
+	opCtx, cancel := c.opContext(ctx, opRenew)
 	results, sent, recordSent := c.renewRound(opCtx, []leaseRef{ref})
 	res := results[0]
 	cancel()
@@ -94,7 +94,7 @@ func (c *RedisWorkerCoordinator) renewAll() (ok bool, earliest time.Time) {
 
 	// A stalled Redis must not hold the round past the first deadline.
 	timeout := max(min(c.s.renewEvery, earliest.Sub(c.clock.Now())), time.Millisecond)
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	ctx, cancel := context.WithTimeout(withOp(context.Background(), opRenew), timeout)
 	results, sent, recordSent := c.renewRound(ctx, refs)
 	cancel()
 

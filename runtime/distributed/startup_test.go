@@ -30,7 +30,16 @@ func TestStartUpLogNamesTheModeAndMisspeltSettings(t *testing.T) {
 	t.Setenv(envNames.RedisURL, "")
 	t.Setenv("AGORA_REDIS_URL", "redis://:hunter2@127.0.0.1:1/0")
 	t.Setenv("AGORA_LEASE_TTL", "30")
-	if _, err := CoordinatorFromEnv(ModeAuto); err != nil {
+	opt, err := CoordinatorFromEnv(ModeAuto)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The warning comes when a long-running pool starts.
+	pool := runtime.NewWorkerPool(opt, runtime.WithLogger(slog.Default()), runtime.WithSignalHandling(false)).
+		Register(&runtime.ScheduledPipeline{PipelineID: "p", Schedule: runtime.Once(), Factory: func(context.Context) (runtime.Pipeline, error) {
+			return runtime.PipelineFunc(func(context.Context) error { return nil }), nil
+		}})
+	if err := pool.Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	out := logs.String()
@@ -46,7 +55,7 @@ func TestStartUpLogNamesTheModeAndMisspeltSettings(t *testing.T) {
 
 	logs2 := withDefaultLogger(t)
 	t.Setenv(envNames.RedisURL, "redis://:hunter2@127.0.0.1:6399/0")
-	opt, err := CoordinatorFromEnv(ModeAuto)
+	opt, err = CoordinatorFromEnv(ModeAuto)
 	if err != nil || opt == nil {
 		t.Fatal(err)
 	}

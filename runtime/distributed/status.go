@@ -65,7 +65,7 @@ func (c *RedisWorkerCoordinator) Healthy(ctx context.Context) error {
 	if c.isClosed() {
 		return ErrClosed
 	}
-	ctx, cancel := c.opContext(ctx)
+	ctx, cancel := c.opContext(ctx, opHealth)
 	defer cancel()
 	if err := c.backend.ping(ctx); err != nil {
 		err = c.failure("health check", err)

@@ -167,37 +167,8 @@ func newRedactor(raws ...string) *redactor {
 }
 
 // urlSecrets returns the password of raw in every spelling that could show
-// up in a message: as written, percent-decoded, and re-encoded.
-func urlSecrets(raw string) []string {
-	var out []string
-	add := func(s string) {
-		if s != "" && s != redact.Mask && !slices.Contains(out, s) {
-			out = append(out, s)
-		}
-	}
-	if u, err := url.Parse(raw); err == nil && u.User != nil {
-		if p, ok := u.User.Password(); ok {
-			add(p)
-			add(url.QueryEscape(p))
-			add(url.PathEscape(p))
-		}
-	}
-	// Also the raw text between the first ':' and the last '@', for URLs
-	// that do not parse.
-	if _, written, _, ok := redact.UserInfo(raw); ok {
-		add(written)
-	}
-	for _, p := range redact.QueryPasswords(raw) {
-		add(p)
-		if decoded, err := url.QueryUnescape(p); err == nil {
-			add(decoded)
-		}
-		if decoded, err := url.PathUnescape(p); err == nil {
-			add(decoded)
-		}
-	}
-	return out
-}
+// up in a message.
+func urlSecrets(raw string) []string { return redact.Secrets(raw) }
 
 // redact removes every secret from s.
 func (r *redactor) redact(s string) string {

@@ -1,0 +1,108 @@
+package distributed
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/agora-etl/agora/internal/redistest"
+)
+
+// Eviction and OOM: a lease key that Redis drops while its holder runs does
+// not hand the running slot to another worker, and an acquire that Redis
+// refuses for memory writes nothing.
+
+// Rule: under maxmemory with noeviction, an acquire that Redis refuses for
+// memory is an error and leaves no partial write: the token and lease keys
+// are as they were. Once memory is freed, acquiring works again.
+func TestEvictionNoevictionOOMRefusesAnAcquireWithoutPartialWrites(t *testing.T) {
+	r := newReal(t, redistest.WithArgs("--maxmemory-policy", "noeviction"))
+	a := r.started(r.options(stateLossTTL), "a")
+	rc := r.client(0)
+	k := keysFor(a.s)
+	// A first run leaves a token and a completed slot to compare against.
+	slot := thisSlot()
+	mustAcquire(t, a, "p", slot)
+	if err := a.CompleteLease(ctx, "p"); err != nil {
+		t.Fatal(err)
+	}
+	setMaxmemoryAboveUse(t, rc, 1<<20)
+	value := strings.Repeat("x", 10<<10)
+	for i := 0; ; i++ {
+		err := rc.Set(ctx, fmt.Sprintf("fill:%d", i), value, 0).Err()
+		if err != nil && strings.HasPrefix(err.Error(), "OOM") {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 10000 {
+			t.Fatal("the server never ran out of memory")
+		}
+	}
+	before := snapshot(t, rc, k.lease("p"), k.token("p"), k.done("p"))
+	ok, err := a.TryAcquireLease(ctx, "p", slot+1)
+	if ok || err == nil {
+		t.Fatalf("acquire at OOM = %v, %v; want false and an error", ok, err)
+	}
+	t.Logf("acquire at OOM: %v", err)
+	if after := snapshot(t, rc, k.lease("p"), k.token("p"), k.done("p")); after != before {
+		t.Fatalf("the refused acquire wrote: before %s, after %s", before, after)
+	}
+	if _, held := a.CurrentLease("p"); held {
+		t.Fatal("a refused acquire left a current lease")
+	}
+
+	var cursor uint64
+	for {
+		keys, next, err := rc.Scan(ctx, cursor, "fill:*", 1000).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(keys) > 0 {
+			if err := rc.Del(ctx, keys...).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if cursor = next; cursor == 0 {
+			break
+		}
+	}
+	mustAcquire(t, a, "p", slot+1)
+}
+
+// setMaxmemoryAboveUse sets maxmemory headroom bytes above what the server
+// uses now.
+func setMaxmemoryAboveUse(t *testing.T, rc *redis.Client, headroom int64) {
+	t.Helper()
+	used, err := rc.InfoMap(ctx, "memory").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int64
+	if _, err := fmt.Sscan(used["Memory"]["used_memory"], &n); err != nil {
+		t.Fatalf("used_memory: %v", err)
+	}
+	if err := rc.ConfigSet(ctx, "maxmemory", fmt.Sprint(n+headroom)).Err(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// snapshot renders keys' values and whether they exist, for comparison.
+func snapshot(t *testing.T, rc *redis.Client, keys ...string) string {
+	t.Helper()
+	var b strings.Builder
+	for _, key := range keys {
+		v, err := rc.Dump(ctx, key).Result()
+		if errors.Is(err, redis.Nil) {
+			v = "<none>"
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&b, "%s=%q ", key, v)
+	}
+	return b.String()
+}
