@@ -24,6 +24,9 @@ type Component struct {
 	Config any
 	// Spec is the registered component.
 	Spec *etl.ComponentSpec
+	// Name is a sink's name key ("" when not set): used in dead letters,
+	// errors and trace spans in place of "sinks[i]".
+	Name string
 
 	// at is where the table is in the document.
 	at path
@@ -76,7 +79,20 @@ func (d *decoder) component(m map[string]any, at path, kind etl.Kind) Component 
 
 	body := deepCopy(m).(map[string]any)
 	delete(body, "type")
-	fields := d.checkStruct(body, at, spec.ConfigType(), []string{"type"})
+	extra := []string{"type"}
+	// A sink's name key belongs to the pipeline, unless the component
+	// has a key of that name itself.
+	if kind == etl.KindSink && !slices.ContainsFunc(structFields(spec.ConfigType()), func(f field) bool { return f.name == "name" }) {
+		extra = append(extra, "name")
+		if name, ok := d.str(m, at, "name"); ok {
+			if name == "" {
+				d.atValue(at.child("name"), "%s: must not be empty (leave it out to name the sink after its position)", at.child("name"))
+			}
+			c.Name = name
+		}
+		delete(body, "name")
+	}
+	fields := d.checkStruct(body, at, spec.ConfigType(), extra)
 	cfg := spec.NewConfig()
 	if !d.decodeInto(body, at, cfg) {
 		return c
@@ -176,6 +192,9 @@ func deepCopy(v any) any {
 
 // describe is the component for Summary: its type, path and redacted URLs.
 func (c Component) describe() string {
+	if c.Name != "" {
+		c.Type = c.Name + ": " + c.Type
+	}
 	if len(c.urls) == 0 {
 		return c.Type
 	}

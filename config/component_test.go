@@ -111,7 +111,7 @@ func TestComponentTypeProblems(t *testing.T) {
 		{"type = \"chekced\"", etl.KindSource, `t.toml:2:8: c.type: unknown source type "chekced" (did you mean "checked"?); known source types: checked`},
 		{"type = \"zzzzzz\"", etl.KindSink, `t.toml:2:8: c.type: unknown sink type "zzzzzz"; known sink types: plain`},
 		{"type = true", etl.KindSink, `t.toml:2:8: c.type: want a string, got a boolean`},
-		{"type = \"plain\"\nextra = 1", etl.KindSink, `t.toml:3:1: c: unknown key "extra"; known keys: type`},
+		{"type = \"plain\"\nextra = 1", etl.KindSink, `t.toml:3:1: c: unknown key "extra"; known keys: name, type`},
 	} {
 		_, ds := parseComponent(t, tc.table, tc.kind)
 		if ds.Error() != tc.want {

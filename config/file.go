@@ -75,6 +75,12 @@ type Pipeline struct {
 	// MaxDeadLetters fails a run that dead-letters more records than this;
 	// -1 (max_dead_letters not set) means no limit.
 	MaxDeadLetters int
+	// Transforms are the [[pipelines.<id>.transforms]] tables, built, in
+	// order.
+	Transforms []etl.Transform
+	// Timeout bounds one run (runtime.ScheduledPipeline.Timeout): a run
+	// past it is cancelled and fails. 0 means no limit.
+	Timeout time.Duration
 
 	known *redact.Known // the file's secrets, hidden in run errors
 	// readState is where sources that remember what they read (the file
@@ -104,7 +110,7 @@ func (f *File) Pipeline(id string) *Pipeline {
 var (
 	topKeys      = []string{"format", "worker", "pipelines"}
 	workerKeys   = []string{"health_port", "graceful_shutdown_timeout", "worker_id", "run_history", "notify"}
-	pipelineKeys = []string{"source", "sinks", "schedule", "tracing", "dlq", "batch_size", "error_backoff", "max_consecutive_errors", "max_dead_letters"}
+	pipelineKeys = []string{"source", "sinks", "schedule", "tracing", "dlq", "batch_size", "error_backoff", "max_consecutive_errors", "max_dead_letters", "timeout", "transforms"}
 )
 
 // document checks the whole file.
@@ -191,8 +197,15 @@ func (d *decoder) pipeline(id string, m map[string]any, at path) *Pipeline {
 	case ok && len(sinks) == 0:
 		d.atValue(at.child("sinks"), "%s: no sinks: add at least one [[%s.sinks]] table with a type", at.child("sinks"), at)
 	}
+	names := map[string]int{}
 	for i, s := range sinks {
-		p.Sinks = append(p.Sinks, d.component(s, at.child("sinks").index(i), etl.KindSink))
+		c := d.component(s, at.child("sinks").index(i), etl.KindSink)
+		if j, dup := names[c.Name]; dup && c.Name != "" {
+			d.atValue(at.child("sinks").index(i).child("name"), "%s: sink name %q is used by sinks[%d] too: names are unique per pipeline", at.child("sinks").index(i).child("name"), c.Name, j)
+		} else if c.Name != "" {
+			names[c.Name] = i
+		}
+		p.Sinks = append(p.Sinks, c)
 	}
 	if dlq, ok := d.table(m, at, "dlq"); ok {
 		c := d.component(dlq, at.child("dlq"), etl.KindSink)
@@ -211,6 +224,10 @@ func (d *decoder) pipeline(id string, m map[string]any, at path) *Pipeline {
 	}
 	if b, ok := d.duration(m, at, "error_backoff", false); ok {
 		p.ErrorBackoff = b
+	}
+	p.Transforms = d.transforms(m, at)
+	if t, ok := d.duration(m, at, "timeout", false); ok {
+		p.Timeout = t
 	}
 	if n, ok := d.integer(m, at, "max_consecutive_errors", 0, math.MaxInt); ok {
 		p.MaxConsecutiveErrors = n

@@ -84,6 +84,7 @@ func (f *File) ScheduledPipelines() []*runtime.ScheduledPipeline {
 			Schedule:             p.Schedule.Runtime(),
 			ErrorBackoff:         p.ErrorBackoff,
 			MaxConsecutiveErrors: p.MaxConsecutiveErrors,
+			Timeout:              p.Timeout,
 			CatchUp:              p.Schedule.catchUpPolicy(),
 		}
 		out[i].RerunInterrupted = p.Schedule.RerunInterrupted
@@ -118,6 +119,9 @@ func (p *Pipeline) Factory() runtime.Factory {
 				return fail(fmt.Sprintf("sink %d (%s)", i, c.Type), err)
 			}
 			built = append(built, sinks[i])
+			if c.Name != "" {
+				sinks[i] = etl.Named(c.Name, sinks[i])
+			}
 		}
 		var dlq etl.Sink
 		if p.DLQ != nil {

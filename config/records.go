@@ -16,6 +16,9 @@ func newRecordPipeline(p *Pipeline, src etl.Source, sinks []etl.Sink, dlq etl.Si
 	if dlq != nil {
 		opts = append(opts, etl.WithDLQ(dlq))
 	}
+	if len(p.Transforms) > 0 {
+		opts = append(opts, etl.WithTransforms(p.Transforms...))
+	}
 	return etl.New(src, sinks, opts...)
 }
 

@@ -41,8 +41,12 @@ func (f *File) Summary() string {
 		if p.MaxDeadLetters >= 0 {
 			dead = fmt.Sprint(p.MaxDeadLetters)
 		}
-		fmt.Fprintf(&b, "  batch_size %d, error_backoff %s, max_consecutive_errors %d, max_dead_letters %s\n",
-			p.BatchSize, shortDuration(p.ErrorBackoff), p.MaxConsecutiveErrors, dead)
+		timeout := ""
+		if p.Timeout > 0 {
+			timeout = ", timeout " + shortDuration(p.Timeout)
+		}
+		fmt.Fprintf(&b, "  batch_size %d, error_backoff %s, max_consecutive_errors %d, max_dead_letters %s%s\n",
+			p.BatchSize, shortDuration(p.ErrorBackoff), p.MaxConsecutiveErrors, dead, timeout)
 		if t := p.Tracing; t.Enabled {
 			exporter := t.Exporter
 			if exporter == ExporterAuto {

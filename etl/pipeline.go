@@ -53,10 +53,15 @@ var (
 // the dead-letter queue that implements Completer is told so, after the
 // last flush; an error there fails the run.
 //
+// Before the sinks, every record goes through the transforms
+// (WithTransforms), in order: a record a transform leaves out is not
+// written, one a transform fails on is dead-lettered.
+//
 // Per batch the run adds to runtime.CountRecords: In when read, then Out
-// (records every sink accepted) and DeadLettered (records at least one sink
-// rejected) once the sinks and the dead-letter queue took them, so
-// In = Out + DeadLettered for a run that succeeded.
+// (records every sink accepted), DeadLettered (records a transform failed
+// on or at least one sink rejected) and Filtered (records a transform left
+// out) once the sinks and the dead-letter queue took them, so
+// In = Out + DeadLettered + Filtered for a run that succeeded.
 //
 // At the end of the run, whatever its outcome, the source, the sinks and the
 // dead-letter queue that implement io.Closer are closed. A pipeline runs
@@ -69,6 +74,13 @@ func New(source Source, sinks []Sink, opts ...Option) runtime.Pipeline {
 	}
 	for _, opt := range opts {
 		opt(p)
+	}
+	for _, t := range p.pendingTransforms {
+		p.transforms = append(p.transforms, transformSlot{t: t})
+	}
+	p.pendingTransforms = nil
+	for i := range p.transforms {
+		p.transforms[i].name = componentName(p.transforms[i].t, "transforms["+strconv.Itoa(i)+"]")
 	}
 	if p.dlq != nil {
 		p.dlqSlot = sinkSlot{sink: p.dlq, index: -1, kind: "dlq", name: componentName(p.dlq, "dlq"), typ: componentType(p.dlq)}
@@ -83,14 +95,18 @@ type pipeline struct {
 	dlq       Sink
 	dlqSlot   sinkSlot
 	batchSize int
-	maxDead   int
-	now       func() time.Time
+
+	pendingTransforms []Transform
+	transforms        []transformSlot
+	maxDead           int
+	now               func() time.Time
 
 	ran atomic.Bool
 
 	// Per-run state, reused across batches.
 	deadTotal int
 	letters   []Record
+	kept      []Record // the batch's records after the transforms
 	marks     []uint64 // marks[i] == gen: record i of this batch was rejected
 	gen       uint64
 	dirty     bool // something was written since the last flush
@@ -163,6 +179,11 @@ func (p *pipeline) problems() error {
 			errs = append(errs, fmt.Errorf("etl: sink %d is nil", s.index))
 		}
 	}
+	for i, t := range p.transforms {
+		if t.t == nil {
+			errs = append(errs, fmt.Errorf("etl: transform %d is nil", i))
+		}
+	}
 	if p.batchSize < 1 {
 		errs = append(errs, fmt.Errorf("etl: batch size %d, want ≥ 1", p.batchSize))
 	}
@@ -210,8 +231,21 @@ func (p *pipeline) process(ctx context.Context, tracer trace.Tracer, lease runti
 	recs := b.Records
 	p.letters = p.letters[:0]
 	p.gen++
-	dead := 0
+	dead, tdead, filtered := 0, 0, 0
+	if len(p.transforms) > 0 {
+		at := p.now()
+		var err error
+		recs, tdead, filtered, err = p.applyTransforms(ctx, recs, func(r Record, reason error, name string) Record {
+			return deadLetter(r, reason, name, -1, lease, at)
+		})
+		if err != nil {
+			return err
+		}
+	}
 	for i := range p.sinks {
+		if len(recs) == 0 {
+			break
+		}
 		s := &p.sinks[i]
 		err := p.write(ctx, tracer, s, recs)
 		if err == nil {
@@ -239,8 +273,8 @@ func (p *pipeline) process(ctx context.Context, tracer trace.Tracer, lease runti
 			p.letters = append(p.letters, deadLetter(recs[r.Index], r.Err, s.name, s.index, lease, at))
 		}
 	}
-	if dead > 0 {
-		p.deadTotal += dead
+	if tdead+dead > 0 {
+		p.deadTotal += tdead + dead
 		if p.maxDead >= 0 && p.deadTotal > p.maxDead {
 			return fmt.Errorf("%w: %d records of this run rejected, max_dead_letters is %d", ErrTooManyDeadLetters, p.deadTotal, p.maxDead)
 		}
@@ -258,7 +292,10 @@ func (p *pipeline) process(ctx context.Context, tracer trace.Tracer, lease runti
 			return fmt.Errorf("etl: acknowledging a batch of %d records: %w", len(recs), err)
 		}
 	}
-	runtime.CountRecords(ctx, runtime.RecordCounts{Out: int64(len(recs) - dead), DeadLettered: int64(dead)})
+	runtime.CountRecords(ctx, runtime.RecordCounts{Out: int64(len(recs) - dead), DeadLettered: int64(tdead + dead), Filtered: int64(filtered)})
+	if len(p.transforms) > 0 {
+		clear(p.kept)
+	}
 	return nil
 }
 

@@ -104,7 +104,13 @@ func (r *runner) attempt(runNumber int64, now time.Time, due int64, onDemand boo
 	if !remote {
 		env.enterBusy()
 	}
+	stopTimeout := r.watchTimeout(ctx)
 	runErr := r.invoke(ctx)
+	if timedOut := stopTimeout(); timedOut != nil && runErr == nil {
+		// The run ignored its cancelled context and returned nil: it still
+		// overran, so it failed.
+		runErr = timedOut
+	}
 	if !remote {
 		env.leaveBusy()
 	}
@@ -186,7 +192,7 @@ func withCause(runErr, cause error) error {
 
 // isPoolCause reports whether cause is one the pool cancels runs with.
 func isPoolCause(cause error) bool {
-	return errors.Is(cause, ErrLeaseLost) || errors.Is(cause, ErrGracefulTimeout) || errors.Is(cause, ErrForcedShutdown)
+	return errors.Is(cause, ErrLeaseLost) || errors.Is(cause, ErrGracefulTimeout) || errors.Is(cause, ErrForcedShutdown) || errors.Is(cause, ErrRunTimeout)
 }
 
 // ended logs the end of a run, with its record counts when it moved any.

@@ -29,6 +29,10 @@ var ErrAlreadyRunning = errors.New("runtime: already running")
 // error a pipeline stops with after MaxConsecutiveErrors failed runs in a row.
 var ErrTooManyErrors = errors.New("runtime: too many consecutive errors")
 
+// ErrRunTimeout is the cause of a run context cancelled because the run
+// took longer than its ScheduledPipeline.Timeout; the run's error wraps it.
+var ErrRunTimeout = errors.New("runtime: run timed out")
+
 // ErrStaleWrite is matched (errors.Is) by the error of a run whose write a
 // fenced store refused because a newer fencing token had already written
 // to it: another worker took the pipeline over. fencing.ErrStaleWriter, the

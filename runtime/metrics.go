@@ -215,7 +215,7 @@ var (
 	descConsecutive = prometheus.NewDesc("agora_consecutive_errors",
 		"Failed runs since the pipeline's last success.", []string{"pipeline"}, nil)
 	descRecords = prometheus.NewDesc("agora_records_total",
-		"Records moved by record pipelines, by direction: in (read), out (written), dead_lettered.", []string{"pipeline", "direction"}, nil)
+		"Records moved by record pipelines, by direction: in (read), out (written), dead_lettered, filtered (left out by a filter transform).", []string{"pipeline", "direction"}, nil)
 	descPaused = prometheus.NewDesc("agora_pipeline_paused",
 		"1 while the pipeline is paused fleet-wide, else 0.", []string{"pipeline"}, nil)
 	descDuration = prometheus.NewDesc("agora_run_duration_seconds",
@@ -308,6 +308,7 @@ func (c *poolCollector) Collect(ch chan<- prometheus.Metric) {
 			counter(descRecords, uint64(st.records.In), id, "in")
 			counter(descRecords, uint64(st.records.Out), id, "out")
 			counter(descRecords, uint64(st.records.DeadLettered), id, "dead_lettered")
+			counter(descRecords, uint64(st.records.Filtered), id, "filtered")
 		}
 	}
 }

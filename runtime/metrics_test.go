@@ -99,7 +99,7 @@ func TestMetricsAfterKnownRuns(t *testing.T) {
 		runtime.WithHealthAddr("127.0.0.1:0"), runtime.WithCoordinator(coord)}}
 	d.start(t,
 		pipe("ok", func(ctx context.Context) error {
-			runtime.CountRecords(ctx, runtime.RecordCounts{In: 3, Out: 2, DeadLettered: 1})
+			runtime.CountRecords(ctx, runtime.RecordCounts{In: 4, Out: 2, DeadLettered: 1, Filtered: 1})
 			return nil
 		}),
 		pipe("bad", func(context.Context) error { return errors.New("boom") }),
@@ -146,9 +146,10 @@ func TestMetricsAfterKnownRuns(t *testing.T) {
 		{"agora_consecutive_errors", []string{"pipeline", "bad"}, 2},
 		{"agora_consecutive_errors", []string{"pipeline", "ok"}, 0},
 		{"agora_lease_held", []string{"pipeline", "slow"}, 0},
-		{"agora_records_total", []string{"pipeline", "ok", "direction", "in"}, 6},
+		{"agora_records_total", []string{"pipeline", "ok", "direction", "in"}, 8},
 		{"agora_records_total", []string{"pipeline", "ok", "direction", "out"}, 4},
 		{"agora_records_total", []string{"pipeline", "ok", "direction", "dead_lettered"}, 2},
+		{"agora_records_total", []string{"pipeline", "ok", "direction", "filtered"}, 2},
 		{"agora_coordinator_up", nil, 1},
 	}
 	for _, c := range checks {

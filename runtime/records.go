@@ -7,8 +7,8 @@ import (
 )
 
 // RecordCounts tallies the records one run, or every run of a pipeline,
-// moved: read from its source, written to its sinks, and sent to its
-// dead-letter queue.
+// moved: read from its source, written to its sinks, sent to its
+// dead-letter queue, or left out by a filter.
 type RecordCounts struct {
 	// In counts records read from the source.
 	In int64 `json:"in"`
@@ -17,6 +17,9 @@ type RecordCounts struct {
 	// DeadLettered counts records a sink rejected that went to the
 	// dead-letter queue instead.
 	DeadLettered int64 `json:"dead_lettered"`
+	// Filtered counts records a transform (a filter) left out on purpose.
+	// A run that succeeded has In = Out + DeadLettered + Filtered.
+	Filtered int64 `json:"filtered"`
 }
 
 // IsZero reports whether nothing was counted.
@@ -24,13 +27,13 @@ func (c RecordCounts) IsZero() bool { return c == RecordCounts{} }
 
 // Add returns the sum of c and d.
 func (c RecordCounts) Add(d RecordCounts) RecordCounts {
-	return RecordCounts{In: c.In + d.In, Out: c.Out + d.Out, DeadLettered: c.DeadLettered + d.DeadLettered}
+	return RecordCounts{In: c.In + d.In, Out: c.Out + d.Out, DeadLettered: c.DeadLettered + d.DeadLettered, Filtered: c.Filtered + d.Filtered}
 }
 
 // recordTally is the counter a run's context carries; record pipelines add
 // to it from whatever goroutine moves their batches.
 type recordTally struct {
-	in, out, dead atomic.Int64
+	in, out, dead, filtered atomic.Int64
 }
 
 func (t *recordTally) add(c RecordCounts) {
@@ -43,10 +46,13 @@ func (t *recordTally) add(c RecordCounts) {
 	if c.DeadLettered != 0 {
 		t.dead.Add(c.DeadLettered)
 	}
+	if c.Filtered != 0 {
+		t.filtered.Add(c.Filtered)
+	}
 }
 
 func (t *recordTally) snapshot() RecordCounts {
-	return RecordCounts{In: t.in.Load(), Out: t.out.Load(), DeadLettered: t.dead.Load()}
+	return RecordCounts{In: t.in.Load(), Out: t.out.Load(), DeadLettered: t.dead.Load(), Filtered: t.filtered.Load()}
 }
 
 // attrs are the log attributes of a run that moved records.
@@ -55,6 +61,7 @@ func (c RecordCounts) attrs() []slog.Attr {
 		slog.Int64("records_in", c.In),
 		slog.Int64("records_out", c.Out),
 		slog.Int64("records_dead_lettered", c.DeadLettered),
+		slog.Int64("records_filtered", c.Filtered),
 	}
 }
 

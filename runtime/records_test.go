@@ -33,7 +33,7 @@ func TestPoolTotalsRecordCountsPerPipeline(t *testing.T) {
 		Factory: func(context.Context) (runtime.Pipeline, error) {
 			return runtime.PipelineFunc(func(ctx context.Context) error {
 				runs++
-				runtime.CountRecords(ctx, runtime.RecordCounts{In: 10, Out: 8, DeadLettered: 2})
+				runtime.CountRecords(ctx, runtime.RecordCounts{In: 10, Out: 7, DeadLettered: 2, Filtered: 1})
 				return nil
 			}), nil
 		},
@@ -47,10 +47,10 @@ func TestPoolTotalsRecordCountsPerPipeline(t *testing.T) {
 	if runs != 2 {
 		t.Fatalf("runs = %d, want 2", runs)
 	}
-	if want := (runtime.RecordCounts{In: 20, Out: 16, DeadLettered: 4}); st.Records != want {
+	if want := (runtime.RecordCounts{In: 20, Out: 14, DeadLettered: 4, Filtered: 2}); st.Records != want {
 		t.Fatalf("status records = %+v, want %+v", st.Records, want)
 	}
-	if n := strings.Count(logs.String(), `"records_in":10,"records_out":8,"records_dead_lettered":2`); n != 2 {
+	if n := strings.Count(logs.String(), `"records_in":10,"records_out":7,"records_dead_lettered":2,"records_filtered":1`); n != 2 {
 		t.Fatalf("want each run's counts logged once per run, found %d in:\n%s", n, logs.String())
 	}
 	if err := d.stop(t); err != nil {

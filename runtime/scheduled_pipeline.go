@@ -64,6 +64,11 @@ type ScheduledPipeline struct {
 	// Grace is how late a cron slot may start and still run under
 	// CatchUpSkip; 0 means LateSlotGrace.
 	Grace time.Duration
+	// Timeout bounds one run: a run still going after it has its context
+	// cancelled with a cause wrapping ErrRunTimeout, counts as failed (even
+	// if it then returns nil) and gives its lease back as any failed run
+	// does. 0 means no limit.
+	Timeout time.Duration
 	// TracerProvider traces this pipeline's runs (see WithTracerProvider),
 	// in place of the pool's; nil means the pool's, and untraced when
 	// started alone. Start flushes it at the end; it is never shut down
@@ -177,6 +182,9 @@ func (sp *ScheduledPipeline) problems() []error {
 	}
 	if sp.ErrorBackoff < 0 {
 		errs = append(errs, fmt.Errorf("negative ErrorBackoff %s", sp.ErrorBackoff))
+	}
+	if sp.Timeout < 0 {
+		errs = append(errs, fmt.Errorf("negative Timeout %s", sp.Timeout))
 	}
 	if sp.Grace < 0 {
 		errs = append(errs, fmt.Errorf("negative Grace %s", sp.Grace))

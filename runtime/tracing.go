@@ -36,6 +36,8 @@ const (
 	// AttrRecordsDeadLettered counts the records sent to the dead-letter
 	// queue.
 	AttrRecordsDeadLettered = attribute.Key("agora.records.dead_lettered")
+	// AttrRecordsFiltered counts the records a filter transform left out.
+	AttrRecordsFiltered = attribute.Key("agora.records.filtered")
 	// AttrRunStatus is one of the RunStatus values.
 	AttrRunStatus = attribute.Key("agora.run.status")
 )
@@ -180,6 +182,7 @@ func endRunSpan(span trace.Span, runErr, cause error, records RecordCounts) {
 		AttrRecordsIn.Int64(records.In),
 		AttrRecordsOut.Int64(records.Out),
 		AttrRecordsDeadLettered.Int64(records.DeadLettered),
+		AttrRecordsFiltered.Int64(records.Filtered),
 		AttrRunStatus.String(status),
 	)
 	if runErr != nil {

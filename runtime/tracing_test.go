@@ -130,6 +130,7 @@ func TestRunSpanCarriesTheRunAndNestsChildSpans(t *testing.T) {
 		runtime.AttrRecordsIn:           attribute.Int64Value(3),
 		runtime.AttrRecordsOut:          attribute.Int64Value(2),
 		runtime.AttrRecordsDeadLettered: attribute.Int64Value(1),
+		runtime.AttrRecordsFiltered:     attribute.Int64Value(0),
 		runtime.AttrRunStatus:           attribute.StringValue(runtime.RunStatusSuccess),
 	}
 	got := spanAttrs(run)
@@ -387,6 +388,7 @@ func TestRunMainExportsOverOTLPFromTheEnvironment(t *testing.T) {
 		"agora.records.in":            int64(5),
 		"agora.records.out":           int64(4),
 		"agora.records.dead_lettered": int64(1),
+		"agora.records.filtered":      int64(0),
 		"agora.run.status":            "success",
 	}
 	for k, v := range want {

@@ -88,6 +88,9 @@ type Pipeline struct {
 	CatchUp string
 	// Grace is a cron slot's late-start grace; 0 keeps runtime.LateSlotGrace.
 	Grace time.Duration
+	// Timeout bounds one run (runtime.ScheduledPipeline.Timeout); 0 means
+	// no limit.
+	Timeout time.Duration
 	// RerunInterrupted re-runs a slot whose holder died
 	// (runtime.ScheduledPipeline.RerunInterrupted).
 	RerunInterrupted bool

@@ -166,6 +166,9 @@ func getWorkerBody(g *jen.Group, imp *imports, w Worker, pipelines []Pipeline) {
 		if p.Grace > 0 {
 			fields = append(fields, field("Grace", imp.duration(p.Grace)))
 		}
+		if p.Timeout > 0 {
+			fields = append(fields, field("Timeout", imp.duration(p.Timeout)))
+		}
 		if p.RerunInterrupted {
 			fields = append(fields, field("RerunInterrupted", jen.True()))
 		}

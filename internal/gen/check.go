@@ -161,6 +161,12 @@ func (c *checker) checkSchedule(d *directive) (pipelineDecl, bool) {
 		}
 		p.Grace = v.Duration
 	}
+	if v, has := vals["timeout"]; has {
+		if v.Duration <= 0 {
+			fail(d.pos(c.fset, v.ValueOff), "timeout=%s must be positive (omit it for no limit)", v.Value)
+		}
+		p.Timeout = v.Duration
+	}
 	if v, has := vals["rerun_interrupted"]; has {
 		if len(kinds) == 1 && kinds[0].Key.Name != "cron" && kinds[0].Key.Name != "every" {
 			fail(d.pos(c.fset, v.KeyOff), "rerun_interrupted applies to cron and every schedules only, not %s: it re-runs a slot", kinds[0].Key.Name)

@@ -16,5 +16,5 @@ func BuildJob(context.Context) (*Job, error) { return &Job{}, nil }
 
 // BuildOther builds a Job.
 //
-//agora:schedule evry=1m timeout=5m
+//agora:schedule evry=1m retries=5
 func BuildOther(context.Context) (*Job, error) { return &Job{}, nil }

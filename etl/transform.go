@@ -1,0 +1,74 @@
+package etl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// Transform changes or drops records between the source and the sinks.
+// The pipeline applies its transforms (WithTransforms) to each record of a
+// batch in order; the expression-based ones (CEL filter and map) and the
+// field ones (drop, keep, rename) are built by package etl/transform.
+type Transform interface {
+	// Apply returns the record to pass on, which may be r changed in
+	// place, and keep = false to leave the record out (a filter). An error
+	// sends the record, as this transform received it, to the dead-letter
+	// queue with the error; the run goes on.
+	Apply(ctx context.Context, r Record) (out Record, keep bool, err error)
+}
+
+// TransformFunc adapts a function to Transform.
+type TransformFunc func(ctx context.Context, r Record) (Record, bool, error)
+
+// Apply calls f.
+func (f TransformFunc) Apply(ctx context.Context, r Record) (Record, bool, error) { return f(ctx, r) }
+
+// ErrTransformFailed wraps the error of a record a transform could not
+// handle when the pipeline has no dead-letter queue, which fails the run.
+var ErrTransformFailed = errors.New("etl: a transform failed on a record and the pipeline has no dead-letter queue")
+
+// WithTransforms applies ts, in order, to every record between the source
+// and the sinks. A record a transform leaves out counts as filtered
+// (runtime.RecordCounts.Filtered); one a transform fails on becomes a dead
+// letter whose sink field is the transform's Name, or "transforms[i]" after
+// its position, and whose sink_index is -1.
+func WithTransforms(ts ...Transform) Option {
+	return func(p *pipeline) { p.pendingTransforms = append(p.pendingTransforms, ts...) }
+}
+
+// transformSlot is a transform with its name, computed once.
+type transformSlot struct {
+	t    Transform
+	name string
+}
+
+// applyTransforms runs the transforms over recs and returns the records to
+// write (in a buffer the pipeline reuses), the dead letters of the records
+// a transform failed on (appended to p.letters) and how many were filtered.
+func (p *pipeline) applyTransforms(ctx context.Context, recs []Record, letter func(Record, error, string) Record) (kept []Record, dead, filtered int, err error) {
+	kept = p.kept[:0]
+next:
+	for _, r := range recs {
+		for i := range p.transforms {
+			ts := &p.transforms[i]
+			out, keep, terr := ts.t.Apply(ctx, r)
+			if terr != nil {
+				if p.dlq == nil {
+					return nil, 0, 0, fmt.Errorf("%w: %s: %w", ErrTransformFailed, ts.name, terr)
+				}
+				p.letters = append(p.letters, letter(r, terr, ts.name))
+				dead++
+				continue next
+			}
+			if !keep {
+				filtered++
+				continue next
+			}
+			r = out
+		}
+		kept = append(kept, r)
+	}
+	p.kept = kept
+	return kept, dead, filtered, nil
+}

@@ -1,0 +1,16 @@
+// Package transform builds the transforms a record pipeline applies
+// between its source and its sinks (etl.WithTransforms): Filter and Map
+// evaluate CEL expressions (cel.dev/cel-go) over the record, bound as
+// `record`, a map from field names to values; Drop, Keep and Rename change
+// fields by name.
+//
+// It lives apart from package etl so that a program that uses no
+// expression does not link the CEL interpreter.
+//
+// Values are passed to CEL as they are in the record: strings, booleans,
+// int64 and float64 (a JSON number, json.Number, becomes an int when it
+// has no fraction or exponent, else a double), time.Time as a timestamp,
+// lists and maps. Numbers of different types compare as numbers
+// (record.amount > 0 holds for a double amount of 2.5). The CEL string
+// extensions (substring, split, lowerAscii, ...) are available.
+package transform

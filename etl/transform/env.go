@@ -1,0 +1,116 @@
+package transform
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+
+	"cel.dev/cel-go/cel"
+	"cel.dev/cel-go/common/types"
+	"cel.dev/cel-go/common/types/ref"
+	"cel.dev/cel-go/ext"
+
+	"github.com/agora-etl/agora/etl"
+)
+
+// RecordVar is the name a record is bound to in expressions.
+const RecordVar = "record"
+
+// CompileError is an expression that does not compile: Line and Col (both
+// from 1, Col in characters) place the problem inside the expression.
+type CompileError struct {
+	// Expr is the expression as written.
+	Expr string
+	// Line and Col locate the problem in Expr.
+	Line, Col int
+	// Message says what is wrong.
+	Message string
+}
+
+// Error is "line:col: message" inside the expression.
+func (e *CompileError) Error() string {
+	return fmt.Sprintf("transform: expression %q: %d:%d: %s", e.Expr, e.Line, e.Col, e.Message)
+}
+
+// Offset returns the character offset in Expr of Line and Col, from 0.
+func (e *CompileError) Offset() int {
+	off := 0
+	lines := strings.SplitAfter(e.Expr, "\n")
+	for i := 0; i < e.Line-1 && i < len(lines); i++ {
+		off += len([]rune(lines[i]))
+	}
+	return off + max(e.Col-1, 0)
+}
+
+var (
+	envOnce sync.Once
+	env     *cel.Env
+	envErr  error
+)
+
+// celEnv is the one environment every expression is compiled in.
+func celEnv() (*cel.Env, error) {
+	envOnce.Do(func() {
+		env, envErr = cel.NewEnv(
+			cel.Variable(RecordVar, cel.MapType(cel.StringType, cel.DynType)),
+			cel.CrossTypeNumericComparisons(true),
+			cel.CustomTypeAdapter(adapter{}),
+			ext.Strings(),
+		)
+	})
+	return env, envErr
+}
+
+// compile checks and plans one expression; want, when not nil, is the
+// type its result must have (dyn is accepted: known at run time only).
+func compile(expr string, want *cel.Type) (cel.Program, error) {
+	e, err := celEnv()
+	if err != nil {
+		return nil, fmt.Errorf("transform: CEL environment: %w", err)
+	}
+	ast, iss := e.Compile(expr)
+	if iss != nil && iss.Err() != nil {
+		first := iss.Errors()[0]
+		return nil, &CompileError{Expr: expr, Line: max(first.Location.Line(), 1), Col: first.Location.Column() + 1, Message: first.Message}
+	}
+	if want != nil {
+		out := ast.OutputType()
+		if !out.IsExactType(want) && !out.IsExactType(cel.DynType) {
+			return nil, &CompileError{Expr: expr, Line: 1, Col: 1, Message: fmt.Sprintf("the expression gives %s, want %s", out, want)}
+		}
+	}
+	prg, err := e.Program(ast, cel.EvalOptions(cel.OptOptimize))
+	if err != nil {
+		return nil, &CompileError{Expr: expr, Line: 1, Col: 1, Message: err.Error()}
+	}
+	return prg, nil
+}
+
+// adapter converts record values to CEL values: the default conversions,
+// plus json.Number and etl.Record, inside maps and lists too.
+type adapter struct{}
+
+func (a adapter) NativeToValue(v any) ref.Val {
+	switch v := v.(type) {
+	case json.Number:
+		if i, err := strconv.ParseInt(string(v), 10, 64); err == nil {
+			return types.Int(i)
+		}
+		f, err := strconv.ParseFloat(string(v), 64)
+		if err != nil {
+			return types.NewErr("field value %q is not a number", string(v))
+		}
+		return types.Double(f)
+	case etl.Record:
+		return types.NewStringInterfaceMap(a, v)
+	case map[string]any:
+		return types.NewStringInterfaceMap(a, v)
+	case []any:
+		return types.NewDynamicList(a, v)
+	case int:
+		return types.Int(v)
+	}
+	return types.DefaultTypeAdapter.NativeToValue(v)
+}

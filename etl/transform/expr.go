@@ -1,0 +1,124 @@
+package transform
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+
+	"cel.dev/cel-go/cel"
+	"cel.dev/cel-go/common/types"
+
+	"github.com/agora-etl/agora/etl"
+)
+
+// filter keeps the records its expression holds for.
+type filter struct {
+	expr string
+	prg  cel.Program
+}
+
+// Filter returns a transform that keeps the records for which expr, a CEL
+// expression giving a bool, is true, and leaves the others out. A record
+// on which it cannot be evaluated (a missing field, a type mismatch) is
+// dead-lettered. A compile error is a *CompileError.
+func Filter(expr string) (etl.Transform, error) {
+	prg, err := compile(expr, cel.BoolType)
+	if err != nil {
+		return nil, err
+	}
+	return &filter{expr: expr, prg: prg}, nil
+}
+
+// Name describes the transform in dead letters.
+func (f *filter) Name() string { return "filter(" + f.expr + ")" }
+
+func (f *filter) Apply(_ context.Context, r etl.Record) (etl.Record, bool, error) {
+	v, err := eval(f.prg, r)
+	if err != nil {
+		return nil, false, fmt.Errorf("filter %q: %w", f.expr, err)
+	}
+	b, ok := v.(types.Bool)
+	if !ok {
+		return nil, false, fmt.Errorf("filter %q: gave %s, want a bool", f.expr, v.Type())
+	}
+	return r, bool(b), nil
+}
+
+// mapper sets fields to its expressions' values.
+type mapper struct {
+	names []string
+	exprs []string
+	prgs  []cel.Program
+	vals  []any
+}
+
+// Map returns a transform that sets each field of fields to the value of
+// its CEL expression. Every expression sees the record as it came in (one
+// field's new value is not visible to another's expression); once all have
+// been evaluated the fields are set, and a field whose value is null is
+// removed. A record on which any expression fails is dead-lettered
+// unchanged. Compile errors are *CompileError values, one per expression,
+// in field name order, joined.
+func Map(fields map[string]string) (etl.Transform, error) {
+	m := &mapper{}
+	var errs []error
+	for _, name := range slices.Sorted(maps.Keys(fields)) {
+		prg, err := compile(fields[name], nil)
+		if err != nil {
+			errs = append(errs, &FieldCompileError{Field: name, Err: err})
+			continue
+		}
+		m.names = append(m.names, name)
+		m.exprs = append(m.exprs, fields[name])
+		m.prgs = append(m.prgs, prg)
+	}
+	if len(errs) > 0 {
+		return nil, joinErrors(errs)
+	}
+	m.vals = make([]any, len(m.prgs))
+	return m, nil
+}
+
+// Name describes the transform in dead letters.
+func (m *mapper) Name() string { return fmt.Sprintf("map(%v)", m.names) }
+
+func (m *mapper) Apply(_ context.Context, r etl.Record) (etl.Record, bool, error) {
+	// A pipeline applies a transform from one goroutine, so vals is reused.
+	vals := m.vals
+	for i, prg := range m.prgs {
+		v, err := eval(prg, r)
+		if err != nil {
+			return nil, false, fmt.Errorf("map %s = %q: %w", m.names[i], m.exprs[i], err)
+		}
+		if vals[i], err = native(v); err != nil {
+			return nil, false, fmt.Errorf("map %s = %q: %w", m.names[i], m.exprs[i], err)
+		}
+	}
+	if r == nil {
+		r = etl.Record{}
+	}
+	for i, name := range m.names {
+		if vals[i] == nil {
+			delete(r, name)
+		} else {
+			r[name] = vals[i]
+		}
+		vals[i] = nil
+	}
+	return r, true, nil
+}
+
+// FieldCompileError is the compile error of one field's expression of a
+// Map.
+type FieldCompileError struct {
+	// Field is the field the expression sets.
+	Field string
+	// Err is the *CompileError.
+	Err error
+}
+
+func (e *FieldCompileError) Error() string { return "field " + e.Field + ": " + e.Err.Error() }
+
+// Unwrap returns the *CompileError.
+func (e *FieldCompileError) Unwrap() error { return e.Err }

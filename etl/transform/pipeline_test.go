@@ -1,0 +1,57 @@
+package transform_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/agora-etl/agora/etl"
+	"github.com/agora-etl/agora/etl/transform"
+	"github.com/agora-etl/agora/runtime"
+)
+
+type memSink struct{ got []etl.Record }
+
+func (s *memSink) Write(_ context.Context, recs []etl.Record) error {
+	for _, r := range recs {
+		c := etl.Record{}
+		for k, v := range r {
+			c[k] = v
+		}
+		s.got = append(s.got, c)
+	}
+	return nil
+}
+
+// TestPipelineAccountsForEveryRecord: filtered records are counted, a
+// record the map fails on goes to the DLQ with the error, and
+// in = out + dead-lettered + filtered.
+func TestPipelineAccountsForEveryRecord(t *testing.T) {
+	f, err := transform.Filter("record.amount > 0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := transform.Map(map[string]string{"total": "double(record.amount) * 2.0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := []etl.Record{
+		{"amount": json.Number("1")}, {"amount": json.Number("-1")}, {"amount": "x"}, {"amount": json.Number("2.5")},
+	}
+	out, dlq := &memSink{}, &memSink{}
+	ctx, counts := runtime.ContextWithRecordCounts(context.Background())
+	p := etl.New(etl.NewIterableSource(recs), []etl.Sink{out}, etl.WithDLQ(dlq), etl.WithTransforms(f, m))
+	if err := p.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if len(out.got) != 2 || out.got[0]["total"] != 2.0 || out.got[1]["total"] != 5.0 {
+		t.Fatalf("written %v", out.got)
+	}
+	// "x" > 0 fails in the filter: a dead letter named after it.
+	if len(dlq.got) != 1 || dlq.got[0][etl.DeadLetterSink] != "filter(record.amount > 0)" || dlq.got[0][etl.DeadLetterSinkIndex] != -1 {
+		t.Fatalf("dead letters %v", dlq.got)
+	}
+	if c := counts(); c != (runtime.RecordCounts{In: 4, Out: 2, DeadLettered: 1, Filtered: 1}) {
+		t.Fatalf("counts %+v", c)
+	}
+}
