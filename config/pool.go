@@ -54,10 +54,12 @@ func (f *File) Pool(opts ...runtime.PoolOption) (*runtime.WorkerPool, error) {
 		if err != nil {
 			return nil, err
 		}
-		for _, p := range f.Pipelines {
-			p.readState = state
+		if state != nil {
+			for _, p := range f.Pipelines {
+				p.readState = state
+			}
+			po = append(po, runtime.WithShutdownHook(closeState))
 		}
-		po = append(po, runtime.WithShutdownHook(closeState))
 	}
 	sps := f.ScheduledPipelines()
 	traceOpts, err := f.wireTracing(context.Background(), sps)

@@ -17,6 +17,10 @@ func readStateFromEnv() (etl.ReadState, func(context.Context) error, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	if cfg.RedisURL == "" {
+		// No Redis: the sources keep their state beside the config file.
+		return nil, nil, nil
+	}
 	client, err := distributed.NewStateClient(cfg.RedisURL)
 	if err != nil {
 		return nil, nil, err
