@@ -26,10 +26,25 @@ func TestExampleFilesPassCheck(t *testing.T) {
 }
 
 func TestFilesExampleCopiesTheCSVOrders(t *testing.T) {
+	// The file source remembers what it read beside the config file
+	// (.agora/read-state): run a copy, so every run starts afresh.
+	dir := t.TempDir()
+	for _, name := range []string{"files.toml", "data/orders-1.csv", "data/orders-2.csv"} {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	out := t.TempDir()
 	t.Setenv("OUT_DIR", out)
 	t.Setenv("AGORA_DISTRIBUTED_REDIS_URL", "")
-	if code, _, stderr := agora(t, "run", "--config", "files.toml"); code != 0 {
+	if code, _, stderr := agora(t, "run", "--config", filepath.Join(dir, "files.toml")); code != 0 {
 		t.Fatalf("agora run: exit %d\n%s", code, stderr)
 	}
 	data, err := os.ReadFile(filepath.Join(out, "orders.jsonl"))
