@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -166,8 +167,15 @@ func TestDashboardInABrowser(t *testing.T) {
 	if len(shot) < 1000 {
 		t.Fatalf("screenshot of %d bytes", len(shot))
 	}
+	// The docs' picture is rewritten only when asked (go test ./fleet/ui
+	// -update-screenshot), so a test run leaves the tree as it was.
+	if !*updateScreenshot {
+		return
+	}
 	path := filepath.Join("..", "..", "docs", "img", "dashboard.png")
 	if err := os.WriteFile(path, shot, 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
+
+var updateScreenshot = flag.Bool("update-screenshot", false, "rewrite docs/img/dashboard.png from the browser test")
