@@ -53,8 +53,11 @@ func (c FileSinkConfig) Validate() error {
 // a file has one writer: `agora check` refuses two file sinks (or a sink
 // and a dead-letter queue) naming one path in a process, and replicas on
 // one host must each write a file of their own (a path with the worker id
-// or host in it, set through ${VAR}); writers in different processes would
-// each remove what they take for the other's torn tail.
+// or host in it, set through ${VAR}). Where writers do share a file, each
+// append and the torn-tail check hold the file's advisory lock (flock on
+// Unix), so no sink takes another's append in progress for a torn line;
+// the order of their lines is whatever the appends make it, and on a
+// network file system without flock the rule is the only protection.
 //
 // CSV columns are the file's header row when the file already has one,
 // otherwise the sorted field names of the first record written, which then
@@ -129,7 +132,7 @@ func (s *FileSink) open() error {
 		}
 	}
 	if s.format == FormatJSONL {
-		s.f, s.jsonl = f, newJSONLWriter(f)
+		s.f, s.jsonl = f, newJSONLWriter(lockedAppender{f})
 		return nil
 	}
 	header, err := readCSVHeader(s.path)
@@ -137,7 +140,7 @@ func (s *FileSink) open() error {
 		f.Close()
 		return err
 	}
-	s.f, s.lines = f, newLineWriter(f, lineBufferSize)
+	s.f, s.lines = f, newLineWriter(lockedAppender{f}, lineBufferSize)
 	s.csv = csv.NewWriter(&s.row)
 	if header != nil {
 		s.setHeader(header)

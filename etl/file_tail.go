@@ -18,6 +18,11 @@ func dropTornTail(path string) error {
 		return err
 	}
 	defer f.Close()
+	unlock, err := lockFile(f)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	info, err := f.Stat()
 	if err != nil {
 		return err
