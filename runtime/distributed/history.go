@@ -2,7 +2,6 @@ package distributed
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"math"
 	"strconv"
@@ -13,8 +12,8 @@ import (
 )
 
 // The run history lives in a pipeline's completed-slot sorted set (see
-// keys.done), beside its "slot" member: one member per run, the run's JSON
-// record, scored by the run's end in Unix milliseconds. Sharing the key is
+// keys.done), beside its "slot" member: one member per run, a compact JSON
+// array (history_member.go), scored by the run's end in Unix milliseconds. Sharing the key is
 // what keeps the history free: a successful slot run is recorded by adding
 // its member to the very ZADD that records the slot, so such a run costs no
 // extra command and no extra round trip; a failed run, or a Continuous or
@@ -27,6 +26,9 @@ import (
 // Limit) and ZREMRANGEBYSCORE (drop what is older than MaxAge) in the same
 // pipeline. So a pipeline holds at most about Limit + Limit/4 runs per
 // replica between trims; a reader sees the newest Limit within MaxAge.
+// With the defaults (100 runs) a pipeline run by its preferred worker
+// stays within Redis's 128 listpack entries (zset-max-listpack-entries),
+// the other half of what keeps its key compact.
 
 // historyScoreFloor separates run records (scored in Unix ms) from the
 // slot member (scored in Unix s): 1e11 ms is 1973, 1e11 s is far future.
@@ -43,7 +45,7 @@ func (c *RedisWorkerCoordinator) historyPolicy() runtime.RunHistoryPolicy {
 
 // historyEntry is a run record as queued with its lease's release.
 type historyEntry struct {
-	member string  // the JSON record
+	member string  // the run's member (history_member.go)
 	score  float64 // its end, Unix ms
 	// trim, when set, queues the trimming commands too: keep the newest
 	// limit runs, drop those that ended before cutMs.
@@ -76,10 +78,6 @@ func (c *RedisWorkerCoordinator) historyFor(h *heldLease, rec *runtime.RunRecord
 	if h != nil {
 		rec.RunNumber, rec.FencingToken, rec.WorkerID = h.lease.RunNumber, h.lease.FencingToken, c.workerID
 	}
-	b, err := json.Marshal(rec)
-	if err != nil {
-		return nil // a RunRecord always marshals
-	}
 	if c.histCount == nil {
 		c.histCount = map[string]uint32{}
 	}
@@ -88,7 +86,7 @@ func (c *RedisWorkerCoordinator) historyFor(h *heldLease, rec *runtime.RunRecord
 	p = p.WithDefaults()
 	every := uint32(max(1, p.Limit/historyTrimShare))
 	return &historyEntry{
-		member: string(b), score: float64(rec.End.UnixMilli()), trim: n%every == 0,
+		member: encodeRunMember(rec), score: float64(rec.End.UnixMilli()), trim: n%every == 0,
 		limit: p.Limit, cutMs: c.clock.Now().UnixMilli() - p.MaxAge.Milliseconds(),
 	}
 }
@@ -148,10 +146,10 @@ func (c *RedisWorkerCoordinator) RunHistories(ctx context.Context, pipelineIDs [
 	by := &redis.ZRangeBy{Max: "+inf", Min: strconv.FormatFloat(minScore, 'f', 0, 64), Count: int64(limit)}
 	opCtx, cancel := c.opContext(ctx, opHistory)
 	defer cancel()
-	cmds := make([]*redis.StringSliceCmd, len(pipelineIDs))
+	cmds := make([]*redis.ZSliceCmd, len(pipelineIDs))
 	_, err := c.client.Pipelined(opCtx, func(p redis.Pipeliner) error {
 		for i, id := range pipelineIDs {
-			cmds[i] = p.ZRevRangeByScore(opCtx, c.keys.done(id), by)
+			cmds[i] = p.ZRevRangeByScoreWithScores(opCtx, c.keys.done(id), by)
 		}
 		return nil
 	})
@@ -162,12 +160,11 @@ func (c *RedisWorkerCoordinator) RunHistories(ctx context.Context, pipelineIDs [
 	for i, cmd := range cmds {
 		members, _ := cmd.Result()
 		out[i] = make([]runtime.RunRecord, 0, len(members))
-		for _, m := range members {
-			var rec runtime.RunRecord
-			if err := json.Unmarshal([]byte(m), &rec); err != nil {
-				continue // not a record: written by something else under the prefix
-			}
-			out[i] = append(out[i], rec)
+		for _, z := range members {
+			m, _ := z.Member.(string)
+			if rec, ok := decodeRunMember(pipelineIDs[i], m, z.Score); ok {
+				out[i] = append(out[i], rec)
+			} // else not a record: written by something else under the prefix
 		}
 	}
 	return out, nil

@@ -10,7 +10,7 @@ import "strconv"
 //	<prefix>lease:{<pipeline>}   list of one string "<token> <run> <owner>"; PX LeaseTTL
 //	<prefix>token:{<pipeline>}   string: the last fencing token and its run, "<token> <run>"
 //	<prefix>completed:{<pipeline>}  sorted set: member "slot" scored with the last completed slot; and the run
-//	                             history, one JSON record per run scored by its end in Unix ms (history.go)
+//	                             history, one compact JSON array per run scored by its end in Unix ms (history_member.go)
 //	<prefix>once:{<pipeline>}    string: set when the Once run completed; PX 2×LeaseTTL
 //	<prefix>claim:{<pipeline>}:<slot>  string: the replica asking for a slot in a batch; PX 5 s
 //	<prefix>epoch:{<pipeline>}   string: on a Cluster, the pipeline's state epoch (Redis time, µs; see epoch.go)
