@@ -70,7 +70,9 @@ func run(args ...string) (int, string, string) {
 func aligned(t *testing.T, table string) [][]string {
 	t.Helper()
 	lines := strings.Split(strings.TrimRight(table, "\n"), "\n")
-	header := lines[0]
+	// Columns are counted in runes, as a terminal shows them (a duration
+	// may read 73µs).
+	header := []rune(lines[0])
 	var starts []int
 	for i := range header {
 		if header[i] != ' ' && (i == 0 || header[i-1] == ' ' && i > 1 && header[i-2] == ' ') {
@@ -78,17 +80,18 @@ func aligned(t *testing.T, table string) [][]string {
 		}
 	}
 	var rows [][]string
-	for _, line := range lines[1:] {
+	for _, text := range lines[1:] {
+		line := []rune(text)
 		var cells []string
 		for k, s := range starts {
 			if s >= len(line) || line[s] == ' ' || (s > 0 && line[s-1] != ' ') {
-				t.Fatalf("row %q not aligned with header %q at column %d", line, header, k)
+				t.Fatalf("row %q not aligned with header %q at column %d", text, lines[0], k)
 			}
 			end := len(line)
 			if k+1 < len(starts) {
 				end = min(starts[k+1], len(line))
 			}
-			cells = append(cells, strings.TrimSpace(line[s:end]))
+			cells = append(cells, strings.TrimSpace(string(line[s:end])))
 		}
 		rows = append(rows, cells)
 	}

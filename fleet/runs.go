@@ -6,6 +6,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/agora-etl/agora/internal/humanize"
 	"github.com/agora-etl/agora/runtime"
 )
 
@@ -77,7 +78,7 @@ func (c *command) runs(ctx context.Context, only []string, f runsFilter) error {
 			trigger = "triggered"
 		}
 		t.row(r.PipelineID, fmt.Sprint(r.RunNumber), fmt.Sprint(r.FencingToken), r.WorkerID,
-			r.Start.UTC().Format(time.RFC3339), r.End.UTC().Format(time.RFC3339), r.Duration.Round(time.Millisecond).String(),
+			r.Start.UTC().Format(time.RFC3339), r.End.UTC().Format(time.RFC3339), humanize.RunDuration(r.Duration),
 			string(r.Outcome), fmt.Sprint(r.Records.In), fmt.Sprint(r.Records.Out), fmt.Sprint(r.Records.DeadLettered),
 			trigger, oneLine(r.Error))
 	}

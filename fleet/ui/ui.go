@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/agora-etl/agora/fleet"
+	"github.com/agora-etl/agora/internal/humanize"
 	"github.com/agora-etl/agora/runtime"
 )
 
@@ -38,7 +39,7 @@ var assets embed.FS
 var pages = template.Must(template.New("").Funcs(template.FuncMap{
 	"when":     when,
 	"ago":      ago,
-	"duration": func(d time.Duration) string { return d.Round(time.Millisecond).String() },
+	"duration": humanize.RunDuration,
 	"join":     strings.Join,
 	"pathID":   url.PathEscape,
 }).ParseFS(assets, "assets/*.html"))
