@@ -3,7 +3,6 @@ package transform
 import (
 	"encoding/json"
 	"strconv"
-	"strings"
 
 	"cel.dev/cel-go/common/types"
 	"cel.dev/cel-go/common/types/ref"
@@ -20,8 +19,20 @@ type adapter struct{}
 
 func (a adapter) NativeToValue(v any) ref.Val {
 	switch v := v.(type) {
+	// The values records hold most, first, as the default adapter
+	// converts them.
+	case string:
+		return types.String(v)
 	case json.Number:
 		return number(string(v))
+	case float64:
+		return types.Double(v)
+	case int64:
+		return types.Int(v)
+	case bool:
+		return types.Bool(v)
+	case nil:
+		return types.NullValue
 	case etl.Record:
 		return types.NewStringInterfaceMap(a, v)
 	case map[string]any:
@@ -39,7 +50,7 @@ func (a adapter) NativeToValue(v any) ref.Val {
 // or an exponent goes straight to ParseFloat: ParseInt would only fail on
 // it, and its error allocates.
 func number(s string) ref.Val {
-	if !strings.ContainsAny(s, ".eE") {
+	if isInteger(s) {
 		if i, err := strconv.ParseInt(s, 10, 64); err == nil {
 			return types.Int(i)
 		}
@@ -49,4 +60,16 @@ func number(s string) ref.Val {
 		return types.NewErr("field value %q is not a number", s)
 	}
 	return types.Double(f)
+}
+
+// isInteger reports whether s has no fraction and no exponent: no '.',
+// 'e' or 'E' (a loop: strings.ContainsAny costs more than the parse).
+func isInteger(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '.', 'e', 'E':
+			return false
+		}
+	}
+	return true
 }
