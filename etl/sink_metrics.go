@@ -10,9 +10,10 @@ import (
 )
 
 // Per-sink metrics: the process's counts of what each sink of each
-// pipeline took, labelled with the pipeline's id and the sink's name (its
-// name key, or "sinks[i]"), so the label values are the configured sinks'
-// and stay bounded. They are counted for pool runs (a run whose context
+// pipeline took, labelled with the pipeline's id and the sink's name as
+// dead letters carry it (its name key or Named name, else the sink's own
+// Name such as "file(out.jsonl)", else "sinks[i]"), so the label values
+// come from the configured sinks and stay bounded. They are counted for pool runs (a run whose context
 // carries a lease, runtime.LeaseFromContext), like agora_records_total.
 var (
 	descSinkRecords = prometheus.NewDesc("agora_sink_records_total",

@@ -48,7 +48,7 @@ func counterValue(m *dto.Metric) float64 { return m.GetCounter().GetValue() }
 
 // TestSinkMetricsAreLabelledWithTheSinksNames: each sink of a pool run
 // counts the records it wrote and rejected, and its failed writes, under
-// its name; an unnamed sink under sinks[i]; runs outside a pool count
+// its name; an unnamed one without a Name of its own under sinks[i]; runs outside a pool count
 // nothing.
 func TestSinkMetricsAreLabelledWithTheSinksNames(t *testing.T) {
 	const id = "sink-metrics-test"
