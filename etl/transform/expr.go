@@ -95,7 +95,7 @@ func Map(fields map[string]string) (etl.Transform, error) {
 	if len(m.exprs) > 1 {
 		// Each expression compiled alone, so each is whole; the line
 		// breaks end any comment one ends with.
-		all, err := compile("[\n"+strings.Join(m.exprs, "\n,\n")+"\n]", cel.ListType(cel.DynType))
+		all, err := compile("[\n"+strings.Join(m.exprs, "\n,\n")+"\n]", nil)
 		if err == nil {
 			m.all = all
 		}

@@ -151,3 +151,27 @@ func TestMapNamesTheFieldThatFailed(t *testing.T) {
 		t.Fatalf("b, null, is set: %v", r)
 	}
 }
+
+// TestMapOfSeveralFieldsIsOneProgram: whatever the fields' types, a map of
+// two fields or more has its one program; a map of one field does not need it.
+func TestMapOfSeveralFieldsIsOneProgram(t *testing.T) {
+	for _, fields := range []map[string]string{
+		{"a": "1.0", "b": "record.x * 2.0"},
+		{"a": "'s'", "b": "record.x"},
+	} {
+		tr, err := Map(fields)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tr.(*mapper).all == nil {
+			t.Errorf("%v: no single program", fields)
+		}
+	}
+	tr, err := Map(map[string]string{"a": "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.(*mapper).all != nil {
+		t.Error("a map of one field has a second program")
+	}
+}
