@@ -150,3 +150,39 @@ mode = "once"
 		}
 	}
 }
+
+// TestCheckListsEachSinkByName: the summary shows every sink with its name
+// and type, and a SQL sink's table, mode and key.
+func TestCheckListsEachSinkByName(t *testing.T) {
+	dir := t.TempDir()
+	path := writeConfig(t, dir, "sinks.toml", `format = "agora/v1"
+
+[pipelines.orders]
+source = { type = "iterable", records = [{id = 1}] }
+schedule = { mode = "once" }
+
+[[pipelines.orders.sinks]]
+name = "warehouse"
+type = "sqlite"
+path = "orders.db"
+table = "orders"
+mode = "upsert"
+key = ["id"]
+
+[[pipelines.orders.sinks]]
+name = "console"
+type = "stdout"
+`)
+	code, stdout, stderr := runAgora(t, dir, nil, "check", path)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	for _, want := range []string{
+		"  sink:   warehouse: sqlite (table=orders, mode=upsert, key=id, path=orders.db)\n",
+		"  sink:   console: stdout\n",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("agora check output:\n%s\nwant a line %q", stdout, want)
+		}
+	}
+}

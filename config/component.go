@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/agora-etl/agora/etl"
+	"github.com/agora-etl/agora/internal/redact"
 	"github.com/agora-etl/agora/internal/typo"
 	"github.com/pelletier/go-toml/v2"
 )
@@ -190,13 +191,22 @@ func deepCopy(v any) any {
 	}
 }
 
-// describe is the component for Summary: its type, path and redacted URLs.
-func (c Component) describe() string {
+// describe is the component for Summary: its name and type, what its
+// configuration describes of itself (etl.Describer: a SQL sink's table,
+// mode and key), its path and redacted URLs.
+func (c Component) describe(known *redact.Known) string {
 	if c.Name != "" {
 		c.Type = c.Name + ": " + c.Type
 	}
-	if len(c.urls) == 0 {
+	var details []string
+	if d, ok := c.Config.(etl.Describer); ok {
+		for _, kv := range d.Describe() {
+			details = append(details, printable(known.Text(kv)))
+		}
+	}
+	details = append(details, c.urls...)
+	if len(details) == 0 {
 		return c.Type
 	}
-	return fmt.Sprintf("%s (%s)", c.Type, strings.Join(c.urls, ", "))
+	return fmt.Sprintf("%s (%s)", c.Type, strings.Join(details, ", "))
 }

@@ -137,7 +137,7 @@ func TestComponentURLsAreRedacted(t *testing.T) {
 	if len(ds) > 0 {
 		t.Fatal(ds)
 	}
-	if got := c.describe(); got != "s (path=out.jsonl, url=redis://u:xxxxx@h:1/0)" {
+	if got := c.describe(nil); got != "s (path=out.jsonl, url=redis://u:xxxxx@h:1/0)" {
 		t.Errorf("describe = %q", got)
 	}
 }

@@ -30,12 +30,12 @@ func (f *File) Summary() string {
 	fmt.Fprintf(&b, "worker: health_port %s, graceful_shutdown_timeout %s, worker_id %s\n", port, grace, printable(f.known.Text(id)))
 	for _, p := range f.Pipelines {
 		fmt.Fprintf(&b, "pipeline %s: %s\n", printable(p.ID), p.Schedule.describe())
-		fmt.Fprintf(&b, "  source: %s\n", p.Source.describe())
+		fmt.Fprintf(&b, "  source: %s\n", p.Source.describe(f.known))
 		for _, s := range p.Sinks {
-			fmt.Fprintf(&b, "  sink:   %s\n", s.describe())
+			fmt.Fprintf(&b, "  sink:   %s\n", s.describe(f.known))
 		}
 		if p.DLQ != nil {
-			fmt.Fprintf(&b, "  dlq:    %s\n", p.DLQ.describe())
+			fmt.Fprintf(&b, "  dlq:    %s\n", p.DLQ.describe(f.known))
 		}
 		dead := "unlimited"
 		if p.MaxDeadLetters >= 0 {

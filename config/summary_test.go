@@ -3,6 +3,10 @@ package config
 import (
 	"strings"
 	"testing"
+
+	"github.com/agora-etl/agora/etl"
+	"github.com/agora-etl/agora/etl/postgres"
+	"github.com/agora-etl/agora/etl/sqlite"
 )
 
 func TestSummaryOfTheExample(t *testing.T) {
@@ -31,5 +35,48 @@ func TestSummaryQuotesControlCharacters(t *testing.T) {
 	out := f.Summary()
 	if strings.Contains(out, "\npipeline forged") || !strings.Contains(out, `worker_id "w1\npipeline forged: every 1s"`) {
 		t.Errorf("summary:\n%s", out)
+	}
+}
+
+// TestSummaryListsEachSinkWithItsNameAndTable: a sink is shown by name and
+// type, a SQL sink with its table, mode and key, before its redacted URL.
+func TestSummaryListsEachSinkWithItsNameAndTable(t *testing.T) {
+	r := etl.Builtins()
+	postgres.Register(r)
+	sqlite.Register(r)
+	doc := `format = "agora/v1"
+[pipelines.p]
+source = { type = "iterable", records = [{id = 1}] }
+schedule = { mode = "once" }
+dlq = { type = "stdout" }
+
+[[pipelines.p.sinks]]
+name = "warehouse"
+type = "postgres"
+url = "postgres://app:s3cret@db:5432/shop"
+table = "analytics.orders"
+mode = "upsert"
+key = ["id", "region"]
+
+[[pipelines.p.sinks]]
+type = "sqlite"
+path = "local.db"
+table = "orders"
+
+[[pipelines.p.sinks]]
+name = "console"
+type = "stdout"
+`
+	f, err := Parse("s.toml", []byte(doc), WithLookupEnv(noEnv), WithRegistry(r))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `  sink:   warehouse: postgres (table=analytics.orders, mode=upsert, key=id,region, url=postgres://app:xxxxx@db:5432/shop)
+  sink:   sqlite (table=orders, mode=insert, path=local.db)
+  sink:   console: stdout
+  dlq:    stdout
+`
+	if got := f.Summary(); !strings.Contains(got, want) {
+		t.Errorf("Summary() =\n%s\nwant it to hold\n%s", got, want)
 	}
 }

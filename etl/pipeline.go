@@ -119,6 +119,9 @@ type sinkSlot struct {
 	kind  string // "sink" or "dlq"
 	name  string
 	typ   string
+	// counters are the sink's metrics in this run (nil outside a pool
+	// run, or for the dead-letter queue).
+	counters *sinkCounters
 }
 
 // Run moves the run's records; see New.
@@ -135,7 +138,12 @@ func (p *pipeline) Run(ctx context.Context) (err error) {
 		}
 	}()
 	tracer := runTracer(ctx)
-	lease, _ := runtime.LeaseFromContext(ctx)
+	lease, pooled := runtime.LeaseFromContext(ctx)
+	if pooled {
+		for i := range p.sinks {
+			p.sinks[i].counters = countersFor(lease.PipelineID, p.sinks[i].name)
+		}
+	}
 	shutdown := runtime.ShutdownRequested(ctx)
 	srcName := componentName(p.source, "source")
 	srcType := componentType(p.source)
@@ -249,12 +257,15 @@ func (p *pipeline) process(ctx context.Context, tracer trace.Tracer, lease runti
 		s := &p.sinks[i]
 		err := p.write(ctx, tracer, s, recs)
 		if err == nil {
+			s.counters.wrote(len(recs), 0)
 			continue
 		}
 		var rej *RejectedError
 		if !errors.As(err, &rej) {
+			s.counters.failed()
 			return fmt.Errorf("etl: sink %s: %w", s.name, err)
 		}
+		s.counters.wrote(len(recs)-len(rej.Rejections), len(rej.Rejections))
 		if p.dlq == nil {
 			return fmt.Errorf("%w: sink %s: %w", ErrNoDLQ, s.name, err)
 		}
@@ -358,6 +369,7 @@ func flush(ctx context.Context, s *sinkSlot) error {
 		return nil
 	}
 	if err := f.Flush(ctx); err != nil {
+		s.counters.failed()
 		if s.kind == "dlq" {
 			return fmt.Errorf("%w (%s): flush: %w", ErrDLQFailed, s.name, err)
 		}

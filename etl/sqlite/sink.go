@@ -46,6 +46,10 @@ func (c SinkConfig) table() sqlrec.Table {
 	return sqlrec.Table{Name: c.Table, Columns: c.Columns, Mode: c.Mode, Key: c.Key, Resource: c.Resource}
 }
 
+// Describe gives the table, mode and key for `agora check`'s summary
+// (etl.Describer).
+func (c SinkConfig) Describe() []string { return c.table().Describe() }
+
 // Validate reports every problem with the configuration, each a
 // *etl.FieldError naming its key.
 func (c SinkConfig) Validate() error { return c.table().Check("path", c.Path) }

@@ -1,18 +1,12 @@
 package transform
 
 import (
-	"encoding/json"
 	"fmt"
-	"strconv"
 	"strings"
 	"sync"
 
 	"cel.dev/cel-go/cel"
-	"cel.dev/cel-go/common/types"
-	"cel.dev/cel-go/common/types/ref"
 	"cel.dev/cel-go/ext"
-
-	"github.com/agora-etl/agora/etl"
 )
 
 // RecordVar is the name a record is bound to in expressions.
@@ -86,31 +80,4 @@ func compile(expr string, want *cel.Type) (cel.Program, error) {
 		return nil, &CompileError{Expr: expr, Line: 1, Col: 1, Message: err.Error()}
 	}
 	return prg, nil
-}
-
-// adapter converts record values to CEL values: the default conversions,
-// plus json.Number and etl.Record, inside maps and lists too.
-type adapter struct{}
-
-func (a adapter) NativeToValue(v any) ref.Val {
-	switch v := v.(type) {
-	case json.Number:
-		if i, err := strconv.ParseInt(string(v), 10, 64); err == nil {
-			return types.Int(i)
-		}
-		f, err := strconv.ParseFloat(string(v), 64)
-		if err != nil {
-			return types.NewErr("field value %q is not a number", string(v))
-		}
-		return types.Double(f)
-	case etl.Record:
-		return types.NewStringInterfaceMap(a, v)
-	case map[string]any:
-		return types.NewStringInterfaceMap(a, v)
-	case []any:
-		return types.NewDynamicList(a, v)
-	case int:
-		return types.Int(v)
-	}
-	return types.DefaultTypeAdapter.NativeToValue(v)
 }

@@ -16,8 +16,12 @@ import (
 )
 
 // activation binds `record` and nothing else, without the map the
-// cel.Program.Eval(map) form would build per call.
-type activation struct{ record ref.Val }
+// cel.Program.Eval(map) form would build per call. It hands the record to
+// the interpreter as the plain map[string]any it is, which CEL's field
+// selection reads directly (a Go map lookup), so a record is not wrapped
+// per evaluation and only the fields an expression reads are converted,
+// by adapter, when they are read.
+type activation struct{ record map[string]any }
 
 func (a *activation) ResolveName(name string) (any, bool) {
 	if name == RecordVar {
@@ -28,10 +32,12 @@ func (a *activation) ResolveName(name string) (any, bool) {
 
 func (a *activation) Parent() interpreter.Activation { return nil }
 
-// eval evaluates prg over r.
-func eval(prg cel.Program, r etl.Record) (ref.Val, error) {
-	act := activation{record: types.NewStringInterfaceMap(adapter{}, r)}
-	out, _, err := prg.Eval(&act)
+// eval evaluates prg over r, bound in act (which the caller reuses: a
+// transform is applied from one goroutine at a time).
+func eval(prg cel.Program, act *activation, r etl.Record) (ref.Val, error) {
+	act.record = r
+	out, _, err := prg.Eval(act)
+	act.record = nil
 	if err != nil {
 		return nil, err
 	}

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"cel.dev/cel-go/cel"
 	"cel.dev/cel-go/common/types"
+	"cel.dev/cel-go/common/types/traits"
 
 	"github.com/agora-etl/agora/etl"
 )
@@ -16,6 +18,7 @@ import (
 type filter struct {
 	expr string
 	prg  cel.Program
+	act  reusable[activation]
 }
 
 // Filter returns a transform that keeps the records for which expr, a CEL
@@ -34,7 +37,9 @@ func Filter(expr string) (etl.Transform, error) {
 func (f *filter) Name() string { return "filter(" + f.expr + ")" }
 
 func (f *filter) Apply(_ context.Context, r etl.Record) (etl.Record, bool, error) {
-	v, err := eval(f.prg, r)
+	act := f.act.take()
+	v, err := eval(f.prg, act, r)
+	f.act.give(act)
 	if err != nil {
 		return nil, false, fmt.Errorf("filter %q: %w", f.expr, err)
 	}
@@ -50,7 +55,18 @@ type mapper struct {
 	names []string
 	exprs []string
 	prgs  []cel.Program
-	vals  []any
+	// all, when there are two fields or more, evaluates every expression
+	// in one program, a list of their values: one CEL evaluation per
+	// record instead of one per field. When it fails, the fields are
+	// evaluated one by one to say which failed.
+	all  cel.Program
+	work reusable[mapWork]
+}
+
+// mapWork is what one application of a Map needs besides the record.
+type mapWork struct {
+	act  activation
+	vals []any
 }
 
 // Map returns a transform that sets each field of fields to the value of
@@ -76,7 +92,14 @@ func Map(fields map[string]string) (etl.Transform, error) {
 	if len(errs) > 0 {
 		return nil, joinErrors(errs)
 	}
-	m.vals = make([]any, len(m.prgs))
+	if len(m.exprs) > 1 {
+		// Each expression compiled alone, so each is whole; the line
+		// breaks end any comment one ends with.
+		all, err := compile("[\n"+strings.Join(m.exprs, "\n,\n")+"\n]", nil)
+		if err == nil {
+			m.all = all
+		}
+	}
 	return m, nil
 }
 
@@ -84,15 +107,22 @@ func Map(fields map[string]string) (etl.Transform, error) {
 func (m *mapper) Name() string { return fmt.Sprintf("map(%v)", m.names) }
 
 func (m *mapper) Apply(_ context.Context, r etl.Record) (etl.Record, bool, error) {
-	// A pipeline applies a transform from one goroutine, so vals is reused.
-	vals := m.vals
-	for i, prg := range m.prgs {
-		v, err := eval(prg, r)
-		if err != nil {
-			return nil, false, fmt.Errorf("map %s = %q: %w", m.names[i], m.exprs[i], err)
-		}
-		if vals[i], err = native(v); err != nil {
-			return nil, false, fmt.Errorf("map %s = %q: %w", m.names[i], m.exprs[i], err)
+	w := m.work.take()
+	defer m.work.give(w)
+	if len(w.vals) < len(m.prgs) {
+		w.vals = make([]any, len(m.prgs))
+	}
+	vals := w.vals[:len(m.prgs)]
+	if !m.evalAll(&w.act, r, vals) {
+		for i, prg := range m.prgs {
+			v, err := eval(prg, &w.act, r)
+			if err == nil {
+				vals[i], err = native(v)
+			}
+			if err != nil {
+				clear(vals)
+				return nil, false, fmt.Errorf("map %s = %q: %w", m.names[i], m.exprs[i], err)
+			}
 		}
 	}
 	if r == nil {
@@ -107,6 +137,29 @@ func (m *mapper) Apply(_ context.Context, r etl.Record) (etl.Record, bool, error
 		vals[i] = nil
 	}
 	return r, true, nil
+}
+
+// evalAll sets vals to the values of every expression, evaluated in one
+// program, and reports whether it could.
+func (m *mapper) evalAll(act *activation, r etl.Record, vals []any) bool {
+	if m.all == nil {
+		return false
+	}
+	v, err := eval(m.all, act, r)
+	if err != nil {
+		return false
+	}
+	l, ok := v.(traits.Lister)
+	if !ok || l.Size() != types.Int(len(vals)) {
+		return false
+	}
+	for i := range vals {
+		if vals[i], err = native(l.Get(types.Int(i))); err != nil {
+			clear(vals)
+			return false
+		}
+	}
+	return true
 }
 
 // FieldCompileError is the compile error of one field's expression of a

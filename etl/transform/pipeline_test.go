@@ -3,6 +3,7 @@ package transform_test
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/agora-etl/agora/etl"
@@ -53,5 +54,30 @@ func TestPipelineAccountsForEveryRecord(t *testing.T) {
 	}
 	if c := counts(); c != (runtime.RecordCounts{In: 4, Out: 2, DeadLettered: 1, Filtered: 1}) {
 		t.Fatalf("counts %+v", c)
+	}
+}
+
+// TestPipelineDeadLettersMissingFields: a record without a field an
+// expression reads is a dead letter naming the field; a map to null
+// removes the field from the record written.
+func TestPipelineDeadLettersMissingFields(t *testing.T) {
+	m, err := transform.Map(map[string]string{"total": "record.amount * 2", "secret": "null"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := []etl.Record{{"amount": json.Number("3"), "secret": "s"}, {"secret": "s"}}
+	out, dlq := &memSink{}, &memSink{}
+	p := etl.New(etl.NewIterableSource(recs), []etl.Sink{out}, etl.WithDLQ(dlq), etl.WithTransforms(m))
+	if err := p.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if len(out.got) != 1 || out.got[0]["total"] != int64(6) || len(out.got[0]) != 2 {
+		t.Fatalf("written %v", out.got)
+	}
+	if len(dlq.got) != 1 {
+		t.Fatalf("dead letters %v", dlq.got)
+	}
+	if e, _ := dlq.got[0][etl.DeadLetterError].(string); !strings.Contains(e, "total") || !strings.Contains(e, "amount") {
+		t.Fatalf("dead letter error %q, want it to name the field and the missing key", e)
 	}
 }

@@ -124,3 +124,54 @@ func TestDropKeepRename(t *testing.T) {
 		t.Fatalf("two to one: %v", err)
 	}
 }
+
+// TestMapNamesTheFieldThatFailed: a map of several fields evaluates them
+// in one program; when that fails, the error names the first field, in
+// name order, whose expression fails, and the record is left as it was.
+func TestMapNamesTheFieldThatFailed(t *testing.T) {
+	m, err := Map(map[string]string{"a": "record.x + 1", "b": "record.missing", "c": "record.other.y", "d": "'ok' // a comment"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := etl.Record{"x": json.Number("1")}
+	if _, _, err := apply(t, m, in); err == nil || !strings.Contains(err.Error(), `map b = "record.missing"`) || !strings.Contains(err.Error(), "missing") {
+		t.Fatalf("err %v, want one naming b", err)
+	}
+	if len(in) != 1 || in["x"] != json.Number("1") {
+		t.Fatalf("a failed map changed the record: %v", in)
+	}
+	r, _, err := apply(t, m, etl.Record{"x": json.Number("1"), "missing": nil, "other": map[string]any{"y": "z"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r["a"] != int64(2) || r["c"] != "z" || r["d"] != "ok" {
+		t.Fatalf("record %v", r)
+	}
+	if _, has := r["b"]; has {
+		t.Fatalf("b, null, is set: %v", r)
+	}
+}
+
+// TestMapOfSeveralFieldsIsOneProgram: whatever the fields' types, a map of
+// two fields or more has its one program; a map of one field does not need it.
+func TestMapOfSeveralFieldsIsOneProgram(t *testing.T) {
+	for _, fields := range []map[string]string{
+		{"a": "1.0", "b": "record.x * 2.0"},
+		{"a": "'s'", "b": "record.x"},
+	} {
+		tr, err := Map(fields)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tr.(*mapper).all == nil {
+			t.Errorf("%v: no single program", fields)
+		}
+	}
+	tr, err := Map(map[string]string{"a": "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.(*mapper).all != nil {
+		t.Error("a map of one field has a second program")
+	}
+}

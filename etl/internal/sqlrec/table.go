@@ -148,3 +148,17 @@ func LastPerKey(records []etl.Record, key []string) []int {
 	}
 	return keep
 }
+
+// Describe is the table settings for a summary: table, mode (insert when
+// not set) and, when set, key, as "key=value" pairs.
+func (t Table) Describe() []string {
+	mode := t.Mode
+	if mode == "" {
+		mode = ModeInsert
+	}
+	out := []string{"table=" + t.Name, "mode=" + mode}
+	if len(t.Key) > 0 {
+		out = append(out, "key="+strings.Join(t.Key, ","))
+	}
+	return out
+}

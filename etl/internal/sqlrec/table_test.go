@@ -2,6 +2,7 @@ package sqlrec
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/agora-etl/agora/etl"
@@ -30,5 +31,19 @@ func TestLastPerKeyKeepsTheLastRecordOfEachKey(t *testing.T) {
 func TestQuoteIdent(t *testing.T) {
 	if got := QuoteIdent(`public.or"ders`); got != `"public"."or""ders"` {
 		t.Fatal(got)
+	}
+}
+
+func TestDescribeShowsTableModeAndKey(t *testing.T) {
+	for _, c := range []struct {
+		t    Table
+		want string
+	}{
+		{Table{Name: "orders"}, "table=orders mode=insert"},
+		{Table{Name: "s.orders", Mode: ModeUpsert, Key: []string{"id", "region"}, Resource: "r"}, "table=s.orders mode=upsert key=id,region"},
+	} {
+		if got := strings.Join(c.t.Describe(), " "); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.t, got, c.want)
+		}
 	}
 }
