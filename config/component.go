@@ -74,7 +74,7 @@ func (d *decoder) component(m map[string]any, at path, kind etl.Kind) Component 
 	// a secret under a name Redact cannot know.
 	for _, k := range slices.Sorted(maps.Keys(m)) {
 		if s, isStr := m[k].(string); isStr && k != "type" && (k == "path" || strings.Contains(s, "://")) {
-			c.urls = append(c.urls, k+"="+d.known.Text(s))
+			c.urls = append(c.urls, k+"="+d.redacted(s))
 		}
 	}
 
@@ -111,6 +111,9 @@ func (d *decoder) component(m map[string]any, at path, kind etl.Kind) Component 
 // decoder, which converts the values the way it would from the file, and
 // places whatever it still objects to at the key it names.
 func (d *decoder) decodeInto(body map[string]any, at path, cfg any) bool {
+	if len(body) == 0 {
+		return true // an empty document leaves cfg as it is
+	}
 	var buf bytes.Buffer
 	if err := toml.NewEncoder(&buf).Encode(body); err != nil {
 		d.atKey(at, "%s: %v", at, err)

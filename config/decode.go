@@ -22,8 +22,10 @@ type decoder struct {
 	lookupEnv func(string) (string, bool)
 	registry  *etl.Registry
 	diags     Diagnostics
-	broken    map[string]bool // values already reported, by path id
-	known     *redact.Known   // the file's secrets, hidden in every message
+	broken    map[string]bool   // values already reported, by path id
+	known     *redact.Known     // the file's secrets, hidden in every message
+	texts     map[string]string // redacted strings, by value
+	crons     map[cronKey]cronParsed
 }
 
 // addAt records a problem at pos. Messages hide the file's secrets, since
@@ -252,4 +254,18 @@ func (d *decoder) tables(m map[string]any, p path, key string) ([]map[string]any
 		d.wrongType(at, "an array of tables", v)
 		return nil, false
 	}
+}
+
+// redacted is d.known.Text(s), worked out once per distinct s: a file's
+// pipelines often share URLs.
+func (d *decoder) redacted(s string) string {
+	if r, ok := d.texts[s]; ok {
+		return r
+	}
+	if d.texts == nil {
+		d.texts = map[string]string{}
+	}
+	r := d.known.Text(s)
+	d.texts[s] = r
+	return r
 }

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -82,6 +83,8 @@ func validEnvName(name string) bool {
 
 // interpolate expands every string of the decoded document in place and
 // reports references that cannot be expanded at the reference itself.
+// at's backing array is reused for the paths below it, which are only
+// used while their value is checked.
 func (d *decoder) interpolate(v any, at path) any {
 	switch v := v.(type) {
 	case string:
@@ -97,15 +100,18 @@ func (d *decoder) interpolate(v any, at path) any {
 		return out
 	case map[string]any:
 		for k, el := range v {
-			v[k] = d.interpolate(el, at.child(k))
+			if s, isStr := el.(string); isStr && !strings.Contains(s, "$") {
+				continue // nothing to expand
+			}
+			v[k] = d.interpolate(el, append(at, k))
 		}
 	case []any:
 		for i, el := range v {
-			v[i] = d.interpolate(el, at.index(i))
+			v[i] = d.interpolate(el, append(at, indexMark+strconv.Itoa(i)))
 		}
 	case []map[string]any:
 		for i, el := range v {
-			d.interpolate(el, at.index(i))
+			d.interpolate(el, append(at, indexMark+strconv.Itoa(i)))
 		}
 	}
 	return v

@@ -135,7 +135,11 @@ func (d *decoder) document(doc map[string]any) *File {
 	for id := range pipes {
 		ids = append(ids, id)
 	}
-	slices.SortFunc(ids, func(a, b string) int { return d.ix.order(at.child(a)) - d.ix.order(at.child(b)) })
+	rank := make(map[string]int, len(ids))
+	for _, id := range ids {
+		rank[id] = d.ix.order(at.child(id))
+	}
+	slices.SortFunc(ids, func(a, b string) int { return rank[a] - rank[b] })
 	for _, id := range ids {
 		pt, ok := d.table(pipes, at, id)
 		if !ok {

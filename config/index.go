@@ -3,6 +3,7 @@ package config
 import (
 	"bytes"
 	"sort"
+	"strconv"
 
 	"github.com/pelletier/go-toml/v2/unstable"
 )
@@ -17,140 +18,213 @@ type span struct {
 	// off and end delimit the value's bytes (for strings, with quotes),
 	// so a diagnostic can point inside a string.
 	off, end int
+	// elems counts the [[headers]] of an array of tables so far.
+	elems int
 }
 
 // index records, for every key of a TOML document, where it was written.
 // go-toml's decoder gives values but no positions; its unstable parser
 // gives positions of the same document, which are gathered here by path.
+//
+// Spans are kept in a slice in the order their keys first appear, found
+// by path id (path.id) through one map. While walking, the id of the
+// current path is built in place in a reused buffer, so a key already seen
+// (a table named again by a header below it) costs a map look-up and no
+// allocation: with thousands of pipelines the walk is linear and cheap.
 type index struct {
 	data       []byte
 	lineStarts []int
-	spans      map[string]*span
-	arrays     map[string]int // element counts of arrays of tables
-	first      map[string]int // order in which keys appear, for file order
+	ids        map[string]int // path id → position in spans (the file order)
+	spans      []span
+
+	// cur is the id of the path being walked and depth its length.
+	cur   []byte
+	depth int
+	// look is a scratch buffer for ids of paths looked up.
+	look []byte
+
+	// chunks are where the table headers start, for decodeWithChunks;
+	// chunksOK is false when the parser stopped at a syntax error (or a
+	// header had no key), and chunks are not the whole file's.
+	chunks   []chunk
+	chunksOK bool
 }
 
-// newIndex walks data, which must already have parsed without error.
+// newIndex walks data. Past a syntax error it records nothing more, and
+// chunksOK is false.
 func newIndex(data []byte) *index {
-	ix := &index{data: data, lineStarts: []int{0}, spans: map[string]*span{}, arrays: map[string]int{}, first: map[string]int{}}
-	for i, c := range data {
-		if c == '\n' {
-			ix.lineStarts = append(ix.lineStarts, i+1)
+	lines := bytes.Count(data, []byte{'\n'})
+	ix := &index{data: data, lineStarts: make([]int, 1, lines+2)}
+	for i := 0; ; {
+		j := bytes.IndexByte(data[i:], '\n')
+		if j < 0 {
+			break
 		}
+		i += j + 1
+		ix.lineStarts = append(ix.lineStarts, i)
 	}
+	// About one span per = or [ (a key, a header, an array element).
+	n := bytes.Count(data, []byte{'='}) + bytes.Count(data, []byte{'['}) + 1
+	ix.ids = make(map[string]int, n)
+	ix.spans = make([]span, 0, n)
 	var p unstable.Parser
 	p.Reset(data)
-	var table path
+	var table []byte // the id of the table the key/values below belong to
+	tableDepth := 0
+	chunksOK := true
 	for p.NextExpression() {
 		e := p.Expression()
 		switch e.Kind {
 		case unstable.KeyValue:
-			ix.keyValue(table, e)
+			ix.cur, ix.depth = append(ix.cur[:0], table...), tableDepth
+			ix.keyValue(e)
 		case unstable.Table, unstable.ArrayTable:
-			table = ix.header(e)
+			if c, ok := headerChunk(data, e); ok {
+				ix.chunks = append(ix.chunks, c)
+			} else {
+				chunksOK = false
+			}
+			ix.header(e)
+			table, tableDepth = append(table[:0], ix.cur...), ix.depth
 		}
 	}
+	ix.chunksOK = chunksOK && p.Error() == nil
 	return ix
+}
+
+// push descends the walked path into key; pop(mark) goes back up.
+func (ix *index) push(key []byte) (mark int) {
+	mark = len(ix.cur)
+	if ix.depth > 0 {
+		ix.cur = append(ix.cur, idSep)
+	}
+	ix.cur = append(ix.cur, key...)
+	ix.depth++
+	return mark
+}
+
+// pushIndex descends the walked path into array element i.
+func (ix *index) pushIndex(i int) (mark int) {
+	mark = len(ix.cur)
+	if ix.depth > 0 {
+		ix.cur = append(ix.cur, idSep)
+	}
+	ix.cur = append(ix.cur, indexMark...)
+	ix.cur = strconv.AppendInt(ix.cur, int64(i), 10)
+	ix.depth++
+	return mark
+}
+
+func (ix *index) pop(mark int) {
+	ix.cur = ix.cur[:mark]
+	ix.depth--
 }
 
 // pos converts a byte offset to a position.
 func (ix *index) pos(off int) position {
-	line := sort.Search(len(ix.lineStarts), func(i int) bool { return ix.lineStarts[i] > off }) - 1
+	line := sort.SearchInts(ix.lineStarts, off+1) - 1
 	return position{line: line + 1, col: off - ix.lineStarts[line] + 1}
 }
 
-func (ix *index) entry(p path) *span {
-	id := p.id()
-	s, ok := ix.spans[id]
-	if !ok {
-		s = &span{}
-		ix.spans[id] = s
-		ix.first[id] = len(ix.first)
+// entry returns the span of the walked path, adding it when new.
+func (ix *index) entry() int {
+	if i, ok := ix.ids[string(ix.cur)]; ok {
+		return i
 	}
-	return s
+	i := len(ix.spans)
+	ix.ids[string(ix.cur)] = i
+	ix.spans = append(ix.spans, span{})
+	return i
 }
 
-// setKey records where p's key is written, unless it was seen before: a
-// table mentioned in several headers is placed where it first appears.
-func (ix *index) setKey(p path, n *unstable.Node) {
-	s := ix.entry(p)
-	if s.key.line == 0 {
+// setKey records where span i's key is written, unless it was seen
+// before: a table mentioned in several headers is placed where it first
+// appears.
+func (ix *index) setKey(i int, n *unstable.Node) {
+	if s := &ix.spans[i]; s.key.line == 0 {
 		s.key = ix.pos(int(n.Raw.Offset))
 	}
 }
 
-// header handles [a.b] and [[a.b]] and returns the table path they open.
-// A prefix naming an array of tables means its last element, as in TOML.
-func (ix *index) header(e *unstable.Node) path {
-	var cur path
+// header handles [a.b] and [[a.b]] and leaves the walked path at the table
+// they open. A prefix naming an array of tables means its last element, as
+// in TOML.
+func (ix *index) header(e *unstable.Node) {
+	ix.cur, ix.depth = ix.cur[:0], 0
 	it := e.Key()
 	for it.Next() {
 		n := it.Node()
-		cur = cur.child(string(n.Data))
-		ix.setKey(cur, n)
+		ix.push(n.Data)
+		i := ix.entry()
+		ix.setKey(i, n)
 		last := it.IsLast()
 		switch {
 		case last && e.Kind == unstable.ArrayTable:
-			i := ix.arrays[cur.id()]
-			ix.arrays[cur.id()] = i + 1
-			cur = cur.index(i)
-			ix.setKey(cur, n)
-			ix.setValue(cur, n, -1)
+			k := ix.spans[i].elems
+			ix.spans[i].elems++
+			ix.pushIndex(k)
+			j := ix.entry()
+			ix.setKey(j, n)
+			ix.setValue(j, n, -1)
 		case last:
-			ix.setValue(cur, n, -1)
-		case ix.arrays[cur.id()] > 0:
-			cur = cur.index(ix.arrays[cur.id()] - 1)
+			ix.setValue(i, n, -1)
+		case ix.spans[i].elems > 0:
+			ix.pushIndex(ix.spans[i].elems - 1)
 		}
 	}
-	return cur
 }
 
-// keyValue handles key = value (dotted keys included) inside table.
-func (ix *index) keyValue(table path, e *unstable.Node) {
-	cur := table
+// keyValue handles key = value (dotted keys included) inside the table at
+// the walked path, and leaves the walked path where it was.
+func (ix *index) keyValue(e *unstable.Node) {
+	mark, depth := len(ix.cur), ix.depth
 	keyEnd := 0
 	it := e.Key()
 	for it.Next() {
 		n := it.Node()
-		cur = cur.child(string(n.Data))
-		ix.setKey(cur, n)
+		ix.push(n.Data)
+		ix.setKey(ix.entry(), n)
 		keyEnd = int(n.Raw.Offset + n.Raw.Length)
 	}
-	ix.value(cur, e.Value(), keyEnd)
+	ix.value(e.Value(), keyEnd)
+	ix.cur, ix.depth = ix.cur[:mark], depth
 }
 
-// value records a value and, for inline tables and arrays, what they hold.
-// after is an offset before the value, for nodes without their own range.
-func (ix *index) value(at path, v *unstable.Node, after int) {
+// value records the value at the walked path and, for inline tables and
+// arrays, what they hold. after is an offset before the value, for nodes
+// without their own range.
+func (ix *index) value(v *unstable.Node, after int) {
+	at := ix.entry()
 	ix.setValue(at, v, after)
 	switch v.Kind {
 	case unstable.InlineTable:
 		it := v.Children()
 		for it.Next() {
-			ix.keyValue(at, it.Node())
+			ix.keyValue(it.Node())
 		}
 	case unstable.Array:
 		it := v.Children()
 		i := 0
 		for it.Next() {
-			el := at.index(i)
-			parent := ix.spans[at.id()]
-			ix.value(el, it.Node(), parent.off+1)
+			mark := ix.pushIndex(i)
+			ix.value(it.Node(), ix.spans[at].off+1)
 			// An element is its own key: diagnostics about it point at it.
-			if s := ix.spans[el.id()]; s.value.line != 0 {
-				s.key = s.value
+			el := &ix.spans[ix.entry()]
+			if el.value.line != 0 {
+				el.key = el.value
 			} else {
-				s.key = parent.value
+				el.key = ix.spans[at].value
 			}
+			ix.pop(mark)
 			i++
 		}
 	}
 }
 
-// setValue records where the value at p starts. Arrays have no range of
-// their own in the parser's tree: their [ is found after the key's =.
-func (ix *index) setValue(p path, n *unstable.Node, after int) {
-	s := ix.entry(p)
+// setValue records where the value of span i starts. Arrays have no range
+// of their own in the parser's tree: their [ is found after the key's =.
+func (ix *index) setValue(i int, n *unstable.Node, after int) {
+	s := &ix.spans[i]
 	off, end := int(n.Raw.Offset), int(n.Raw.Offset+n.Raw.Length)
 	if n.Raw.Length == 0 {
 		if after < 0 || after > len(ix.data) {
@@ -166,10 +240,19 @@ func (ix *index) setValue(p path, n *unstable.Node, after int) {
 	s.off, s.end = off, end
 }
 
+// lookup returns the span of p.
+func (ix *index) lookup(p path) (*span, bool) {
+	ix.look = p.appendID(ix.look[:0])
+	if i, ok := ix.ids[string(ix.look)]; ok {
+		return &ix.spans[i], true
+	}
+	return nil, false
+}
+
 // keyPos returns where p's key is written, or its nearest ancestor's.
 func (ix *index) keyPos(p path) position {
 	for ; len(p) > 0; p = p[:len(p)-1] {
-		if s, ok := ix.spans[p.id()]; ok && s.key.line != 0 {
+		if s, ok := ix.lookup(p); ok && s.key.line != 0 {
 			return s.key
 		}
 	}
@@ -178,7 +261,7 @@ func (ix *index) keyPos(p path) position {
 
 // valuePos returns where p's value is written, or else its key.
 func (ix *index) valuePos(p path) position {
-	if s, ok := ix.spans[p.id()]; ok && s.value.line != 0 {
+	if s, ok := ix.lookup(p); ok && s.value.line != 0 {
 		return s.value
 	}
 	return ix.keyPos(p)
@@ -186,16 +269,17 @@ func (ix *index) valuePos(p path) position {
 
 // order returns the rank of p in the order keys appear in the document.
 func (ix *index) order(p path) int {
-	if i, ok := ix.first[p.id()]; ok {
+	ix.look = p.appendID(ix.look[:0])
+	if i, ok := ix.ids[string(ix.look)]; ok {
 		return i
 	}
-	return len(ix.first)
+	return len(ix.spans)
 }
 
 // within returns the position of the first occurrence of needle in the
 // bytes of p's value, or p's value position when it does not occur there.
 func (ix *index) within(p path, needle string) position {
-	s, ok := ix.spans[p.id()]
+	s, ok := ix.lookup(p)
 	if !ok || s.end <= s.off {
 		return ix.valuePos(p)
 	}
@@ -207,6 +291,6 @@ func (ix *index) within(p path, needle string) position {
 
 // raw reports whether the bytes of p's value contain needle.
 func (ix *index) raw(p path, needle string) bool {
-	s, ok := ix.spans[p.id()]
+	s, ok := ix.lookup(p)
 	return ok && s.end > s.off && bytes.Contains(ix.data[s.off:s.end], []byte(needle))
 }

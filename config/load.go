@@ -59,13 +59,20 @@ func Parse(name string, data []byte, opts ...Option) (*File, error) {
 	if o.registry == nil {
 		o.registry = DefaultRegistry()
 	}
-	doc, err := decodeDocument(data)
+	// The index is made first: its walk also finds the table headers
+	// decodeDocument splits the file at.
+	ix := newIndex(data)
+	var chunks []chunk
+	if ix.chunksOK {
+		chunks = ix.chunks
+	}
+	doc, err := decodeWithChunks(data, chunks)
 	if err != nil {
 		// The document's meaning is unknown past a syntax error or a key
 		// defined twice, so this is the only diagnostic.
 		return nil, Diagnostics{syntaxDiagnostic(name, err)}
 	}
-	d := &decoder{file: name, dir: baseDir(name), ix: newIndex(data), lookupEnv: o.lookupEnv, registry: o.registry, broken: map[string]bool{}}
+	d := &decoder{file: name, dir: baseDir(name), ix: ix, lookupEnv: o.lookupEnv, registry: o.registry, broken: map[string]bool{}}
 	d.interpolate(doc, nil)
 	d.known = redact.NewKnown(secretsIn(doc, ""))
 	f := d.document(doc)

@@ -18,8 +18,22 @@ func (p path) child(key string) path { return append(p[:len(p):len(p)], key) }
 
 func (p path) index(i int) path { return append(p[:len(p):len(p)], indexMark+strconv.Itoa(i)) }
 
+// idSep separates the parts of a path id.
+const idSep = '\x1f'
+
 // id is the map key for p in a position index.
-func (p path) id() string { return strings.Join(p, "\x1f") }
+func (p path) id() string { return strings.Join(p, string(idSep)) }
+
+// appendID appends p.id() to b.
+func (p path) appendID(b []byte) []byte {
+	for i, part := range p {
+		if i > 0 {
+			b = append(b, idSep)
+		}
+		b = append(b, part...)
+	}
+	return b
+}
 
 // last returns the key p ends with, or "" for the root.
 func (p path) last() string {

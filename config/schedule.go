@@ -196,13 +196,7 @@ func (d *decoder) cron(m map[string]any, at path) (string, runtime.Schedule) {
 			return expr, runtime.Schedule{}
 		}
 	}
-	var sched runtime.Schedule
-	var err error
-	if hasZone {
-		sched, err = runtime.CronIn(expr, zone)
-	} else {
-		sched, err = runtime.Cron(expr)
-	}
+	sched, err := d.parseCron(expr, zone, hasZone)
 	if err != nil {
 		msg := strings.TrimPrefix(err.Error(), runtime.ErrInvalidSchedule.Error()+": ")
 		d.atValue(at.child("expr"), "%s: %s", at.child("expr"), msg)
@@ -258,4 +252,36 @@ func shortDuration(d time.Duration) string {
 func (s Schedule) catchUpPolicy() runtime.CatchUpPolicy {
 	p, _ := runtime.ParseCatchUpPolicy(s.CatchUp)
 	return p
+}
+
+// cronKey is one cron expression in one zone, as parseCron caches them.
+type cronKey struct {
+	expr, zone string
+	hasZone    bool
+}
+
+type cronParsed struct {
+	sched runtime.Schedule
+	err   error
+}
+
+// parseCron is runtime.CronIn (with a zone) or runtime.Cron, once per
+// distinct expression and zone in the file: pipelines often share a
+// schedule, and a Schedule is a value that can be shared.
+func (d *decoder) parseCron(expr, zone string, hasZone bool) (runtime.Schedule, error) {
+	k := cronKey{expr, zone, hasZone}
+	if c, ok := d.crons[k]; ok {
+		return c.sched, c.err
+	}
+	var c cronParsed
+	if hasZone {
+		c.sched, c.err = runtime.CronIn(expr, zone)
+	} else {
+		c.sched, c.err = runtime.Cron(expr)
+	}
+	if d.crons == nil {
+		d.crons = map[cronKey]cronParsed{}
+	}
+	d.crons[k] = c
+	return c.sched, c.err
 }

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -19,6 +20,19 @@ type field struct {
 // `toml` tag's name, else the field name; embedded structs without a tag
 // contribute their own fields; "-" and unexported fields are not keys.
 func structFields(t reflect.Type) []field {
+	if f, ok := fieldCache.Load(t); ok {
+		return f.([]field)
+	}
+	out := listFields(t)
+	fieldCache.Store(t, out)
+	return out
+}
+
+// fieldCache holds structFields' answers by type: a file names the same
+// few component types in every pipeline. The slices are not changed.
+var fieldCache sync.Map
+
+func listFields(t reflect.Type) []field {
 	var out []field
 	for i := range t.NumField() {
 		f := t.Field(i)

@@ -25,7 +25,13 @@ const splitThreshold = 64
 // the whole file is decoded at once instead, so every error and its position
 // is go-toml's own, exactly as before.
 func decodeDocument(data []byte) (map[string]any, error) {
-	if doc, ok := decodeSplit(data); ok {
+	return decodeWithChunks(data, nil)
+}
+
+// decodeWithChunks is decodeDocument with the file's table headers already
+// found (by newIndex); nil finds them.
+func decodeWithChunks(data []byte, chunks []chunk) (map[string]any, error) {
+	if doc, ok := decodeSplit(data, chunks); ok {
 		return doc, nil
 	}
 	var doc map[string]any
@@ -33,14 +39,32 @@ func decodeDocument(data []byte) (map[string]any, error) {
 	return doc, err
 }
 
-// decodeSplit is the per-pipeline decoding of decodeDocument; ok is false
-// when the whole file must be decoded instead.
-func decodeSplit(data []byte) (map[string]any, bool) {
-	type chunk struct {
-		start  int
-		group  string // a pipeline id, or "" for the rest of the document
-		isRest bool
+// chunk is the part of a document from a table header's line to the next
+// header's.
+type chunk struct {
+	start  int
+	group  string // a pipeline id, or "" for the rest of the document
+	isRest bool
+}
+
+// headerChunk returns the chunk table header e starts; ok is false for a
+// header without a key.
+func headerChunk(data []byte, e *unstable.Node) (chunk, bool) {
+	it := e.Key()
+	if !it.Next() {
+		return chunk{}, false
 	}
+	first := it.Node()
+	start := bytes.LastIndexByte(data[:first.Raw.Offset], '\n') + 1
+	c := chunk{start: start, isRest: true}
+	if string(first.Data) == "pipelines" && it.Next() {
+		c.group, c.isRest = string(it.Node().Data), false
+	}
+	return c, true
+}
+
+// findChunks lists data's chunks; ok is false after a syntax error.
+func findChunks(data []byte) ([]chunk, bool) {
 	var chunks []chunk
 	var p unstable.Parser
 	p.Reset(data)
@@ -49,55 +73,83 @@ func decodeSplit(data []byte) (map[string]any, bool) {
 		if e.Kind != unstable.Table && e.Kind != unstable.ArrayTable {
 			continue
 		}
-		it := e.Key()
-		if !it.Next() {
+		c, ok := headerChunk(data, e)
+		if !ok {
 			return nil, false
-		}
-		first := it.Node()
-		start := bytes.LastIndexByte(data[:first.Raw.Offset], '\n') + 1
-		c := chunk{start: start, isRest: true}
-		if string(first.Data) == "pipelines" && it.Next() {
-			c.group, c.isRest = string(it.Node().Data), false
 		}
 		chunks = append(chunks, c)
 	}
-	if p.Error() != nil {
+	return chunks, p.Error() == nil
+}
+
+// pieces is the text of one group of chunks: byte ranges of the document,
+// joined when adjacent, so a pipeline written in one place is decoded from
+// the document's own bytes without a copy.
+type pieces [][2]int
+
+func (ps *pieces) add(start, stop int) {
+	if n := len(*ps); n > 0 && (*ps)[n-1][1] == start {
+		(*ps)[n-1][1] = stop
+		return
+	}
+	*ps = append(*ps, [2]int{start, stop})
+}
+
+func (ps pieces) text(data []byte) []byte {
+	if len(ps) == 1 {
+		return data[ps[0][0]:ps[0][1]]
+	}
+	var b bytes.Buffer
+	for _, r := range ps {
+		b.Write(data[r[0]:r[1]])
+		// A chunk ends where the next header's line starts; a newline
+		// keeps the next chunk of the group on a line of its own.
+		b.WriteByte('\n')
+	}
+	return b.Bytes()
+}
+
+// decodeSplit is the per-pipeline decoding of decodeDocument; ok is false
+// when the whole file must be decoded instead.
+func decodeSplit(data []byte, chunks []chunk) (map[string]any, bool) {
+	if chunks == nil {
+		var ok bool
+		if chunks, ok = findChunks(data); !ok {
+			return nil, false
+		}
+	}
+	if len(chunks) == 0 {
 		return nil, false
 	}
-	rest := &bytes.Buffer{}
-	groups := map[string]*bytes.Buffer{}
+	var rest pieces
+	groups := map[string]int{} // pipeline id → its pieces in texts
 	var order []string
+	var texts []pieces
 	end := len(data)
-	if len(chunks) > 0 {
-		rest.Write(data[:chunks[0].start])
-	} else {
-		return nil, false
-	}
+	rest.add(0, chunks[0].start)
 	for i, c := range chunks {
 		stop := end
 		if i+1 < len(chunks) {
 			stop = chunks[i+1].start
 		}
 		if c.isRest {
-			rest.Write(data[c.start:stop])
+			rest.add(c.start, stop)
 			continue
 		}
-		b, ok := groups[c.group]
+		g, ok := groups[c.group]
 		if !ok {
-			b = &bytes.Buffer{}
-			groups[c.group] = b
+			g = len(texts)
+			groups[c.group] = g
 			order = append(order, c.group)
+			texts = append(texts, nil)
 		}
-		b.Write(data[c.start:stop])
-		// A chunk ends where the next header's line starts; a newline
-		// keeps the next chunk of the group on a line of its own.
-		b.WriteByte('\n')
+		texts[g].add(c.start, stop)
 	}
 	if len(order) < splitThreshold {
 		return nil, false
 	}
 	var doc map[string]any
-	if tomlUnmarshal(rest.Bytes(), &doc) != nil {
+	if tomlUnmarshal(rest.text(data), &doc) != nil {
 		return nil, false
 	}
 	if doc == nil {
@@ -111,9 +163,9 @@ func decodeSplit(data []byte) (map[string]any, bool) {
 		pipelines = map[string]any{}
 		doc["pipelines"] = pipelines
 	}
-	for _, id := range order {
+	for i, id := range order {
 		var g map[string]any
-		if tomlUnmarshal(groups[id].Bytes(), &g) != nil {
+		if tomlUnmarshal(texts[i].text(data), &g) != nil {
 			return nil, false
 		}
 		gp, _ := g["pipelines"].(map[string]any)

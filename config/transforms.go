@@ -150,7 +150,7 @@ func (d *decoder) compileError(p path, err error) {
 		return
 	}
 	pos := d.ix.valuePos(p)
-	if s, ok := d.ix.spans[p.id()]; ok && s.end > s.off {
+	if s, ok := d.ix.lookup(p); ok && s.end > s.off {
 		raw := d.ix.data[s.off:s.end]
 		start := 1
 		if len(raw) >= 6 && (string(raw[:3]) == `"""` || string(raw[:3]) == "'''") {

@@ -35,6 +35,9 @@ const (
 	benchHelperEnv    = "AGORA_RUNTIME_BENCH_HELPER"
 	benchSecondsEnv   = "AGORA_BENCH_SECONDS"
 	benchPipelinesEnv = "AGORA_BENCH_PIPELINES"
+	// benchRunHistoryEnv = "off" runs agora without its in-memory run
+	// history (on by default, as in a worker).
+	benchRunHistoryEnv = "AGORA_BENCH_RUN_HISTORY"
 	// benchWarmup is left out of the lateness and CPU figures: startup and
 	// the first dispatches are not the steady state being measured.
 	benchWarmup = 2 * time.Second
@@ -213,7 +216,12 @@ func runBenchHelper(name string) int {
 	case "agora":
 		pipeline := runtime.PipelineFunc(func(context.Context) error { job(); return nil })
 		factory := func(context.Context) (runtime.Pipeline, error) { return pipeline, nil }
-		pool := runtime.NewWorkerPool(runtime.WithLogger(slog.New(slog.DiscardHandler)), runtime.WithSignalHandling(false))
+		opts := []runtime.PoolOption{runtime.WithLogger(slog.New(slog.DiscardHandler)), runtime.WithSignalHandling(false)}
+		if os.Getenv(benchRunHistoryEnv) == "off" {
+			// To tell the history's memory from the rest.
+			opts = append(opts, runtime.WithRunHistory(runtime.RunHistoryPolicy{Off: true}))
+		}
+		pool := runtime.NewWorkerPool(opts...)
 		sched := runtime.MustCron(expr)
 		for i := range n {
 			pool.Register(&runtime.ScheduledPipeline{PipelineID: "p" + strconv.Itoa(i), Schedule: sched, Factory: factory})
@@ -275,6 +283,12 @@ func runBenchHelper(name string) int {
 		P99SecondMs: hist.medianSecondP99(start.Unix()+1, end.Unix()+1),
 		PeakRSSMB:   peakRSSMB(), CPUSeconds: cpu, CPUPercent: 100 * cpu / elapsed,
 		MaxGoroutines: maxG, IdleGoroutine: idleG,
+	}
+	if path := os.Getenv("AGORA_BENCH_MEMSTATS"); path != "" {
+		var ms goruntime.MemStats
+		goruntime.ReadMemStats(&ms)
+		_ = os.WriteFile(path+"."+contender+"."+mode, fmt.Appendf(nil, "HeapAlloc %d\nHeapInuse %d\nHeapSys %d\nHeapReleased %d\nStackSys %d\nSys %d\nNextGC %d\nNumGC %d\nTotalAlloc %d\nMallocs %d\nGCSys %d\nOtherSys %d\n",
+			ms.HeapAlloc, ms.HeapInuse, ms.HeapSys, ms.HeapReleased, ms.StackSys, ms.Sys, ms.NextGC, ms.NumGC, ms.TotalAlloc, ms.Mallocs, ms.GCSys, ms.OtherSys), 0o644)
 	}
 	if path := os.Getenv("AGORA_BENCH_MEMPROFILE"); path != "" {
 		if f, err := os.Create(path + "." + contender + "." + mode); err == nil {

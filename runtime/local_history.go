@@ -20,52 +20,6 @@ func (h *localHistory) current() RunHistoryPolicy {
 	return RunHistoryPolicy{}.WithDefaults()
 }
 
-// runRing holds up to Limit records; next is where the next one goes once
-// it is full.
-type runRing struct {
-	runs []RunRecord
-	next int
-}
-
-func (r *runRing) add(rec RunRecord, limit int) {
-	if len(r.runs) > limit {
-		// The limit was lowered: keep the newest.
-		r.runs = r.newest(limit, nil)
-		for i, j := 0, len(r.runs)-1; i < j; i, j = i+1, j-1 {
-			r.runs[i], r.runs[j] = r.runs[j], r.runs[i]
-		}
-		r.next = 0
-	}
-	if len(r.runs) < limit {
-		r.runs = append(r.runs, rec)
-		return
-	}
-	r.runs[r.next] = rec
-	r.next = (r.next + 1) % len(r.runs)
-}
-
-// newest returns up to limit records, newest first, that keep accepts.
-func (r *runRing) newest(limit int, keep func(RunRecord) bool) []RunRecord {
-	n := len(r.runs)
-	size := n
-	if limit > 0 && limit < n {
-		size = limit
-	}
-	out := make([]RunRecord, 0, size)
-	for i := 0; i < n; i++ {
-		// Newest first: the one before next, going back around the ring.
-		rec := r.runs[((r.next-1-i)%n+n)%n]
-		if keep != nil && !keep(rec) {
-			continue
-		}
-		out = append(out, rec)
-		if limit > 0 && len(out) == limit {
-			break
-		}
-	}
-	return out
-}
-
 // recordRun adds rec to e's history; the pool calls it after the run's
 // lease is given back.
 func (c *LocalCoordinator) recordRun(e *localEntry, rec RunRecord) {

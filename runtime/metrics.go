@@ -95,9 +95,11 @@ func (p *WorkerPool) metrics() *poolMetrics {
 func (p *WorkerPool) Gatherer() prometheus.Gatherer { return p.metrics().reg }
 
 // histogram is a fixed-bucket histogram of one pipeline, safe for
-// concurrent use without locks.
+// concurrent use without locks. Its bucket bounds are not kept in it: they
+// are the same for every pipeline (runDurationBuckets, latenessBuckets)
+// and passed in, so ten thousand pipelines do not carry ten thousand
+// copies of the slice.
 type histogram struct {
-	buckets []float64 // upper bounds, shared; at most maxBuckets
 	counts  [maxBuckets]atomic.Uint64
 	count   atomic.Uint64
 	sumBits atomic.Uint64 // float64 bits of the sum of observations
@@ -107,10 +109,14 @@ type histogram struct {
 // pipeline's histograms are one allocation.
 const maxBuckets = 10
 
-func (h *histogram) init(buckets []float64) { h.buckets = buckets[:min(len(buckets), maxBuckets)] }
+func init() {
+	if len(runDurationBuckets) > maxBuckets || len(latenessBuckets) > maxBuckets {
+		panic("runtime: more metric buckets than maxBuckets")
+	}
+}
 
-func (h *histogram) observe(v float64) {
-	for i, upper := range h.buckets {
+func (h *histogram) observe(buckets []float64, v float64) {
+	for i, upper := range buckets {
 		if v <= upper {
 			h.counts[i].Add(1)
 			break
@@ -125,11 +131,12 @@ func (h *histogram) observe(v float64) {
 	}
 }
 
-// metric returns h as a Prometheus histogram with cumulative buckets.
-func (h *histogram) metric(desc *prometheus.Desc, labels ...string) prometheus.Metric {
-	cum := make(map[float64]uint64, len(h.buckets))
+// metric returns h, of the given bucket bounds, as a Prometheus histogram
+// with cumulative buckets.
+func (h *histogram) metric(desc *prometheus.Desc, buckets []float64, labels ...string) prometheus.Metric {
+	cum := make(map[float64]uint64, len(buckets))
 	var n uint64
-	for i, upper := range h.buckets {
+	for i, upper := range buckets {
 		n += h.counts[i].Load()
 		cum[upper] = n
 	}
@@ -148,8 +155,6 @@ func (r *runner) histograms() *runHistograms {
 		return h
 	}
 	h := &runHistograms{}
-	h.duration.init(runDurationBuckets)
-	h.lateness.init(latenessBuckets)
 	if !r.hist.CompareAndSwap(nil, h) {
 		return r.hist.Load()
 	}
@@ -158,13 +163,13 @@ func (r *runner) histograms() *runHistograms {
 
 func (m *poolMetrics) observeDuration(r *runner, d time.Duration) {
 	if m != nil {
-		r.histograms().duration.observe(d.Seconds())
+		r.histograms().duration.observe(runDurationBuckets, d.Seconds())
 	}
 }
 
 func (m *poolMetrics) observeLateness(r *runner, d time.Duration) {
 	if m != nil {
-		r.histograms().lateness.observe(max(d, 0).Seconds())
+		r.histograms().lateness.observe(latenessBuckets, max(d, 0).Seconds())
 	}
 }
 
@@ -298,10 +303,10 @@ func (c *poolCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		if h := r.hist.Load(); h != nil {
 			if h.duration.count.Load() > 0 {
-				ch <- h.duration.metric(descDuration, id)
+				ch <- h.duration.metric(descDuration, runDurationBuckets, id)
 			}
 			if h.lateness.count.Load() > 0 {
-				ch <- h.lateness.metric(descLateness, id)
+				ch <- h.lateness.metric(descLateness, latenessBuckets, id)
 			}
 		}
 		if st.records != (RecordCounts{}) {

@@ -71,9 +71,11 @@ type Known struct {
 // those shorter than four bytes are left to Text's rules.
 func NewKnown(secrets []string) *Known {
 	var long []string
+	seen := map[string]bool{}
 	for _, secret := range secrets {
 		for _, s := range spellings(secret) {
-			if len(s) >= minKnown && s != Mask && !slices.Contains(long, s) {
+			if len(s) >= minKnown && s != Mask && !seen[s] {
+				seen[s] = true
 				long = append(long, s)
 			}
 		}
