@@ -23,11 +23,11 @@ import (
 // Config is what the suite sets on a sink; each database maps it onto its
 // own SinkConfig.
 type Config struct {
-	Table         string
-	Columns       []string
-	Mode          string
-	Key           []string
-	Resource      string
+	Table          string
+	Columns        []string
+	Mode           string
+	Key            []string
+	Resource       string
 	CreateTable    bool
 	AllowUnfenced  bool
 	OnUnknownField string
