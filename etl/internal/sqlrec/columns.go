@@ -17,8 +17,8 @@ const ColumnsMaxAge = 5 * time.Second
 // kept, and read again when a record has a field they lack and they were
 // read ColumnsMaxAge ago or more (so a column added to the table since,
 // ALTER TABLE ... ADD COLUMN, is written without a restart, while a stream
-// whose records keep carrying an ignored field costs no catalog query per
-// batch), or after Forget. It is safe for concurrent use.
+// whose records keep carrying an ignored field costs one catalog query per
+// ColumnsMaxAge at most, not one per batch), or after Forget. It is safe for concurrent use.
 type ColumnCache struct {
 	// Read reads the table's columns, each mapped to a flag the sink
 	// keeps with it (PostgreSQL: an integer column). An error or no
@@ -85,7 +85,13 @@ func (c *ColumnCache) known(cols map[string]bool) func(string) bool {
 		return nil
 	}
 	if c.Fold {
-		return func(f string) bool { _, ok := cols[strings.ToLower(f)]; return ok }
+		return func(f string) bool {
+			if _, ok := cols[f]; ok {
+				return true // most fields are lower-case already
+			}
+			_, ok := cols[strings.ToLower(f)]
+			return ok
+		}
 	}
 	return func(f string) bool { _, ok := cols[f]; return ok }
 }

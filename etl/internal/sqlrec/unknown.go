@@ -67,27 +67,32 @@ func FitColumns(table string, configured []string, records []etl.Record, known f
 	var f Fit
 	keep := make([]int, 0, len(records))
 	seen := map[string]struct{}{}
-	var unknown []string
+	var unknown, added []string
 	for i, r := range records {
-		unknown = unknown[:0]
+		// One pass over the fields: the columns first seen in this record
+		// are taken back out if the record is rejected.
+		unknown, added = unknown[:0], added[:0]
 		for k := range r {
 			if !known(k) {
 				unknown = append(unknown, k)
+			} else if _, ok := seen[k]; !ok {
+				seen[k] = struct{}{}
+				added = append(added, k)
 			}
 		}
-		if len(unknown) > 0 {
-			f.Unknown++
-		}
-		if len(unknown) > 0 && (onUnknown != UnknownIgnore || len(unknown) == len(r)) {
-			f.Rejections = append(f.Rejections, etl.Rejection{Index: i, Err: unknownError(table, unknown, onUnknown)})
+		if len(unknown) == 0 {
+			keep = append(keep, i)
 			continue
 		}
-		keep = append(keep, i)
-		for k := range r {
-			if known(k) {
-				seen[k] = struct{}{}
-			}
+		f.Unknown++
+		if onUnknown == UnknownIgnore && len(unknown) < len(r) {
+			keep = append(keep, i)
+			continue
 		}
+		for _, k := range added {
+			delete(seen, k)
+		}
+		f.Rejections = append(f.Rejections, etl.Rejection{Index: i, Err: unknownError(table, unknown, onUnknown)})
 	}
 	if len(f.Rejections) > 0 {
 		f.Keep = keep
