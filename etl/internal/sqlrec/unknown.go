@@ -73,12 +73,15 @@ func FitColumns(table string, configured []string, records []etl.Record, known f
 		// are taken back out if the record is rejected.
 		unknown, added = unknown[:0], added[:0]
 		for k := range r {
+			if _, ok := seen[k]; ok {
+				continue // a column already: no second lookup
+			}
 			if !known(k) {
 				unknown = append(unknown, k)
-			} else if _, ok := seen[k]; !ok {
-				seen[k] = struct{}{}
-				added = append(added, k)
+				continue
 			}
+			seen[k] = struct{}{}
+			added = append(added, k)
 		}
 		if len(unknown) == 0 {
 			keep = append(keep, i)
