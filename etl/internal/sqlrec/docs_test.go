@@ -19,7 +19,7 @@ func TestDocsNameTheColumnRules(t *testing.T) {
 		"`on_unknown_field`",
 		"`\"" + UnknownReject + "\"` (default)",
 		"`\"" + UnknownIgnore + "\"`",
-		strconv.Itoa(int(ColumnsMaxAge.Seconds())) + " s ago or more (`sqlrec.ColumnsMaxAge`)",
+		strconv.Itoa(int(ColumnsMaxAge.Seconds())) + " s ago or more (`ColumnsMaxAge` in `etl/internal/sqlrec`)",
 	} {
 		if !strings.Contains(doc, want) {
 			t.Errorf("docs/etl.md does not say %s", want)

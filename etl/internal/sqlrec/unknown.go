@@ -1,7 +1,6 @@
 package sqlrec
 
 import (
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -19,11 +18,6 @@ const (
 	// UnknownIgnore drops the field and writes the record's other fields.
 	UnknownIgnore = "ignore"
 )
-
-// ErrUnknownField is wrapped by the rejection of a record with a field
-// that is not a column of the table (on_unknown_field = "reject"), or with
-// no field that is one (on_unknown_field = "ignore").
-var ErrUnknownField = errors.New("sqlrec: field is not a column of the table")
 
 // checkUnknown reports a bad on_unknown_field value.
 func checkUnknown(v string) error {
@@ -56,7 +50,7 @@ type Fit struct {
 // records that are columns of the table, known(field) saying which (nil:
 // the table's columns are not known, as before it exists, and every field
 // is a column). A record with a field the table lacks is rejected, with
-// an error wrapping ErrUnknownField naming the fields and table, when
+// an error wrapping etl.ErrUnknownField naming the fields and table, when
 // onUnknown is UnknownReject (or ""); with UnknownIgnore the fields are
 // left out, and only a record none of whose fields is a column is
 // rejected.
@@ -115,13 +109,13 @@ func unknownError(table string, fields []string, onUnknown string) error {
 		q[i] = fmt.Sprintf("%q", f)
 	}
 	if onUnknown == UnknownIgnore {
-		return fmt.Errorf("table %s has none of the record's fields (%s) as a column: %w", table, strings.Join(q, ", "), ErrUnknownField)
+		return fmt.Errorf("table %s has none of the record's fields (%s) as a column: %w", table, strings.Join(q, ", "), etl.ErrUnknownField)
 	}
 	what := "no column named " + q[0]
 	if len(q) > 1 {
 		what = "no columns named " + strings.Join(q, ", ")
 	}
-	return fmt.Errorf("table %s has %s (on_unknown_field = %q; %q drops such fields): %w", table, what, UnknownReject, UnknownIgnore, ErrUnknownField)
+	return fmt.Errorf("table %s has %s (on_unknown_field = %q; %q drops such fields): %w", table, what, UnknownReject, UnknownIgnore, etl.ErrUnknownField)
 }
 
 // Len is the number of records to write.

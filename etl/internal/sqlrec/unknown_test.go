@@ -21,7 +21,7 @@ func TestFitColumnsRejectsRecordsWithUnknownFields(t *testing.T) {
 	if len(f.Rejections) != 2 || f.Unknown != 2 || f.Rejections[0].Index != 1 || f.Rejections[1].Index != 3 {
 		t.Fatalf("rejections %v", f.Rejections)
 	}
-	if err := f.Rejections[0].Err; !errors.Is(err, ErrUnknownField) || !strings.Contains(err.Error(), `table events has no column named "extra"`) {
+	if err := f.Rejections[0].Err; !errors.Is(err, etl.ErrUnknownField) || !strings.Contains(err.Error(), `table events has no column named "extra"`) {
 		t.Fatalf("error %v", err)
 	}
 	if err := f.Rejections[1].Err.Error(); !strings.Contains(err, `no columns named "extra", "zz"`) {
@@ -32,7 +32,7 @@ func TestFitColumnsRejectsRecordsWithUnknownFields(t *testing.T) {
 	if !slices.Equal(f.Cols, []string{"id", "name"}) || !slices.Equal(f.Keep, []int{0, 1, 2}) || len(f.Rejections) != 1 || f.Rejections[0].Index != 3 {
 		t.Fatalf("ignore: cols %v keep %v rejections %v", f.Cols, f.Keep, f.Rejections)
 	}
-	if err := f.Rejections[0].Err; !errors.Is(err, ErrUnknownField) || !strings.Contains(err.Error(), "has none of the record's fields") {
+	if err := f.Rejections[0].Err; !errors.Is(err, etl.ErrUnknownField) || !strings.Contains(err.Error(), "has none of the record's fields") {
 		t.Fatalf("ignore, no known field: %v", err)
 	}
 
