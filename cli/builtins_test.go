@@ -65,3 +65,37 @@ func TestDatabaseComponentsCheckInConfigFiles(t *testing.T) {
 		t.Errorf("error shows the password:\n%s", msg)
 	}
 }
+
+// TestSQLSinkOnUnknownFieldIsChecked: on_unknown_field gets a did-you-mean
+// when misspelt, and a value other than "reject" or "ignore" is reported
+// at its position, on both SQL sinks.
+func TestSQLSinkOnUnknownFieldIsChecked(t *testing.T) {
+	doc := `format = "agora/v1"
+[pipelines.p]
+source = { type = "iterable", records = [{ id = 1 }] }
+schedule = { mode = "once" }
+[[pipelines.p.sinks]]
+type = "sqlite"
+path = "w.db"
+table = "events"
+on_unknow_field = "ignore"
+[[pipelines.p.sinks]]
+type = "postgres"
+url = "postgres://agora:secret@127.0.0.1/w"
+table = "events"
+on_unknown_field = "drop"
+[[pipelines.p.sinks]]
+type = "sqlite"
+path = "w.db"
+table = "events"
+on_unknown_field = "ignore"
+`
+	_, err := config.Parse("s.toml", []byte(doc), config.WithRegistry(Builtins()))
+	want := []string{
+		`s.toml:9:1: pipelines.p.sinks[0]: unknown key "on_unknow_field" (did you mean "on_unknown_field"?)`,
+		`s.toml:14:1: pipelines.p.sinks[1].on_unknown_field: must be "reject" or "ignore", not "drop"`,
+	}
+	if err == nil || err.Error() != strings.Join(want, "\n") {
+		t.Errorf("diagnostics:\n%v\nwant\n%s", err, strings.Join(want, "\n"))
+	}
+}

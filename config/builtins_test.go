@@ -69,3 +69,43 @@ schedule = { mode = "continuous" }
 		t.Errorf("diagnostics:\n%v\nwant\n%s", err, strings.Join(want, "\n"))
 	}
 }
+
+// TestFileSourceKeysAreChecked: the file source's read-once keys
+// (after_read, move_to, state) and null_if get a did-you-mean when
+// misspelt, and their values are checked where they are written.
+func TestFileSourceKeysAreChecked(t *testing.T) {
+	doc := `format = "agora/v1"
+[pipelines.p]
+sinks = [{ type = "stdout" }]
+schedule = { mode = "once" }
+[pipelines.p.source]
+type = "file"
+path = "in/*.csv"
+aftr_read = "move"
+move_too = "done"
+stat = "none"
+nul_if = [""]
+[pipelines.q]
+sinks = [{ type = "stdout" }]
+schedule = { mode = "once" }
+source = { type = "file", path = "in/a.jsonl", after_read = "mvoe", null_if = [""] }
+`
+	_, err := Parse("f.toml", []byte(doc))
+	want := []string{
+		`f.toml:8:1: pipelines.p.source: unknown key "aftr_read" (did you mean "after_read"?)`,
+		`f.toml:9:1: pipelines.p.source: unknown key "move_too" (did you mean "move_to"?)`,
+		`f.toml:10:1: pipelines.p.source: unknown key "stat" (did you mean "state"?)`,
+		`f.toml:11:1: pipelines.p.source: unknown key "nul_if" (did you mean "null_if"?)`,
+		`f.toml:15:48: pipelines.q.source.after_read: "mvoe" is not an after_read; use "keep", "move" or "delete"`,
+		`f.toml:15:69: pipelines.q.source.null_if: is only used with CSV files, and format is "jsonl" (JSON lines write null themselves)`,
+	}
+	if err == nil || err.Error() != strings.Join(want, "\n") {
+		t.Errorf("diagnostics:\n%v\nwant\n%s", err, strings.Join(want, "\n"))
+	}
+	doc = strings.NewReplacer("aftr_read", "after_read", "move_too", "move_to", `stat = "none"`, `state = "st"`, "nul_if", "null_if").Replace(doc)
+	_, err = Parse("f.toml", []byte(doc))
+	want = want[4:]
+	if err == nil || err.Error() != strings.Join(want, "\n") {
+		t.Errorf("diagnostics:\n%v\nwant\n%s", err, strings.Join(want, "\n"))
+	}
+}

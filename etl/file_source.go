@@ -65,6 +65,11 @@ type FileSourceConfig struct {
 	// Redis), else, in a config file, the directory .agora/read-state
 	// beside the file; from Go without either, none.
 	State string `toml:"state"`
+	// NullIf lists the CSV cells read as null (nil) instead of as
+	// strings: null_if = [""] makes an empty cell a NULL in a SQL sink
+	// rather than an empty string a timestamp or number column refuses.
+	// It applies to every column; JSON lines say null themselves.
+	NullIf []string `toml:"null_if"`
 
 	// localState is the state directory a config file implies, set by
 	// ResolvePaths.
@@ -112,6 +117,13 @@ func (c FileSourceConfig) Validate() error {
 	}
 	if c.State == StateNone && c.AfterRead != "" && c.AfterRead != AfterReadKeep {
 		errs = append(errs, FieldErrorf("after_read", "%q needs a read state, and state is %q", c.AfterRead, StateNone))
+	}
+	format := c.Format
+	if format == "" && !hasMeta(c.Path) {
+		format, _ = formatOf("", c.Path)
+	}
+	if err := checkNullIf(format, c.NullIf); err != nil {
+		errs = append(errs, err)
 	}
 	if strings.Contains(c.State, "://") {
 		if _, err := parseRedisURL(c.State); err != nil {
@@ -490,7 +502,7 @@ func (s *FileSource) open(e fileEntry) (*fileReader, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.entry = e
+	r.entry, r.nullIf = e, s.cfg.NullIf
 	return r, nil
 }
 
@@ -511,6 +523,7 @@ type fileReader struct {
 	csv    *csv.Reader   // csv
 	br     *bufio.Reader // what lines or csv read from
 	header []string
+	nullIf []string // csv: cells read as nil
 }
 
 // openFileReader opens path to read from the mark's offset up to limit
@@ -595,7 +608,7 @@ func (r *fileReader) read(buf []Record, max int) ([]Record, error) {
 		}
 		rec := make(Record, len(r.header))
 		for i, h := range r.header {
-			rec[h] = row[i]
+			rec[h] = cellValue(row[i], r.nullIf)
 		}
 		buf = append(buf, rec)
 		r.offset = r.base + r.csv.InputOffset()

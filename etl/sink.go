@@ -2,6 +2,7 @@ package etl
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -42,6 +43,12 @@ type Rejection struct {
 	// Err says why.
 	Err error
 }
+
+// ErrUnknownField is wrapped by the rejection of a record with a field the
+// sink's table has no column for: the postgres and sqlite sinks'
+// on_unknown_field = "reject" (or, with "ignore", a record none of whose
+// fields is a column).
+var ErrUnknownField = errors.New("etl: field is not a column of the table")
 
 // RejectedError is returned by Sink.Write when some records were refused
 // one by one and the rest written.

@@ -19,4 +19,12 @@
 // slot another run completed is refused with fencing.ErrSlotDone, and the
 // sink's Complete, which the pipeline calls when the run succeeds, marks
 // the slot completed.
+//
+// Without columns, the sink writes each record's fields to the table's
+// columns, read from the database (pg_attribute) at the first write and
+// again when a record has a field they lack and they are 5 s old. A
+// record with a field that is not a column is rejected alone (SinkConfig.OnUnknownField "reject", the default) or
+// written without it ("ignore"), its error wrapping etl.ErrUnknownField;
+// the rest of the batch commits in the same
+// fenced transaction. create_table never adds columns. See docs/etl.md.
 package postgres

@@ -34,10 +34,11 @@ func suiteDB(pool *pgxpool.Pool, path upsertPath) sinktest.DB {
 	return sinktest.DB{
 		NewSink: func(t testing.TB, c sinktest.Config) etl.Sink {
 			s, err := NewSink(pool, SinkConfig{Table: c.Table, Columns: c.Columns, Mode: c.Mode, Key: c.Key,
-				Resource: c.Resource, CreateTable: c.CreateTable, AllowUnfenced: c.AllowUnfenced})
+				Resource: c.Resource, CreateTable: c.CreateTable, AllowUnfenced: c.AllowUnfenced, OnUnknownField: c.OnUnknownField})
 			if err != nil {
 				t.Fatal(err)
 			}
+			s.cols.Now = c.Now
 			s.upsertBy = path
 			return s
 		},

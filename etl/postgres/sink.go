@@ -44,10 +44,16 @@ type SinkConfig struct {
 	// AllowUnfenced lets a run without a fenced lease write, unfenced,
 	// with a warning; by default such a run's writes are refused.
 	AllowUnfenced bool `toml:"allow_unfenced"`
+	// OnUnknownField says what happens, when Columns is empty, to a record
+	// with a field the table has no column for: "reject" (the default)
+	// sends the record alone to the dead-letter queue, with an error naming
+	// the field and the table, and writes the rest of the batch; "ignore"
+	// drops the field and writes the row.
+	OnUnknownField string `toml:"on_unknown_field"`
 }
 
 func (c SinkConfig) table() sqlrec.Table {
-	return sqlrec.Table{Name: c.Table, Columns: c.Columns, Mode: c.Mode, Key: c.Key, Resource: c.Resource}
+	return sqlrec.Table{Name: c.Table, Columns: c.Columns, Mode: c.Mode, Key: c.Key, Resource: c.Resource, OnUnknownField: c.OnUnknownField}
 }
 
 // Describe gives the table, mode and key for `agora check`'s summary
@@ -109,8 +115,7 @@ type Sink struct {
 
 	createMu sync.Mutex
 	created  bool
-	intMu    sync.Mutex
-	intCols  map[string]bool // integer columns, once known
+	cols     sqlrec.ColumnCache // the table's columns (true: integer)
 	warnOnce sync.Once
 
 	beforeCommit func() // test hook: runs inside the transaction, after the rows
@@ -131,6 +136,7 @@ func NewSink(pool *pgxpool.Pool, cfg SinkConfig, opts ...SinkOption) (*Sink, err
 	}
 	s := &Sink{pool: pool, cfg: cfg, tbl: cfg.table(), ident: pgx.Identifier(strings.Split(cfg.Table, ".")),
 		resource: cfg.table().ResourceName(), logger: slog.Default(), upsertBy: defaultUpsertPath}
+	s.cols.Read = s.readColumns
 	for _, o := range opts {
 		o(s)
 	}
@@ -175,20 +181,21 @@ func (s *Sink) Write(ctx context.Context, records []etl.Record) error {
 	} else if err := ensureFencing(ctx, s.pool); err != nil {
 		return err
 	}
-	cols := sqlrec.Columns(s.cfg.Columns, records)
-	if len(cols) == 0 {
-		return fmt.Errorf("postgres: table %s: the records have no fields to write", s.cfg.Table)
-	}
-	if err := s.ensureTable(ctx, cols, records); err != nil {
+	if err := s.ensureTable(ctx, sqlrec.Columns(s.cfg.Columns, records), records); err != nil {
 		return err
+	}
+	fit, tcols := s.cols.Fit(ctx, s.cfg.Table, s.cfg.Columns, records, s.cfg.OnUnknownField)
+	cols := fit.Cols
+	if len(cols) == 0 && fit.Len(len(records)) > 0 {
+		return fmt.Errorf("postgres: table %s: the records have no fields to write", s.cfg.Table)
 	}
 	// For upsert, a key twice in one batch would make ON CONFLICT touch a
 	// row twice; the last record per key is what sequential writes leave.
-	idx := []int(nil)
+	idx := fit.Keep
 	if s.tbl.Upsert() {
-		idx = sqlrec.LastPerKey(records, s.cfg.Key)
+		idx = sqlrec.LastPerKeyIn(records, idx, s.cfg.Key)
 	}
-	rows := &batchRows{recs: records, idx: idx, cols: cols, intCols: s.integerColumns(ctx)}
+	rows := &batchRows{recs: records, idx: idx, cols: cols, intCols: tcols}
 	w := writer(ctx, s.resource, token)
 	tx := func(write func(pgx.Tx) error) error {
 		return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
@@ -207,7 +214,12 @@ func (s *Sink) Write(ctx context.Context, records []etl.Record) error {
 		})
 	}
 	byCopy := !s.tbl.Upsert() || s.upsertBy == upsertStaged || s.upsertBy == upsertAuto && rows.len() >= stagedMinRows
-	err = tx(func(tx pgx.Tx) error { return s.writeBulk(ctx, tx, rows, byCopy) })
+	err = tx(func(tx pgx.Tx) error {
+		if rows.len() == 0 {
+			return nil // every record rejected: the fencing rules still apply
+		}
+		return s.writeBulk(ctx, tx, rows, byCopy)
+	})
 	if err != nil && byCopy && copyEncodeFailed(ctx, err) {
 		// COPY's binary format takes no text for typed columns (a
 		// timestamp written as a string); statements let the server parse
@@ -224,8 +236,12 @@ func (s *Sink) Write(ctx context.Context, records []etl.Record) error {
 	}
 	if err != nil {
 		s.countRefusal(err)
+		if !errors.Is(err, fencing.ErrStaleWriter) && !errors.Is(err, fencing.ErrSlotDone) {
+			s.cols.Forget() // the table may have changed: read it again
+		}
 		return err
 	}
+	rejections = sqlrec.MergeRejections(fit.Rejections, rejections)
 	s.batches.Add(1)
 	s.written.Add(int64(len(records) - len(rejections)))
 	if len(rejections) > 0 {
@@ -498,28 +514,28 @@ func (s *Sink) ensureTable(ctx context.Context, cols []string, records []etl.Rec
 	return nil
 }
 
-// integerColumns returns the table's integer columns, read once. pgx
-// truncates a float64 written to an integer column, so the sink checks
-// such values itself (JSON numbers decode as float64) and rejects 3.5
-// instead of storing 3. Until the table can be read it returns nil.
-func (s *Sink) integerColumns(ctx context.Context) map[string]bool {
-	s.intMu.Lock()
-	defer s.intMu.Unlock()
-	if s.intCols != nil {
-		return s.intCols
-	}
-	rows, err := s.pool.Query(ctx, `SELECT attname FROM pg_attribute
-WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped AND atttypid IN ('int2'::regtype, 'int4'::regtype, 'int8'::regtype)`, s.ident.Sanitize())
+// readColumns reads the table's columns, each true when it is an integer
+// column: pgx truncates a float64 written to an integer column, so the
+// sink checks such values itself (JSON numbers decode as float64) and
+// rejects 3.5 instead of storing 3. A table that does not exist yet has
+// none.
+func (s *Sink) readColumns(ctx context.Context) (map[string]bool, error) {
+	rows, err := s.pool.Query(ctx, `SELECT attname, atttypid IN ('int2'::regtype, 'int4'::regtype, 'int8'::regtype) FROM pg_attribute
+WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped`, s.ident.Sanitize())
 	if err != nil {
-		return nil
+		return nil, err
 	}
-	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	type col struct {
+		Name    string
+		Integer bool
+	}
+	got, err := pgx.CollectRows(rows, pgx.RowToStructByPos[col])
 	if err != nil {
-		return nil
+		return nil, err
 	}
-	s.intCols = make(map[string]bool, len(names))
-	for _, n := range names {
-		s.intCols[n] = true
+	cols := make(map[string]bool, len(got))
+	for _, c := range got {
+		cols[c.Name] = c.Integer
 	}
-	return s.intCols
+	return cols, nil
 }

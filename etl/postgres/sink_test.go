@@ -21,6 +21,7 @@ func TestSinkSuiteMultiRowUpsert(t *testing.T) {
 	db := suiteDB(pool, upsertMultiRow)
 	t.Run("Upsert", func(t *testing.T) { sinktest.Upsert(t, db) })
 	t.Run("RejectionsAndRollback", func(t *testing.T) { sinktest.RejectionsAndRollback(t, db) })
+	t.Run("UnknownFields", func(t *testing.T) { sinktest.UnknownFields(t, db) })
 }
 
 // Values as JSON decoding gives them (float64, json.Number, maps) land in

@@ -40,10 +40,16 @@ type SinkConfig struct {
 	// AllowUnfenced lets a run without a fenced lease write, unfenced,
 	// with a warning; by default such a run's writes are refused.
 	AllowUnfenced bool `toml:"allow_unfenced"`
+	// OnUnknownField says what happens, when Columns is empty, to a record
+	// with a field the table has no column for: "reject" (the default)
+	// sends the record alone to the dead-letter queue, with an error naming
+	// the field and the table, and writes the rest of the batch; "ignore"
+	// drops the field and writes the row.
+	OnUnknownField string `toml:"on_unknown_field"`
 }
 
 func (c SinkConfig) table() sqlrec.Table {
-	return sqlrec.Table{Name: c.Table, Columns: c.Columns, Mode: c.Mode, Key: c.Key, Resource: c.Resource}
+	return sqlrec.Table{Name: c.Table, Columns: c.Columns, Mode: c.Mode, Key: c.Key, Resource: c.Resource, OnUnknownField: c.OnUnknownField}
 }
 
 // Describe gives the table, mode and key for `agora check`'s summary
@@ -87,6 +93,7 @@ type Sink struct {
 
 	createOnce sync.Mutex
 	created    bool
+	cols       sqlrec.ColumnCache // the table's columns, lower-case
 	warnOnce   sync.Once
 
 	beforeCommit func() // test hook: runs inside the transaction, after the rows
@@ -107,6 +114,7 @@ func NewSink(db *sql.DB, cfg SinkConfig, opts ...SinkOption) (*Sink, error) {
 		cfg.Mode = sqlrec.ModeInsert
 	}
 	s := &Sink{db: db, cfg: cfg, tbl: cfg.table(), resource: cfg.table().ResourceName(), logger: slog.Default()}
+	s.cols.Read, s.cols.Fold = s.readColumns, true
 	for _, o := range opts {
 		o(s)
 	}
@@ -139,12 +147,13 @@ func (s *Sink) Write(ctx context.Context, records []etl.Record) error {
 	} else if err := ensureFencing(ctx, s.db); err != nil {
 		return err
 	}
-	cols := sqlrec.Columns(s.cfg.Columns, records)
-	if len(cols) == 0 {
-		return fmt.Errorf("sqlite: table %s: the records have no fields to write", s.cfg.Table)
-	}
-	if err := s.ensureTable(ctx, cols, records); err != nil {
+	if err := s.ensureTable(ctx, sqlrec.Columns(s.cfg.Columns, records), records); err != nil {
 		return err
+	}
+	fit, _ := s.cols.Fit(ctx, s.cfg.Table, s.cfg.Columns, records, s.cfg.OnUnknownField)
+	cols := fit.Cols
+	if len(cols) == 0 && fit.Len(len(records)) > 0 {
+		return fmt.Errorf("sqlite: table %s: the records have no fields to write", s.cfg.Table)
 	}
 	var rejections []etl.Rejection
 	w := writer(ctx, s.resource, token)
@@ -155,7 +164,9 @@ func (s *Sink) Write(ctx context.Context, records []etl.Record) error {
 			}
 		}
 		var err error
-		rejections, err = s.writeRows(ctx, tx, cols, records)
+		if fit.Len(len(records)) > 0 { // with every record rejected, the fencing rules still apply
+			rejections, err = s.writeRows(ctx, tx, cols, records, fit.Keep)
+		}
 		if err == nil && s.beforeCommit != nil {
 			s.beforeCommit()
 		}
@@ -163,8 +174,12 @@ func (s *Sink) Write(ctx context.Context, records []etl.Record) error {
 	})
 	if err != nil {
 		s.countRefusal(err)
+		if !errors.Is(err, fencing.ErrStaleWriter) && !errors.Is(err, fencing.ErrSlotDone) {
+			s.cols.Forget() // the table may have changed: read it again
+		}
 		return err
 	}
+	rejections = sqlrec.MergeRejections(fit.Rejections, rejections)
 	s.batches.Add(1)
 	s.written.Add(int64(len(records) - len(rejections)))
 	if len(rejections) > 0 {
@@ -208,11 +223,22 @@ const maxParams = 32000
 // longer statements stop paying off.
 const maxRowsPerStatement = 256
 
-// writeRows inserts records in multi-row statements. A statement SQLite
+// writeRows inserts the records at keep (nil: all) in multi-row
+// statements. A statement SQLite
 // refuses because of one row's values is undone by SQLite alone (the
 // transaction stays), and its rows are then written one by one, so only
 // the bad rows are rejected.
-func (s *Sink) writeRows(ctx context.Context, tx *sql.Tx, cols []string, records []etl.Record) ([]etl.Rejection, error) {
+func (s *Sink) writeRows(ctx context.Context, tx *sql.Tx, cols []string, records []etl.Record, keep []int) ([]etl.Rejection, error) {
+	n := len(records)
+	if keep != nil {
+		n = len(keep)
+	}
+	at := func(k int) int {
+		if keep != nil {
+			return keep[k]
+		}
+		return k
+	}
 	per := max(1, min(maxRowsPerStatement, maxParams/len(cols)))
 	stmts := map[int]*sql.Stmt{}
 	defer func() {
@@ -233,20 +259,20 @@ func (s *Sink) writeRows(ctx context.Context, tx *sql.Tx, cols []string, records
 	}
 	var rejections []etl.Rejection
 	args := make([]any, 0, per*len(cols))
-	for start := 0; start < len(records); start += per {
-		chunk := records[start:min(start+per, len(records))]
+	for start := 0; start < n; start += per {
+		end := min(start+per, n)
 		args = args[:0]
-		var bad []etl.Rejection
-		for i, r := range chunk {
-			row, err := rowArgs(r, cols)
+		bad := false
+		for k := start; k < end; k++ {
+			row, err := rowArgs(records[at(k)], cols)
 			if err != nil {
-				bad = append(bad, etl.Rejection{Index: start + i, Err: err})
-				continue
+				bad = true
+				break
 			}
 			args = append(args, row...)
 		}
-		if len(bad) == 0 {
-			st, err := prepare(len(chunk))
+		if !bad {
+			st, err := prepare(end - start)
 			if err != nil {
 				return nil, err
 			}
@@ -263,8 +289,8 @@ func (s *Sink) writeRows(ctx context.Context, tx *sql.Tx, cols []string, records
 		if err != nil {
 			return nil, err
 		}
-		for i, r := range chunk {
-			row, err := rowArgs(r, cols)
+		for k := start; k < end; k++ {
+			row, err := rowArgs(records[at(k)], cols)
 			if err == nil {
 				_, err = one.ExecContext(ctx, row...)
 				if err != nil && !rowError(err) {
@@ -272,7 +298,7 @@ func (s *Sink) writeRows(ctx context.Context, tx *sql.Tx, cols []string, records
 				}
 			}
 			if err != nil {
-				rejections = append(rejections, etl.Rejection{Index: start + i, Err: fmt.Errorf("sqlite: table %s: %w", s.cfg.Table, err)})
+				rejections = append(rejections, etl.Rejection{Index: at(k), Err: fmt.Errorf("sqlite: table %s: %w", s.cfg.Table, err)})
 			}
 		}
 	}
@@ -359,4 +385,27 @@ func (s *Sink) ensureTable(ctx context.Context, cols []string, records []etl.Rec
 	}
 	s.created = true
 	return nil
+}
+
+// readColumns reads the table's columns, lower-case: SQLite matches column
+// names without regard to case. A table that does not exist yet has none.
+func (s *Sink) readColumns(ctx context.Context) (map[string]bool, error) {
+	schema, table := "main", s.cfg.Table
+	if i := strings.IndexByte(table, '.'); i >= 0 {
+		schema, table = table[:i], table[i+1:]
+	}
+	rows, err := s.db.QueryContext(ctx, "SELECT name FROM pragma_table_info(?1, ?2)", table, schema)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	cols := map[string]bool{}
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return nil, err
+		}
+		cols[strings.ToLower(name)] = false
+	}
+	return cols, rows.Err()
 }

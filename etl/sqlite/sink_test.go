@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/agora-etl/agora/etl"
@@ -28,10 +29,11 @@ func suiteDB(t testing.TB, db *sql.DB) sinktest.DB {
 	return sinktest.DB{
 		NewSink: func(t testing.TB, c sinktest.Config) etl.Sink {
 			s, err := NewSink(db, SinkConfig{Table: c.Table, Columns: c.Columns, Mode: c.Mode, Key: c.Key,
-				Resource: c.Resource, CreateTable: c.CreateTable, AllowUnfenced: c.AllowUnfenced})
+				Resource: c.Resource, CreateTable: c.CreateTable, AllowUnfenced: c.AllowUnfenced, OnUnknownField: c.OnUnknownField})
 			if err != nil {
 				t.Fatal(err)
 			}
+			s.cols.Now = c.Now
 			return s
 		},
 		Exec: func(t testing.TB, q string) {
@@ -103,5 +105,29 @@ func TestSinkConfigValidate(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			sinktest.WantFieldErrors(t, c.cfg.Validate(), c.keys...)
 		})
+	}
+}
+
+// SQLite matches column names without regard to case; so does the check
+// of unknown fields, and a schema-qualified table's columns are read from
+// its schema.
+func TestUnknownFieldsFoldCase(t *testing.T) {
+	db, _ := testDB(t)
+	if _, err := db.Exec("CREATE TABLE evt (id INTEGER PRIMARY KEY, name TEXT)"); err != nil {
+		t.Fatal(err)
+	}
+	for _, table := range []string{"evt", "main.evt"} {
+		sink, err := NewSink(db, SinkConfig{Table: table, AllowUnfenced: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = sink.Write(context.Background(), []etl.Record{{"ID": len(table), "Name": "x"}, {"id": len(table) + 10, "nope": 1}})
+		var rej *etl.RejectedError
+		if !errors.As(err, &rej) || len(rej.Rejections) != 1 || rej.Rejections[0].Index != 1 {
+			t.Fatalf("%s: err = %v, want record 1 rejected", table, err)
+		}
+	}
+	if got := query[string](t, db, "SELECT cast(id AS TEXT) || name FROM evt ORDER BY id"); !slices.Equal(got, []string{"3x", "8x"}) {
+		t.Fatalf("rows %v", got)
 	}
 }

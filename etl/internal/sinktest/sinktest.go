@@ -13,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/agora-etl/agora/etl"
 	"github.com/agora-etl/agora/etl/fencing"
@@ -22,13 +23,16 @@ import (
 // Config is what the suite sets on a sink; each database maps it onto its
 // own SinkConfig.
 type Config struct {
-	Table         string
-	Columns       []string
-	Mode          string
-	Key           []string
-	Resource      string
-	CreateTable   bool
-	AllowUnfenced bool
+	Table          string
+	Columns        []string
+	Mode           string
+	Key            []string
+	Resource       string
+	CreateTable    bool
+	AllowUnfenced  bool
+	OnUnknownField string
+	// Now, when set, is the clock of the sink's kept table columns.
+	Now func() time.Time
 }
 
 // DB is a database under test.
@@ -73,6 +77,8 @@ func Run(t *testing.T, db DB) {
 	t.Run("Upsert", func(t *testing.T) { Upsert(t, db) })
 	t.Run("Unfenced", func(t *testing.T) { Unfenced(t, db) })
 	t.Run("CreateTableAllFields", func(t *testing.T) { CreateTableAllFields(t, db) })
+	t.Run("UnknownFields", func(t *testing.T) { UnknownFields(t, db) })
+	t.Run("UnknownFieldsCreateTable", func(t *testing.T) { UnknownFieldsCreateTable(t, db) })
 }
 
 func raceTable(t testing.TB, db DB, name string) etl.Sink {

@@ -23,6 +23,8 @@ type Table struct {
 	Mode     string
 	Key      []string
 	Resource string
+	// OnUnknownField is UnknownReject (or "") or UnknownIgnore.
+	OnUnknownField string
 }
 
 // Check reports every problem with the settings as *etl.FieldError values
@@ -64,6 +66,9 @@ func (t Table) Check(urlKey, url string) error {
 		}
 	default:
 		errs = append(errs, etl.FieldErrorf("mode", "must be %q or %q, not %q", ModeInsert, ModeUpsert, t.Mode))
+	}
+	if err := checkUnknown(t.OnUnknownField); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }
@@ -133,16 +138,32 @@ func KeyOf(r etl.Record, key []string) string {
 // records sharing a key, only the last one, which is what writing them one
 // after another would leave. The order of the others is kept.
 func LastPerKey(records []etl.Record, key []string) []int {
-	last := make(map[string]int, len(records))
-	for i, r := range records {
-		last[KeyOf(r, key)] = i
+	return LastPerKeyIn(records, nil, key)
+}
+
+// LastPerKeyIn is LastPerKey over the records at idx (nil: all of them):
+// it returns the indexes to write, or idx itself when no key repeats.
+func LastPerKeyIn(records []etl.Record, idx []int, key []string) []int {
+	n := len(records)
+	if idx != nil {
+		n = len(idx)
 	}
-	if len(last) == len(records) {
-		return nil
+	at := func(k int) int {
+		if idx != nil {
+			return idx[k]
+		}
+		return k
+	}
+	last := make(map[string]int, n)
+	for k := range n {
+		last[KeyOf(records[at(k)], key)] = at(k)
+	}
+	if len(last) == n {
+		return idx
 	}
 	keep := make([]int, 0, len(last))
-	for i, r := range records {
-		if last[KeyOf(r, key)] == i {
+	for k := range n {
+		if i := at(k); last[KeyOf(records[i], key)] == i {
 			keep = append(keep, i)
 		}
 	}
