@@ -52,11 +52,13 @@ func (c *RedisWorkerCoordinator) heartbeat(ctx context.Context) error {
 	sent := c.clock.Now()
 	epoch, err := call.script.Run(ctx, c.client, call.keys, call.args...).Int64()
 	if err != nil {
+		c.grantRefused("heartbeat", err)
 		return c.failure("heartbeat", err)
 	}
 	c.noteEpoch(epoch, "the state epoch changed: Redis lost its data (restart without persistence, FLUSHALL), restarted from a file or failed over")
 	c.noteRecord(sent)
 	c.noteOK()
+	c.acceptedWrite()
 	return nil
 }
 
