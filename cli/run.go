@@ -49,6 +49,8 @@ func runOnce(e *env, args []string) int {
 	if err != nil {
 		return usageError(e, "run", err)
 	}
+	// One log format: the coordinator's lines too (see useDefaultLogger).
+	defer useDefaultLogger(logger)()
 	file, ok := loadConfig(e, path)
 	if !ok {
 		return ExitFailure
