@@ -58,13 +58,13 @@ func (d *decoder) component(m map[string]any, at path, kind etl.Kind) Component 
 			other = etl.KindSource
 		}
 		if _, otherErr := d.registry.Lookup(other, typ); otherErr == nil {
-			d.atValue(at.child("type"), "%s: %q is a %s, not a %s; known %s types: %s", at.child("type"), typ, other, kind, kind, strings.Join(known, ", "))
+			d.atValue(at.child("type"), "%s: %s is a %s, not a %s; known %s types: %s", at.child("type"), d.quoted(at.child("type"), typ), other, kind, kind, strings.Join(known, ", "))
 		} else {
 			suggestion := ""
 			if s := typo.Closest(typ, known); s != "" {
 				suggestion = fmt.Sprintf(" (did you mean %q?)", s)
 			}
-			d.atValue(at.child("type"), "%s: unknown %s type %q%s; known %s types: %s", at.child("type"), kind, typ, suggestion, kind, strings.Join(known, ", "))
+			d.atValue(at.child("type"), "%s: unknown %s type %s%s; known %s types: %s", at.child("type"), kind, d.quoted(at.child("type"), typ), suggestion, kind, strings.Join(known, ", "))
 		}
 		return c
 	}
