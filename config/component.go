@@ -28,8 +28,10 @@ type Component struct {
 	// errors and trace spans in place of "sinks[i]".
 	Name string
 
-	// at is where the table is in the document.
-	at path
+	// at is where the table is in the document, and pos where its type
+	// value is in the file.
+	at  path
+	pos position
 
 	// urls are the table's path and its string values that look like
 	// URLs, redacted, as "key=value", for Summary.
@@ -51,6 +53,7 @@ func (d *decoder) component(m map[string]any, at path, kind etl.Kind) Component 
 		return c
 	}
 	c.Type = typ
+	c.pos = d.ix.valuePos(at.child("type"))
 	spec, err := d.registry.Lookup(kind, typ)
 	if err != nil {
 		other := etl.KindSink
