@@ -182,3 +182,25 @@ func deleteFill(t *testing.T, rc *redis.Client) {
 		}
 	}
 }
+
+// Rule: a worker started while Redis is out of memory says Redis refused
+// it, not that Redis is unreachable, and is not ready until memory is freed.
+func TestRefusedAtStartIsNotUnreachable(t *testing.T) {
+	r := newReal(t, redistest.WithArgs("--maxmemory-policy", "noeviction"))
+	rc := r.client(0)
+	setMaxmemoryAboveUse(t, rc, 1<<20)
+	fillUntilOOM(t, rc)
+	setMaxmemoryAboveUse(t, rc, -512<<10)
+	c := r.started(r.options(5*time.Second), "a")
+	if err := c.Healthy(ctx); !errors.Is(err, ErrRedisRefusing) {
+		t.Errorf("Healthy after a start under OOM = %v, want ErrRedisRefusing", err)
+	}
+	logs := r.logs.String()
+	if strings.Contains(logs, "unreachable") || !strings.Contains(logs, "distributed: Redis refused the") {
+		t.Errorf("a start under OOM is not logged as refused:\n%s", logs)
+	}
+	deleteFill(t, rc)
+	if err := c.Healthy(ctx); err != nil {
+		t.Errorf("Healthy after freeing memory = %v", err)
+	}
+}
