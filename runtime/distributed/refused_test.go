@@ -204,3 +204,31 @@ func TestRefusedAtStartIsNotUnreachable(t *testing.T) {
 		t.Errorf("Healthy after freeing memory = %v", err)
 	}
 }
+
+// Rule: with FallbackToLocal, an acquire Redis refuses runs on a local
+// lease, logged as refused rather than unreachable, and the worker stays
+// ready (it can run).
+func TestRefusedAcquireWithFallbackToLocal(t *testing.T) {
+	r := newReal(t, redistest.WithArgs("--maxmemory-policy", "noeviction"))
+	opts := r.options(5 * time.Second)
+	opts.FallbackToLocal = true
+	c := r.started(opts, "a")
+	rc := r.client(0)
+	setMaxmemoryAboveUse(t, rc, 1<<20)
+	fillUntilOOM(t, rc)
+	setMaxmemoryAboveUse(t, rc, -512<<10)
+	ok, err := c.TryAcquireLease(ctx, "p", thisSlot())
+	if !ok || err != nil {
+		t.Fatalf("acquire under OOM with FallbackToLocal = %v, %v; want a local lease", ok, err)
+	}
+	if l, _ := c.CurrentLease("p"); l.Fenced() {
+		t.Fatalf("lease %+v, want unfenced", l)
+	}
+	logs := r.logs.String()
+	if strings.Contains(logs, "unreachable") || !strings.Contains(logs, "Redis refused the acquire; running on an unfenced local lease") {
+		t.Errorf("the fallback is not logged as refused:\n%s", logs)
+	}
+	if err := c.Healthy(ctx); err != nil {
+		t.Errorf("Healthy with FallbackToLocal under OOM = %v, want nil", err)
+	}
+}
