@@ -11,7 +11,9 @@ const checkUsage = `usage: agora check FILE
 Loads and checks an agora/v1 file as agora worker would, without running
 anything or connecting to any server: every problem is printed as
 file:line:col: message, all at once, and the exit code is 1. A valid file
-prints a summary of its pipelines (passwords in URLs redacted) and exits 0.
+prints a summary of its pipelines (passwords in URLs redacted) and exits 0;
+it warns (on stderr, still exit 0) about what would fail as the environment
+stands: a fenced SQL sink with AGORA_DISTRIBUTED_REDIS_URL not set.
 `
 
 func check(e *env, args []string) int {
@@ -43,6 +45,12 @@ func check(e *env, args []string) int {
 		return ExitFailure
 	}
 	fmt.Fprint(e.stdout, file.Summary())
+	// Warnings: valid, but what runs would not work as the environment
+	// stands (config.File.Warnings). They do not change the exit code.
+	url, _ := e.lookup("AGORA_DISTRIBUTED_REDIS_URL")
+	for _, w := range file.Warnings(strings.TrimSpace(url) != "") {
+		fmt.Fprintf(e.stderr, "%s:%d:%d: warning: %s\n", w.File, w.Line, w.Col, w.Message)
+	}
 	fmt.Fprintf(e.stdout, "%s: ok\n", path)
 	return ExitOK
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 
@@ -49,6 +50,8 @@ func runOnce(e *env, args []string) int {
 	if err != nil {
 		return usageError(e, "run", err)
 	}
+	// One log format: the coordinator's lines too (see useDefaultLogger).
+	defer useDefaultLogger(logger)()
 	file, ok := loadConfig(e, path)
 	if !ok {
 		return ExitFailure
@@ -61,8 +64,30 @@ func runOnce(e *env, args []string) int {
 	ctx, stop := signalContext(e.ctx)
 	defer stop()
 	if err := pool.RunNow(ctx, f.values["pipeline"]...); err != nil {
-		logger.Error("run failed", slog.Any("error", err))
+		logRunNowError(logger, err)
 		return ExitFailure
 	}
 	return ExitOK
+}
+
+// logRunNowError logs what RunNow's error says that the pool has not: a
+// run that started and failed was logged as it ended ("run failed",
+// runtime.ErrRunFailed), so it is only counted here, and each error is
+// said once (a fenced sink without a coordinator, say).
+func logRunNowError(logger *slog.Logger, err error) {
+	errs := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	}
+	failed := 0
+	for _, e := range errs {
+		if errors.Is(e, runtime.ErrRunFailed) {
+			failed++
+			continue
+		}
+		logger.Error("not run", slog.Any("error", e))
+	}
+	if failed > 0 {
+		logger.Error("not every run succeeded; each failed run's error is logged above", slog.Int("failed_runs", failed))
+	}
 }

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agora-etl/agora/internal/redistest"
 )
 
 const twoPipelines = `format = "agora/v1"
@@ -64,5 +66,33 @@ func TestRunNamedPipelineOnly(t *testing.T) {
 	code, _, stderr = runAgora(t, dir, []string{"AGORA_DISTRIBUTED_REDIS_URL="}, "run", "--config", path, "--pipeline", "nope")
 	if code != 1 || !strings.Contains(stderr, "nope") {
 		t.Fatalf("agora run --pipeline nope: exit %d, want 1 naming it\n%s", code, stderr)
+	}
+}
+
+// Rule: agora run logs in one format, the worker's: the coordinator's own
+// lines (which go through slog's default logger) come out in the same
+// handler as the pool's, not in the log package's format.
+func TestRunLogsInOneFormat(t *testing.T) {
+	srv := redistest.Start(t)
+	dir := t.TempDir()
+	path := writeConfig(t, dir, "p.toml", twoPipelines)
+	for _, format := range []string{"text", "json"} {
+		code, _, stderr := runAgora(t, dir, []string{"AGORA_DISTRIBUTED_REDIS_URL=" + srv.URL()}, "run", "--config", path, "--log-format", format)
+		if code != 0 {
+			t.Fatalf("agora run --log-format %s: exit %d\n%s", format, code, stderr)
+		}
+		prefix := "time="
+		if format == "json" {
+			prefix = `{"time":`
+		}
+		lines := strings.Split(strings.TrimSpace(stderr), "\n")
+		if len(lines) < 2 {
+			t.Fatalf("agora run --log-format %s logged %d lines:\n%s", format, len(lines), stderr)
+		}
+		for _, line := range lines {
+			if !strings.HasPrefix(line, prefix) {
+				t.Errorf("--log-format %s: a line in another format: %q\n%s", format, line, stderr)
+			}
+		}
 	}
 }

@@ -29,8 +29,10 @@ type Component struct {
 	// errors and trace spans in place of "sinks[i]".
 	Name string
 
-	// at is where the table is in the document.
-	at path
+	// at is where the table is in the document, and pos where its type
+	// value is in the file.
+	at  path
+	pos position
 
 	// urls are the table's path and its string values that look like
 	// URLs, redacted, as "key=value", for Summary.
@@ -52,6 +54,7 @@ func (d *decoder) component(m map[string]any, at path, kind etl.Kind) Component 
 		return c
 	}
 	c.Type = typ
+	c.pos = d.ix.valuePos(at.child("type"))
 	spec, err := d.registry.Lookup(kind, typ)
 	if err != nil {
 		other := etl.KindSink
@@ -59,13 +62,13 @@ func (d *decoder) component(m map[string]any, at path, kind etl.Kind) Component 
 			other = etl.KindSource
 		}
 		if _, otherErr := d.registry.Lookup(other, typ); otherErr == nil {
-			d.atValue(at.child("type"), "%s: %q is a %s, not a %s; known %s types: %s", at.child("type"), typ, other, kind, kind, strings.Join(known, ", "))
+			d.atValue(at.child("type"), "%s: %s is a %s, not a %s; known %s types: %s", at.child("type"), d.quoted(at.child("type"), typ), other, kind, kind, strings.Join(known, ", "))
 		} else {
 			suggestion := ""
 			if s := typo.Closest(typ, known); s != "" {
 				suggestion = fmt.Sprintf(" (did you mean %q?)", s)
 			}
-			d.atValue(at.child("type"), "%s: unknown %s type %q%s; known %s types: %s", at.child("type"), kind, typ, suggestion, kind, strings.Join(known, ", "))
+			d.atValue(at.child("type"), "%s: unknown %s type %s%s; known %s types: %s", at.child("type"), kind, d.quoted(at.child("type"), typ), suggestion, kind, strings.Join(known, ", "))
 		}
 		return c
 	}

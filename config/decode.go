@@ -26,12 +26,13 @@ type decoder struct {
 	known     *redact.Known     // the file's secrets, hidden in every message
 	texts     map[string]string // redacted strings, by value
 	crons     map[cronKey]cronParsed
+	fromEnv   map[string]envValue // strings expanded from ${VAR}, by path id
 }
 
 // addAt records a problem at pos. Messages hide the file's secrets, since
-// they may quote values.
+// they may quote values, and escape control characters (escapeControl).
 func (d *decoder) addAt(pos position, format string, args ...any) {
-	d.diags = append(d.diags, Diagnostic{File: d.file, Line: pos.line, Col: pos.col, Message: d.known.Text(fmt.Sprintf(format, args...))})
+	d.diags = append(d.diags, Diagnostic{File: d.file, Line: pos.line, Col: pos.col, Message: escapeControl(d.known.Text(fmt.Sprintf(format, args...)))})
 }
 
 // atKey records a problem about the key at p.
@@ -41,10 +42,13 @@ func (d *decoder) atKey(p path, format string, args ...any) {
 	}
 }
 
-// atValue records a problem about the value at p.
+// atValue records a problem about the value at p. When that value came
+// from ${VAR}, the message names the reference instead of quoting the
+// value (envReferences); messages where the value is the point show it
+// with quoted.
 func (d *decoder) atValue(p path, format string, args ...any) {
 	if !d.broken[p.id()] {
-		d.addAt(d.ix.valuePos(p), format, args...)
+		d.addAt(d.ix.valuePos(p), "%s", d.envReferences(p, fmt.Sprintf(format, args...)))
 	}
 }
 
@@ -176,7 +180,7 @@ func (d *decoder) duration(m map[string]any, p path, key string, zeroOK bool) (t
 	case string:
 		parsed, err := time.ParseDuration(strings.TrimSpace(v))
 		if err != nil {
-			d.atValue(at, "%s: %q is not a duration: write a Go duration such as \"90s\" or \"1h30m\", or a number of seconds", at, v)
+			d.atValue(at, "%s: %s is not a duration: write a Go duration such as \"90s\" or \"1h30m\", or a number of seconds", at, d.quoted(at, v))
 			return 0, false
 		}
 		dur = parsed

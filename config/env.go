@@ -96,6 +96,11 @@ func (d *decoder) interpolate(v any, at path) any {
 			// Whatever later checks say about a value that could not be
 			// expanded would only repeat this problem.
 			d.broken[at.id()] = true
+		} else if out != v || strings.Contains(v, "${") {
+			if d.fromEnv == nil {
+				d.fromEnv = map[string]envValue{}
+			}
+			d.fromEnv[at.id()] = envValue{raw: v, value: out}
 		}
 		return out
 	case map[string]any:

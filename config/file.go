@@ -121,7 +121,7 @@ func (d *decoder) document(doc map[string]any) *File {
 	if _, has := doc["format"]; !has {
 		d.addAt(position{1, 1}, "format is missing: start the file with format = %q", FormatV1)
 	} else if s, ok := d.str(doc, root, "format"); ok && s != FormatV1 {
-		d.atValue(root.child("format"), "format %q is not supported: the supported format is %q", s, FormatV1)
+		d.atValue(root.child("format"), "format %s is not supported: the supported format is %q", d.quoted(root.child("format"), s), FormatV1)
 	}
 	if w, ok := d.table(doc, root, "worker"); ok {
 		f.Worker = d.worker(w, root.child("worker"))
@@ -170,7 +170,7 @@ func (d *decoder) worker(m map[string]any, p path) Worker {
 	}
 	if v, ok := d.str(m, p, "run_history"); ok {
 		if h, err := runtime.ParseRunHistory(v); err != nil {
-			d.atValue(p.child("run_history"), "%s: %q is not RUNS[,MAX_AGE] such as \"100,168h\", or \"off\"", p.child("run_history"), v)
+			d.atValue(p.child("run_history"), "%s: %s is not RUNS[,MAX_AGE] such as \"100,168h\", or \"off\"", p.child("run_history"), d.quoted(p.child("run_history"), v))
 		} else {
 			w.RunHistory = &h
 		}
@@ -205,7 +205,7 @@ func (d *decoder) pipeline(id string, m map[string]any, at path) *Pipeline {
 	for i, s := range sinks {
 		c := d.component(s, at.child("sinks").index(i), etl.KindSink)
 		if j, dup := names[c.Name]; dup && c.Name != "" {
-			d.atValue(at.child("sinks").index(i).child("name"), "%s: sink name %q is used by sinks[%d] too: names are unique per pipeline", at.child("sinks").index(i).child("name"), c.Name, j)
+			d.atValue(at.child("sinks").index(i).child("name"), "%s: sink name %s is used by sinks[%d] too: names are unique per pipeline", at.child("sinks").index(i).child("name"), d.quoted(at.child("sinks").index(i).child("name"), c.Name), j)
 		} else if c.Name != "" {
 			names[c.Name] = i
 		}

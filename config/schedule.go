@@ -75,7 +75,7 @@ func (d *decoder) schedule(m map[string]any, at path) Schedule {
 	case !modeWritten:
 		d.atKey(at, "%s: mode is missing: add mode = \"every\", \"cron\", \"continuous\" or \"once\"", at)
 	case hasMode && !slices.Contains(modeNames, mode):
-		d.atValue(at.child("mode"), "%s: unknown mode %q%s", at.child("mode"), mode, hint(mode, modeNames, "modes"))
+		d.atValue(at.child("mode"), "%s: unknown mode %s%s", at.child("mode"), d.quoted(at.child("mode"), mode), hint(mode, modeNames, "modes"))
 		hasMode = false
 	}
 	unknown := false
@@ -112,7 +112,7 @@ func (d *decoder) schedule(m map[string]any, at path) Schedule {
 		if policy, ok := d.str(m, at, "catch_up"); ok {
 			policies := []string{CatchUpSkip, CatchUpLatest, CatchUpAll}
 			if !slices.Contains(policies, policy) {
-				d.atValue(at.child("catch_up"), "%s: unknown policy %q%s", at.child("catch_up"), policy, hint(policy, policies, "policies"))
+				d.atValue(at.child("catch_up"), "%s: unknown policy %s%s", at.child("catch_up"), d.quoted(at.child("catch_up"), policy), hint(policy, policies, "policies"))
 			}
 			s.CatchUp = policy
 		}

@@ -47,7 +47,7 @@ func (d *decoder) tracing(m map[string]any, at path) Tracing {
 	}
 	if b, ok := d.str(m, at, "backend"); ok {
 		if !slices.Contains(backends, b) {
-			d.atValue(at.child("backend"), "%s: unknown backend %q: the supported backend is \"opentelemetry\"", at.child("backend"), b)
+			d.atValue(at.child("backend"), "%s: unknown backend %s: the supported backend is \"opentelemetry\"", at.child("backend"), d.quoted(at.child("backend"), b))
 		}
 		t.Backend = b
 	}
@@ -59,7 +59,7 @@ func (d *decoder) tracing(m map[string]any, at path) Tracing {
 	}
 	if e, ok := d.str(m, at, "exporter"); ok {
 		if !slices.Contains(exporters, e) {
-			d.atValue(at.child("exporter"), "%s: unknown exporter %q%s", at.child("exporter"), e, hint(e, exporters, "exporters"))
+			d.atValue(at.child("exporter"), "%s: unknown exporter %s%s", at.child("exporter"), d.quoted(at.child("exporter"), e), hint(e, exporters, "exporters"))
 		}
 		t.Exporter = e
 	}

@@ -113,7 +113,7 @@ func (d *decoder) transform(m map[string]any, at path) etl.Transform {
 		}
 		return transform.Keep(names...)
 	default:
-		d.atValue(at.child("type"), "%s: unknown transform type %q%s", at.child("type"), typ, hint(typ, transformTypes, "transform types"))
+		d.atValue(at.child("type"), "%s: unknown transform type %s%s", at.child("type"), d.quoted(at.child("type"), typ), hint(typ, transformTypes, "transform types"))
 		return nil
 	}
 }

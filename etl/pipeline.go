@@ -147,6 +147,9 @@ func (p *pipeline) Run(ctx context.Context) (err error) {
 	shutdown := runtime.ShutdownRequested(ctx)
 	srcName := componentName(p.source, "source")
 	srcType := componentType(p.source)
+	// Marks the run as one that counts its records, so a Continuous run
+	// that reads nothing is logged at DEBUG (see runtime.CountRecords).
+	runtime.CountRecords(ctx, runtime.RecordCounts{})
 	for {
 		select {
 		case <-shutdown:

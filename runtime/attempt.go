@@ -152,7 +152,7 @@ func (r *runner) attempt(runNumber int64, now time.Time, due int64, onDemand boo
 	}
 	r.counted(runErr, cancelCause, records)
 	env.metrics.observeDuration(r, end.Sub(start))
-	r.ended(lease, runErr, end.Sub(start), records)
+	r.ended(lease, runErr, end.Sub(start), records, ctx.records.counting.Load())
 	if runErr != nil {
 		r.notifyRunFailed(lease, runErr)
 	}
@@ -196,7 +196,10 @@ func isPoolCause(cause error) bool {
 }
 
 // ended logs the end of a run, with its record counts when it moved any.
-func (r *runner) ended(lease Lease, runErr error, took time.Duration, records RecordCounts) {
+// A successful Continuous run that counts its records (counting) and moved
+// none is logged at DEBUG: an idle stream polls again at once, and a line
+// per poll at INFO would bury the runs that moved records.
+func (r *runner) ended(lease Lease, runErr error, took time.Duration, records RecordCounts, counting bool) {
 	attrs := []slog.Attr{slog.Duration("duration", took)}
 	if !records.IsZero() {
 		attrs = append(attrs, records.attrs()...)
@@ -209,7 +212,11 @@ func (r *runner) ended(lease Lease, runErr error, took time.Duration, records Re
 		r.logRun(slog.LevelError, "run failed", lease, append(attrs, slog.Any("error", runErr))...)
 		return
 	}
-	r.logRun(slog.LevelInfo, "run finished", lease, attrs...)
+	level := slog.LevelInfo
+	if counting && records.IsZero() && r.sp.Schedule.Kind() == ScheduleContinuous {
+		level = slog.LevelDebug
+	}
+	r.logRun(level, "run finished", lease, attrs...)
 }
 
 // invoke calls the factory, runs the pipeline and closes it, turning panics

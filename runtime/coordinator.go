@@ -128,7 +128,10 @@ type StatusReporter interface {
 // runs are taken over then.
 type LeaseHolderReporter interface {
 	// LeaseHolder returns the lease in force for pipelineID, whichever worker
-	// holds it, and false when none is. ExpiresAt is by this worker's clock;
-	// AcquiredAt may be zero when the coordinator does not know it.
+	// holds it, and false when none is. ExpiresAt is by this worker's clock,
+	// and is when the lease stops keeping others out: its expiry, or sooner
+	// when the coordinator takes a dead holder's lease over sooner (the
+	// Redis one does when the holder's worker record expires). AcquiredAt
+	// may be zero when the coordinator does not know it.
 	LeaseHolder(ctx context.Context, pipelineID string) (Lease, bool, error)
 }

@@ -42,7 +42,10 @@ func (h *runAttrsHandler) Handle(ctx context.Context, r slog.Record) error {
 	})
 	if !named {
 		r = r.Clone()
-		r.AddAttrs(slog.String("pipeline_id", lease.PipelineID), slog.Int64("run_number", lease.RunNumber))
+		r.AddAttrs(slog.String("pipeline_id", lease.PipelineID))
+		if lease.RunNumber != RunNumberAuto {
+			r.AddAttrs(slog.Int64("run_number", lease.RunNumber))
+		}
 		if lease.FencingToken != 0 {
 			// As on the worker's own lines: an unfenced lease has no token to show.
 			r.AddAttrs(slog.Int64("fencing_token", lease.FencingToken))

@@ -34,9 +34,16 @@ func (c RecordCounts) Add(d RecordCounts) RecordCounts {
 // to it from whatever goroutine moves their batches.
 type recordTally struct {
 	in, out, dead, filtered atomic.Int64
+	// counting is set by the first CountRecords call, zero counts
+	// included: the run is one that counts its records, so a tally of
+	// zero means it read nothing.
+	counting atomic.Bool
 }
 
 func (t *recordTally) add(c RecordCounts) {
+	if !t.counting.Load() {
+		t.counting.Store(true)
+	}
 	if c.In != 0 {
 		t.in.Add(c.In)
 	}
@@ -72,6 +79,12 @@ type recordsKey struct{}
 // /status and to the run's trace span. Outside a pool run (and outside
 // ContextWithRecordCounts) it does nothing, so a pipeline can always call
 // it.
+//
+// A call with zero counts marks the run as one that counts its records:
+// a Continuous run so marked that counted nothing read nothing, and its
+// "run finished" line is logged at DEBUG rather than INFO, so an idle
+// stream does not log a line per poll (etl pipelines make that call at the
+// start of each run).
 func CountRecords(ctx context.Context, c RecordCounts) {
 	if t, ok := ctx.Value(recordsKey{}).(*recordTally); ok {
 		t.add(c)

@@ -18,6 +18,20 @@ var ErrUnknownPipeline = errors.New("runtime: unknown pipeline")
 // another worker holds, so the run did not start.
 var ErrLeaseHeld = errors.New("runtime: lease held by another worker")
 
+// ErrRunFailed is matched (errors.Is) by the part of RunNow's error about
+// a pipeline whose run started and failed. The pool has logged that run's
+// error already, at ERROR ("run failed"), so a caller that logs RunNow's
+// error can leave those parts out and say each failure once. The error's
+// text is the pipeline's and the run's, without this sentinel's.
+var ErrRunFailed = errors.New("runtime: the run failed")
+
+// runFailed is RunNow's error for a run that started and failed.
+type runFailed struct{ err error }
+
+func (e runFailed) Error() string        { return e.err.Error() }
+func (e runFailed) Unwrap() error        { return e.err }
+func (e runFailed) Is(target error) bool { return target == ErrRunFailed }
+
 // RunNow runs every registered pipeline, or only those named by
 // pipelineIDs, once, now, in the foreground, and returns when every run has
 // ended. The runs go concurrently; the pool's logger and clock are used.
@@ -157,7 +171,7 @@ func (r *runner) runNow() error {
 	case outcomeSuccess:
 		return nil
 	case outcomeFailure, outcomeSlotDone:
-		return fmt.Errorf("pipeline %q: %w", r.id(), err)
+		return runFailed{fmt.Errorf("pipeline %q: %w", r.id(), err)}
 	case outcomeLeaseError:
 		return fmt.Errorf("pipeline %q: cannot ask the coordinator for a lease: %w", r.id(), err)
 	case outcomeSlotCompleted:

@@ -616,7 +616,8 @@ func (r *runner) enabled(level slog.Level) bool {
 	return r.env.logger.Enabled(context.Background(), level)
 }
 
-// logRun logs a line about a run with pipeline_id, run_number and, for a
+// logRun logs a line about a run with pipeline_id, run_number (none for
+// RunNumberAuto: not numbered yet) and, for a
 // fenced lease, fencing_token. An attempt not granted passes a Lease holding
 // only the run number it asked for.
 func (r *runner) logRun(level slog.Level, msg string, lease Lease, attrs ...slog.Attr) {
@@ -624,7 +625,13 @@ func (r *runner) logRun(level slog.Level, msg string, lease Lease, attrs ...slog
 		return
 	}
 	all := make([]slog.Attr, 0, 3+len(attrs))
-	all = append(all, slog.String("pipeline_id", r.id()), slog.Int64("run_number", lease.RunNumber))
+	all = append(all, slog.String("pipeline_id", r.id()))
+	if lease.RunNumber != RunNumberAuto {
+		// RunNumberAuto is no run's number: the coordinator has not
+		// numbered the run yet (a triggered or Continuous run asking for
+		// its lease), so the line names none rather than 0.
+		all = append(all, slog.Int64("run_number", lease.RunNumber))
+	}
 	if lease.Fenced() {
 		all = append(all, slog.Int64("fencing_token", lease.FencingToken))
 	}

@@ -48,6 +48,11 @@ type SinkConfig struct {
 	OnUnknownField string `toml:"on_unknown_field"`
 }
 
+// RequiresFencedLease reports whether the sink refuses the writes of a run
+// that holds no fenced lease (allow_unfenced not set): without a
+// coordinator every such run fails, which agora check warns about.
+func (c SinkConfig) RequiresFencedLease() bool { return !c.AllowUnfenced }
+
 func (c SinkConfig) table() sqlrec.Table {
 	return sqlrec.Table{Name: c.Table, Columns: c.Columns, Mode: c.Mode, Key: c.Key, Resource: c.Resource, OnUnknownField: c.OnUnknownField}
 }

@@ -140,7 +140,9 @@ func (c *RedisWorkerCoordinator) settleAcquire(ctx context.Context, req leaseReq
 		if ctx.Err() != nil {
 			return false, ctx.Err()
 		}
-		err = c.failure(fmt.Sprintf("acquire lease of %q", pipelineID), err)
+		what := fmt.Sprintf("acquire lease of %q", pipelineID)
+		c.grantRefused(what, err)
+		err = c.failure(what, err)
 		if c.s.FallbackToLocal {
 			return c.acquireLocal(pipelineID, runNumber, err)
 		}

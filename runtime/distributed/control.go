@@ -166,7 +166,9 @@ func (c *RedisWorkerCoordinator) pollControl(ctx context.Context) error {
 		flags[id] = true
 	}
 	c.ctl.mu.Lock()
+	was := c.ctl.paused
 	c.ctl.paused = flags
+	c.logPauseChanges(was, paused.Val())
 	handler := c.ctl.handler
 	var claim []string
 	for id := range triggers.Val() {
@@ -189,6 +191,26 @@ func (c *RedisWorkerCoordinator) pollControl(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// logPauseChanges logs, at INFO, each of the worker's pipelines whose pause
+// flag changed since the last poll: one line when this worker first sees
+// it paused (by "fleet pause" or the dashboard, or already paused at
+// Start), one when it sees it resumed. Polls that change nothing log
+// nothing. c.ctl.mu is held.
+func (c *RedisWorkerCoordinator) logPauseChanges(was map[string]bool, now map[string]string) {
+	for id := range c.ctl.mine {
+		_, paused := now[id]
+		switch {
+		case paused && !was[id]:
+			var info PauseInfo
+			_ = json.Unmarshal([]byte(now[id]), &info)
+			c.log.Info("distributed: pipeline paused fleet-wide; its runs are skipped on this worker until it is resumed",
+				"pipeline", id, "paused_by", info.By, "paused_at", info.At)
+		case !paused && was[id]:
+			c.log.Info("distributed: pipeline resumed fleet-wide; its runs start again on schedule", "pipeline", id)
+		}
+	}
 }
 
 // errEmptyPipeline is returned by the fleet commands for an empty id.

@@ -269,7 +269,11 @@ func (c *RedisWorkerCoordinator) Start(ctx context.Context, workerID string, pip
 			c.mu.Unlock()
 			return fmt.Errorf("distributed: Start: %w", refused)
 		}
-		if c.s.FallbackToLocal {
+		if errors.Is(err, ErrRedisRefusing) {
+			// It answers, but refuses (OOM, READONLY): not ready until a
+			// heartbeat is taken (see grantRefused).
+			c.grantRefused("connection set-up", err)
+		} else if c.s.FallbackToLocal {
 			c.log.Warn("distributed: Redis unreachable at start; runs will use unfenced local leases until it answers (FallbackToLocal)",
 				"redis", c.s.primary.redacted, "error", err)
 		} else {

@@ -49,6 +49,15 @@ func TestEvictionNoevictionOOMRefusesAnAcquireWithoutPartialWrites(t *testing.T)
 		t.Fatalf("acquire at OOM = %v, %v; want false and an error", ok, err)
 	}
 	t.Logf("acquire at OOM: %v", err)
+	if !errors.Is(err, ErrRedisRefusing) || !strings.Contains(err.Error(), "OOM command not allowed") {
+		t.Errorf("acquire at OOM: %v; want ErrRedisRefusing with the server's reason", err)
+	}
+	if logs := r.logs.String(); strings.Contains(logs, "Redis unreachable") || !strings.Contains(logs, `distributed: Redis refused the acquire lease of \"p\"`) {
+		t.Errorf("the refused acquire is not logged as refused:\n%s", logs)
+	}
+	if st := a.Status().(CoordinatorStatus); st.Refused != 1 || !st.Reachable || !strings.HasPrefix(st.RefusedReason, "OOM") {
+		t.Errorf("status after the refused acquire: refused %d, reachable %v, reason %q", st.Refused, st.Reachable, st.RefusedReason)
+	}
 	if after := snapshot(t, rc, k.lease("p"), k.token("p"), k.done("p")); after != before {
 		t.Fatalf("the refused acquire wrote: before %s, after %s", before, after)
 	}

@@ -1,6 +1,7 @@
 package distributed
 
 import (
+	"errors"
 	"time"
 
 	"github.com/agora-etl/agora/runtime"
@@ -73,7 +74,11 @@ func (c *RedisWorkerCoordinator) acquireLocal(pipelineID string, runNumber int64
 	c.leases[pipelineID] = h
 	c.mu.Unlock()
 	c.stats.fallbackLeases.Add(1)
-	c.log.Warn("distributed: Redis unreachable; running on an unfenced local lease (FallbackToLocal): other replicas may run this too",
+	what := "distributed: Redis unreachable; "
+	if errors.Is(cause, ErrRedisRefusing) {
+		what = "distributed: Redis refused the acquire; "
+	}
+	c.log.Warn(what+"running on an unfenced local lease (FallbackToLocal): other replicas may run this too",
 		"pipeline", pipelineID, "run", run, "error", cause)
 	return true, nil
 }

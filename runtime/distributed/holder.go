@@ -21,13 +21,21 @@ type storedLease struct {
 	token, run int64
 	owner      string
 	ttl        time.Duration // left to live in Redis
+	// recordTTL is what the holder's worker record has left to live when
+	// a contender can take the lease over once it is gone (takeover.go):
+	// 0 when it is gone already, -1 when that does not apply (no takeover,
+	// or a record without expiry).
+	recordTTL time.Duration
 }
 
 // LeaseHolder reports the lease in force for pipelineID, whichever worker
 // holds it (runtime.LeaseHolderReporter): the holder's worker id, run
 // number, fencing token and, by this coordinator's clock, when the lease
-// expires unless renewed. A dead holder's runs are taken over then. It is
-// read-only, and a failure to ask does not mark Redis unhealthy.
+// stops keeping others out unless renewed: its expiry, or the expiry of the
+// holder's worker record when that is sooner and takeover applies (one
+// Redis server, not a Cluster or a Redlock quorum; see takeover.go). A dead
+// holder's runs are taken over then. It is read-only, and a failure to ask
+// does not mark Redis unhealthy.
 func (c *RedisWorkerCoordinator) LeaseHolder(ctx context.Context, pipelineID string) (runtime.Lease, bool, error) {
 	if c.isClosed() {
 		return runtime.Lease{}, false, ErrClosed
@@ -42,12 +50,16 @@ func (c *RedisWorkerCoordinator) LeaseHolder(ctx context.Context, pipelineID str
 	if !ok {
 		return runtime.Lease{}, false, nil
 	}
+	wait := l.ttl
+	if l.recordTTL >= 0 && l.recordTTL < wait {
+		wait = l.recordTTL
+	}
 	return runtime.Lease{
 		PipelineID:   pipelineID,
 		WorkerID:     ownerWorker(l.owner),
 		RunNumber:    l.run,
 		FencingToken: l.token,
-		ExpiresAt:    now.Add(l.ttl),
+		ExpiresAt:    now.Add(wait),
 	}, true, nil
 }
 
@@ -75,7 +87,7 @@ func parseStored(v string, mode bool) (storedLease, error) {
 	if err1 != nil || err2 != nil {
 		return storedLease{}, fmt.Errorf("malformed lease value")
 	}
-	return storedLease{token: token, run: run, owner: f[n-1]}, nil
+	return storedLease{token: token, run: run, owner: f[n-1], recordTTL: -1}, nil
 }
 
 // holder reads the primary's lease and its time to live in one round trip.
@@ -99,6 +111,19 @@ func (b *singleBackend) holder(ctx context.Context, pipelineID string) (storedLe
 		return storedLease{}, false, err
 	}
 	l.ttl = max(ttl.Val(), 0)
+	l.recordTTL = -1
+	if b.registry != "" {
+		// A second round trip: the record's key is in the lease's value.
+		rec, err := b.client.PTTL(ctx, b.registry+ownerWorker(l.owner)).Result()
+		switch {
+		case err != nil:
+			return storedLease{}, false, err
+		case rec == -2: // go-redis passes PTTL's -2 (no such key) on as is
+			l.recordTTL = 0 // gone: the next contender takes over
+		case rec >= 0:
+			l.recordTTL = rec
+		}
+	}
 	return l, true, nil
 }
 

@@ -115,3 +115,42 @@ func TestPoolLogsTheDeadHolder(t *testing.T) {
 		}
 	}
 }
+
+// Rule: a dead holder's lease is taken over when its worker record expires
+// if that comes before the lease's own expiry (takeover.go), so LeaseHolder's
+// ExpiresAt, and the pool's holder_lease_expires_in, is the sooner of the two.
+func TestLeaseHolderExpiresWhenTheHolderRecordDoesIfThatIsSooner(t *testing.T) {
+	for _, tc := range []struct {
+		name            string
+		record          time.Duration // 0: no record
+		want            time.Duration
+		recordWritten   bool
+		recordNoExpires bool
+	}{
+		{name: "record expires first", record: 20 * time.Second, want: 20 * time.Second, recordWritten: true},
+		{name: "lease expires first", record: 3 * time.Minute, want: time.Minute, recordWritten: true},
+		{name: "record gone", want: 0},
+		{name: "record without expiry", want: time.Minute, recordWritten: true, recordNoExpires: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			u := newUnit(t)
+			b := u.started(u.options(), "worker-b")
+			k := keys{prefix: DefaultKeyPrefix}
+			u.mr.RPush(k.lease("p"), "1741600000000042 1741600000000042 replica-dead#9f2c01aa")
+			u.mr.SetTTL(k.lease("p"), time.Minute)
+			if tc.recordWritten {
+				u.mr.HSet(k.worker("replica-dead"), "id", "replica-dead")
+				if !tc.recordNoExpires {
+					u.mr.SetTTL(k.worker("replica-dead"), tc.record)
+				}
+			}
+			got, held, err := b.LeaseHolder(context.Background(), "p")
+			if err != nil || !held {
+				t.Fatalf("LeaseHolder = %v, %v", held, err)
+			}
+			if want := u.clock.Now().Add(tc.want); !got.ExpiresAt.Equal(want) {
+				t.Fatalf("ExpiresAt in %v, want in %v", got.ExpiresAt.Sub(u.clock.Now()), tc.want)
+			}
+		})
+	}
+}

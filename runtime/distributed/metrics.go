@@ -20,9 +20,11 @@ var requestBuckets = buckets.Exponential(0.0002, 3, 10)
 
 var (
 	descCoordinatorUp = prometheus.NewDesc("agora_coordinator_up",
-		"1 while the last Redis operation worked (the primary, and with Redlock a quorum), else 0.", nil, nil)
+		"1 while the last Redis operation worked (the primary, and with Redlock a quorum) and Redis takes the worker's heartbeat and acquires, else 0.", nil, nil)
 	descStateLost = prometheus.NewDesc("agora_coordinator_state_lost_slots_total",
 		"Slots refused because the coordination state was lost after they began (Redis restarted empty or from a file, failed over, or was flushed): they may have run.", nil, nil)
+	descRefused = prometheus.NewDesc("agora_coordinator_refused_total",
+		"Redis operations that Redis answered with an error reply refusing them (OOM under maxmemory/noeviction, READONLY, NOPERM, MISCONF, ...): Redis is reachable but will not take the worker's writes.", nil, nil)
 	descRedlockNodeUp = prometheus.NewDesc("agora_redlock_node_up",
 		"1 while a Redlock quorum node answers, else 0; node is its host:port (never credentials).", []string{"node"}, nil)
 )
@@ -44,22 +46,26 @@ func newCoordMetrics() *coordMetrics {
 func (c *RedisWorkerCoordinator) Describe(ch chan<- *prometheus.Desc) {
 	ch <- descCoordinatorUp
 	ch <- descStateLost
+	ch <- descRefused
 	ch <- descRedlockNodeUp
 	c.metrics.requests.Describe(ch)
 }
 
-// Collect sends agora_coordinator_up, agora_coordinator_state_lost_slots_total,
+// Collect sends agora_coordinator_up (0 while Redis is unreachable or refuses
+// the worker's writes), agora_coordinator_state_lost_slots_total,
+// agora_coordinator_refused_total,
 // agora_redlock_node_up per quorum node
 // and the agora_redis_request_duration_seconds histogram. A pool whose
 // coordinator this is registers it with its own registry, so /metrics shows
 // them.
 func (c *RedisWorkerCoordinator) Collect(ch chan<- prometheus.Metric) {
 	up := 0.0
-	if c.health.reachable.Load() {
+	if c.health.reachable.Load() && c.health.refused.Load() == nil {
 		up = 1
 	}
 	ch <- prometheus.MustNewConstMetric(descCoordinatorUp, prometheus.GaugeValue, up)
 	ch <- prometheus.MustNewConstMetric(descStateLost, prometheus.CounterValue, float64(c.stats.stateLost.Load()))
+	ch <- prometheus.MustNewConstMetric(descRefused, prometheus.CounterValue, float64(c.stats.refused.Load()))
 	if q, ok := c.backend.(*quorumBackend); ok {
 		for _, n := range q.nodes {
 			v := 0.0

@@ -8,8 +8,10 @@ import (
 	"runtime/debug"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -52,11 +54,13 @@ func (c *RedisWorkerCoordinator) heartbeat(ctx context.Context) error {
 	sent := c.clock.Now()
 	epoch, err := call.script.Run(ctx, c.client, call.keys, call.args...).Int64()
 	if err != nil {
+		c.grantRefused("heartbeat", err)
 		return c.failure("heartbeat", err)
 	}
 	c.noteEpoch(epoch, "the state epoch changed: Redis lost its data (restart without persistence, FLUSHALL), restarted from a file or failed over")
 	c.noteRecord(sent)
 	c.noteOK()
+	c.acceptedWrite()
 	return nil
 }
 
@@ -230,8 +234,18 @@ func agoraVersion() string {
 	return version
 }
 
-// String describes w for logs.
+// String describes w for logs. An id or host with control characters (a
+// worker_id with a newline) is quoted, so it cannot forge a line.
 func (w WorkerInfo) String() string {
 	return fmt.Sprintf("%s (host %s, pid %d, pipelines %v, last heartbeat %s)",
-		w.ID, w.Host, w.PID, w.Pipelines, w.LastHeartbeat.Format(time.RFC3339))
+		printable(w.ID), printable(w.Host), w.PID, w.Pipelines, w.LastHeartbeat.Format(time.RFC3339))
+}
+
+// printable returns s, quoted (strconv.Quote) when it holds a control
+// character.
+func printable(s string) string {
+	if strings.IndexFunc(s, unicode.IsControl) >= 0 {
+		return strconv.Quote(s)
+	}
+	return s
 }

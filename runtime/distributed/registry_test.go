@@ -3,6 +3,7 @@ package distributed
 import (
 	"errors"
 	"os"
+	"strings"
 	"testing"
 	"time"
 )
@@ -134,5 +135,17 @@ func TestKeyPrefixesDoNotInterfere(t *testing.T) {
 		if len(ws) != 1 || ws[0].ID != tt.want {
 			t.Errorf("prefix %q lists %v, want only %s", tt.c.s.KeyPrefix, ws, tt.want)
 		}
+	}
+}
+
+// Rule: a worker id with a control character is quoted where a worker is
+// described, so it cannot forge a log line.
+func TestWorkerInfoStringQuotesControlCharacters(t *testing.T) {
+	w := WorkerInfo{ID: "w1\nfake line", Host: "h", PID: 7, Pipelines: []string{"p"}}
+	if got := w.String(); !strings.HasPrefix(got, `"w1\nfake line" (host h, pid 7`) {
+		t.Fatalf("String() = %q", got)
+	}
+	if got := (WorkerInfo{ID: "w1", Host: "h"}).String(); !strings.HasPrefix(got, "w1 (host h") {
+		t.Fatalf("String() = %q, want a plain id unquoted", got)
 	}
 }

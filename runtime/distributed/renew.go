@@ -37,7 +37,9 @@ func (c *RedisWorkerCoordinator) RenewLease(ctx context.Context, pipelineID stri
 	case len(lost) > 0:
 		return fmt.Errorf("%w: lease of %q (token %d) had expired or changed hands", ErrLeaseNotHeld, pipelineID, ref.Token)
 	case failed:
-		return c.failure(fmt.Sprintf("renew lease of %q", pipelineID), res.Err)
+		what := fmt.Sprintf("renew lease of %q", pipelineID)
+		c.grantRefused(what, res.Err)
+		return c.failure(what, res.Err)
 	}
 	return nil
 }
@@ -103,6 +105,7 @@ func (c *RedisWorkerCoordinator) renewAll() (ok bool, earliest time.Time) {
 		c.stats.renewalFailures.Add(1)
 		for _, r := range results {
 			if r.Err != nil {
+				c.grantRefused("renewal", r.Err)
 				_ = c.failure("renew leases", r.Err)
 				break
 			}
@@ -131,6 +134,7 @@ func (c *RedisWorkerCoordinator) renewRound(ctx context.Context, refs []leaseRef
 	}
 	results, err := b.renewAfter(ctx, &call, refs)
 	if err != nil {
+		c.grantRefused("heartbeat", err)
 		_ = c.failure("heartbeat", err)
 		return results, sent, time.Time{}
 	}

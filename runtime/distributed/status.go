@@ -12,21 +12,36 @@ import (
 // counters are the coordinator's event counts, shown in /status.
 type counters struct {
 	acquired, contended, slotCompleted, released, completed, lost,
-	renewalFailures, fallbackLeases, errors, stateLost, epochMoves, reruns atomic.Uint64
+	renewalFailures, fallbackLeases, errors, stateLost, epochMoves, reruns, refused atomic.Uint64
 }
 
 // health tracks whether the last Redis operation worked.
 type health struct {
 	reachable atomic.Bool
 	lastError atomic.Pointer[string]
-	log       outageLog
+	// refused is the reason Redis gave for refusing the last heartbeat,
+	// acquire or renewal, nil while it takes them (see grantRefused).
+	refused    atomic.Pointer[string]
+	log        outageLog
+	refusedLog outageLog
 }
 
 // failure records a failed Redis operation and returns its error, redacted
 // and wrapped with what was being done. It logs when Redis goes from
 // reachable to unreachable, not on every failure, and when that flaps at
-// most once a minute (see outageLog).
+// most once a minute (see outageLog). An error reply refusing the command
+// (see refusedReply) is no outage: Redis answered. It is counted, its error
+// wraps ErrRedisRefusing, and Redis stays reachable; grantRefused logs it.
 func (c *RedisWorkerCoordinator) failure(what string, err error) error {
+	if _, refused := refusedReply(err); refused {
+		err = fmt.Errorf("distributed: %s: %w: %w", what, ErrRedisRefusing, c.s.redactor.wrap(err))
+		c.stats.errors.Add(1)
+		c.stats.refused.Add(1)
+		msg := err.Error()
+		c.health.lastError.Store(&msg)
+		c.noteOK()
+		return err
+	}
 	err = fmt.Errorf("distributed: %s: %w", what, c.s.redactor.wrap(err))
 	c.stats.errors.Add(1)
 	msg := err.Error()
@@ -59,11 +74,25 @@ func (c *RedisWorkerCoordinator) noteOK() {
 
 // Healthy reports whether leases can be granted: nil when Redis answers a
 // PING, the error otherwise, so /readyz answers 503 while a fail-safe worker
-// cannot run anything. With FallbackToLocal the worker can run on local
-// leases, so it stays healthy; Status still shows Redis unreachable.
+// cannot run anything. While Redis refuses the worker's writes (an error
+// wrapping ErrRedisRefusing; see grantRefused for the rule) Healthy retries
+// the heartbeat instead of pinging, and reports the refusal until one is
+// taken. With FallbackToLocal the worker can run on local leases, so it
+// stays healthy; Status still shows Redis unreachable or refusing.
 func (c *RedisWorkerCoordinator) Healthy(ctx context.Context) error {
 	if c.isClosed() {
 		return ErrClosed
+	}
+	if c.health.refused.Load() != nil {
+		if err := c.heartbeat(ctx); err != nil && c.s.FallbackToLocal {
+			return nil
+		} else if err != nil {
+			return err
+		}
+		if err := c.refusedErr(); err != nil && !c.s.FallbackToLocal {
+			return err
+		}
+		return nil
 	}
 	ctx, cancel := c.opContext(ctx, opHealth)
 	defer cancel()
@@ -98,8 +127,15 @@ type CoordinatorStatus struct {
 	WorkerID string `json:"worker_id,omitempty"`
 	// Running is true between Start and Stop.
 	Running bool `json:"running"`
-	// Reachable is false when the last Redis operation failed.
+	// Reachable is false when the last Redis operation failed to reach
+	// Redis; a Redis that answered with an error reply is reachable.
 	Reachable bool `json:"reachable"`
+	// RefusedReason is the error reply with which Redis refused the last
+	// heartbeat, acquire or renewal (OOM, READONLY, NOPERM, ...), redacted;
+	// empty while it takes them. While it is set the worker is not ready.
+	RefusedReason string `json:"refused_reason,omitempty"`
+	// Refused counts Redis operations refused with such an error reply.
+	Refused uint64 `json:"refused"`
 	// LastError is the last Redis error, redacted.
 	LastError string `json:"last_error,omitempty"`
 	// FallbackToLocal says whether unfenced local leases are allowed.
@@ -171,6 +207,7 @@ func (c *RedisWorkerCoordinator) Status() any {
 		RenewalFailures: c.stats.renewalFailures.Load(),
 		FallbackLeases:  c.stats.fallbackLeases.Load(),
 		Errors:          c.stats.errors.Load(),
+		Refused:         c.stats.refused.Load(),
 		Backend:         c.backend.status(),
 		Leases:          []LeaseStatus{},
 	}
@@ -182,6 +219,9 @@ func (c *RedisWorkerCoordinator) Status() any {
 	}
 	if msg := c.health.lastError.Load(); msg != nil {
 		st.LastError = *msg
+	}
+	if r := c.health.refused.Load(); r != nil {
+		st.RefusedReason = *r
 	}
 	c.mu.Lock()
 	st.WorkerID = c.workerID
