@@ -60,6 +60,7 @@ func runOnce(e *env, args []string) int {
 	}
 	ctx, stop := signalContext(e.ctx)
 	defer stop()
+	defer closeIdleComponents()
 	if err := pool.RunNow(ctx, f.values["pipeline"]...); err != nil {
 		logger.Error("run failed", slog.Any("error", err))
 		return ExitFailure
