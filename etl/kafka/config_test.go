@@ -1,6 +1,8 @@
 package kafka_test
 
 import (
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -17,35 +19,31 @@ func registry() *etl.Registry {
 	return r
 }
 
-// The example of docs/etl.md's kafka section and the README's.
-const kafkaPipelines = `format = "agora/v1"
+// exampleMarker stands before the kafka examples of README.md and
+// docs/etl.md.
+const exampleMarker = "<!-- kafka example, decoded by etl/kafka/config_test.go -->\n```toml\n"
 
-[pipelines.orders.source]
-type = "kafka"
-brokers = ["127.0.0.1:9092", "127.0.0.1:9093"]
-topics = ["orders", "refunds"]
-group = "agora-orders"
-start = "latest"
-block = "2s"
-key_field = "_key"
-id_field = "_id"
-
-[pipelines.orders.schedule]
-mode = "continuous"
-
-[[pipelines.orders.sinks]]
-type = "kafka"
-brokers = ["127.0.0.1:9092"]
-topic = "orders-clean"
-key = "customer_id"
-
-[pipelines.orders.dlq]
-type = "file"
-path = "rejected.jsonl"
-`
+// example returns the kafka example block of a document, with a format
+// line when it has none.
+func example(t *testing.T, doc string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, ok := strings.Cut(string(b), exampleMarker)
+	if !ok {
+		t.Fatalf("%s has no %q block", doc, exampleMarker)
+	}
+	block, _, _ = strings.Cut(block, "```")
+	if !strings.HasPrefix(block, "format =") {
+		block = "format = \"agora/v1\"\n\n" + block
+	}
+	return block
+}
 
 func TestConfigLoaderDecodesTheKafkaComponents(t *testing.T) {
-	f, err := config.Parse("pipelines.toml", []byte(kafkaPipelines), config.WithRegistry(registry()))
+	f, err := config.Parse("docs/etl.md", []byte(example(t, "docs/etl.md")), config.WithRegistry(registry()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,6 +57,20 @@ func TestConfigLoaderDecodesTheKafkaComponents(t *testing.T) {
 	sink := *p.Sinks[0].Config.(*kafka.SinkConfig)
 	if !reflect.DeepEqual(sink, kafka.SinkConfig{Brokers: []string{"127.0.0.1:9092"}, Topic: "orders-clean", Key: "customer_id"}) {
 		t.Fatalf("sink %+v", sink)
+	}
+}
+
+func TestReadmeKafkaExampleDecodes(t *testing.T) {
+	f, err := config.Parse("README.md", []byte(example(t, "README.md")), config.WithRegistry(registry()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := f.Pipeline("clicks")
+	if c := p.Source.Config.(*kafka.SourceConfig); c.Topic != "clicks" || c.Group != "agora" {
+		t.Fatalf("source %+v", c)
+	}
+	if c := p.Sinks[0].Config.(*kafka.SinkConfig); c.Topic != "clicks-by-user" || c.Key != "user_id" {
+		t.Fatalf("sink %+v", c)
 	}
 }
 
