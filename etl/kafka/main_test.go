@@ -15,10 +15,16 @@ import (
 )
 
 // newCluster starts franz-go's in-process Kafka on 127.0.0.1 with topics
-// of partitions partitions each, and returns it with its broker addresses.
+// of partitions partitions each (without topics, it creates a topic of
+// partitions partitions when a client first names it), and returns it with
+// its broker addresses.
 func newCluster(t testing.TB, partitions int32, topics ...string) (*kfake.Cluster, []string) {
 	t.Helper()
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(partitions, topics...))
+	opts := []kfake.Opt{kfake.NumBrokers(1), kfake.SeedTopics(partitions, topics...)}
+	if len(topics) == 0 {
+		opts = []kfake.Opt{kfake.NumBrokers(1), kfake.AllowAutoTopicCreation(), kfake.DefaultNumPartitions(int(partitions))}
+	}
+	c, err := kfake.NewCluster(opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,14 +23,17 @@ type Source struct {
 	block   time.Duration
 	key     string // the idle-client key; "" when the client is not to be kept
 	cl      *kgo.Client
-	unacked int  // batches handed out and not acknowledged
+	ready   chan struct{} // closed once a new client can have records (see awaitReady); nil for a kept one
+	unacked int           // batches handed out and not acknowledged
 	broken  bool // a poll or a commit failed: the client is not kept
 	closed  bool
 }
 
-// NewSource returns a source; it joins the group at the first Read. opts
-// are added to the client's options (TLS, SASL, timeouts); a source given
-// any does not share its client with later runs.
+// NewSource returns a source; it joins the group at the first Read, which
+// waits for the group to assign it partitions (up to JoinTimeout) before
+// its block time starts. opts are added to the client's options (TLS,
+// SASL, timeouts; the source sets OnPartitionsAssigned itself); a source
+// given any does not share its client with later runs.
 func NewSource(cfg SourceConfig, opts ...kgo.Opt) (*Source, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -70,6 +73,7 @@ func (s *Source) client() (*kgo.Client, error) {
 	if s.cfg.Start == StartLatest {
 		reset = kgo.NewOffset().AtEnd()
 	}
+	ready := newReadiness()
 	opts := append([]kgo.Opt{
 		kgo.SeedBrokers(s.cfg.Brokers...),
 		kgo.ConsumerGroup(s.cfg.Group),
@@ -77,13 +81,37 @@ func (s *Source) client() (*kgo.Client, error) {
 		kgo.ConsumeResetOffset(reset),
 		kgo.DisableAutoCommit(),
 		kgo.BlockRebalanceOnPoll(),
+		// A broker holds an empty fetch at most this long: a first read
+		// waiting for the first fetch answer waits about one block.
+		kgo.FetchMaxWait(min(max(s.block, 10*time.Millisecond), DefaultBlock)),
 	}, s.opts...)
+	opts = append(opts, kgo.OnPartitionsAssigned(ready.assigned), kgo.WithHooks(ready))
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return nil, s.fail("creating the client", err)
 	}
-	s.cl = cl
+	s.cl, s.ready = cl, ready.done
 	return cl, nil
+}
+
+// JoinTimeout bounds how long the first read of a new client waits to be
+// ready before its block time starts: joining the group, then looking up
+// the committed offsets, take a few round trips, longer than a short block.
+const JoinTimeout = 30 * time.Second
+
+// awaitReady waits until a new client is ready, JoinTimeout passed, or
+// the wait is cut short (shutdown, ctx).
+func (s *Source) awaitReady(ctx context.Context) {
+	if s.ready == nil {
+		return
+	}
+	wait, cancel := waitContext(ctx, JoinTimeout)
+	defer cancel()
+	select {
+	case <-s.ready:
+		s.ready = nil
+	case <-wait.Done():
+	}
 }
 
 // Read returns the next at most max records; an empty batch when none
@@ -96,6 +124,7 @@ func (s *Source) Read(ctx context.Context, max int) (etl.Batch, error) {
 	if err != nil {
 		return etl.Batch{}, err
 	}
+	s.awaitReady(ctx)
 	wait, cancel := waitContext(ctx, s.block)
 	fetches := cl.PollRecords(wait, max)
 	cancel()

@@ -309,3 +309,32 @@ func TestShutdownEndsTheWait(t *testing.T) {
 		t.Fatalf("the read waited %v after the shutdown", d)
 	}
 }
+
+// TestShortBlockStartsAfterTheJoin: the first read of a new client waits
+// for the group join and the offset lookup before its block time starts,
+// so a block shorter than the join still reads what is there.
+func TestShortBlockStartsAfterTheJoin(t *testing.T) {
+	_, brokers := newCluster(t, 4, "in")
+	produce(t, brokers, "in", 0, 1000)
+	sink := &memSink{}
+	src := testSource(t, brokers, "in", "g", "", time.Millisecond)
+	if err := etl.New(src, []etl.Sink{sink}, etl.WithBatchSize(500)).Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if ok, dups := sameSet(sink.ns(t), 1000); !ok || dups != 0 {
+		t.Fatalf("a 1ms block read %d of 1000 records", len(sink.ns(t)))
+	}
+	// A group that gets no partition (the topic has one, another member
+	// holds it) does not wait for a fetch that never comes.
+	_, brokers = newCluster(t, 1, "one")
+	holder := testSource(t, brokers, "one", "shared", "", 100*time.Millisecond)
+	defer holder.Close()
+	readAll(t, holder, 10)
+	idle := testSource(t, brokers, "one", "shared", "", 100*time.Millisecond)
+	defer idle.Close()
+	start := time.Now()
+	readAll(t, idle, 10)
+	if d := time.Since(start); d > JoinTimeout/2 {
+		t.Fatalf("a member without partitions waited %v", d)
+	}
+}

@@ -1,6 +1,9 @@
 package kafka
 
 import (
+	"os"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -57,5 +60,28 @@ func TestSinkConfigValidate(t *testing.T) {
 	}
 	if _, err := NewSource(SourceConfig{}); err == nil {
 		t.Fatal("NewSource took an empty config")
+	}
+}
+
+// TestDocsDescribeEveryKey keeps docs/etl.md's key tables in step with the
+// configuration structs.
+func TestDocsDescribeEveryKey(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "etl.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	for section, typ := range map[string]reflect.Type{"### Source `kafka`": reflect.TypeFor[SourceConfig](), "### Sink `kafka`": reflect.TypeFor[SinkConfig]()} {
+		_, text, ok := strings.Cut(doc, section)
+		if !ok {
+			t.Fatalf("docs/etl.md has no %q section", section)
+		}
+		text, _, _ = strings.Cut(text, "\n### ")
+		for i := range typ.NumField() {
+			key := typ.Field(i).Tag.Get("toml")
+			if !strings.Contains(text, "| `"+key+"` |") {
+				t.Errorf("docs/etl.md, %s: no row for `%s`", section, key)
+			}
+		}
 	}
 }
