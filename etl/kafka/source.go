@@ -25,7 +25,7 @@ type Source struct {
 	cl      *kgo.Client
 	ready   chan struct{} // closed once a new client can have records (see awaitReady); nil for a kept one
 	unacked int           // batches handed out and not acknowledged
-	broken  bool // a poll or a commit failed: the client is not kept
+	broken  bool          // a poll or a commit failed: the client is not kept
 	closed  bool
 }
 
