@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/agora-etl/agora/etl"
@@ -17,18 +18,22 @@ import (
 // benchRecords is the record count of the kafka benchmark, per side and op.
 const benchRecords = 100_000
 
+// benchBlock is how long both sides wait for more records before they
+// stop.
+const benchBlock = 50 * time.Millisecond
+
 // BenchmarkKafkaToKafka moves benchRecords records {"id":n,"name":"x…"}
 // from a topic of 4 partitions to another through the pipeline (the kafka
 // source, batch size 500, and the kafka sink) and through a hand-written
 // loop against franz-go doing the same job: PollRecords of 500, ProduceSync
-// of the values as they are, CommitRecords, until a poll waits 10 ms for
+// of the values as they are, CommitRecords, until a poll waits 50 ms for
 // nothing (after the first, which waits for the group join, as the source
 // does). The broker is kfake in this process, so its CPU counts on both
 // sides alike. Filling the input topic and counting the output are outside
 // the timing. Order per op: pipeline, hand, hand, pipeline.
 func BenchmarkKafkaToKafka(b *testing.B) {
-	_, brokers := newCluster(b, 4)
-	admin, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.AllowAutoTopicCreation())
+	_, brokers := newCluster(b, 4, "seed")
+	admin, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -38,6 +43,9 @@ func BenchmarkKafkaToKafka(b *testing.B) {
 	fill := func() (in, out string) {
 		round++
 		in, out = "in"+strconv.Itoa(round), "out"+strconv.Itoa(round)
+		if _, err := kadm.NewClient(admin).CreateTopics(ctx, 4, 1, nil, in, out); err != nil {
+			b.Fatal(err)
+		}
 		recs := make([]*kgo.Record, benchRecords)
 		for i := range recs {
 			recs[i] = &kgo.Record{Topic: in, Value: fmt.Appendf(nil, `{"id":%d,"name":"xxxxxxxxxxxxxxxxxxxxxxxx"}`, i)}
@@ -64,7 +72,7 @@ func BenchmarkKafkaToKafka(b *testing.B) {
 		}
 	}
 	pipeline := func(in, out string) {
-		src, err := NewSource(SourceConfig{Brokers: brokers, Topic: in, Group: "g" + in, Block: etl.Duration(10 * time.Millisecond)})
+		src, err := NewSource(SourceConfig{Brokers: brokers, Topic: in, Group: "g" + in, Block: etl.Duration(benchBlock)})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -87,7 +95,7 @@ func BenchmarkKafkaToKafka(b *testing.B) {
 			b.Fatal(err)
 		}
 		for first := true; ; first = false {
-			block := 10 * time.Millisecond
+			block := benchBlock
 			if first {
 				block = JoinTimeout // the group join, as the source waits for it
 			}
