@@ -1,9 +1,9 @@
 package kafka
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/agora-etl/agora/etl"
 )
@@ -13,40 +13,36 @@ import (
 // instead of stopping the partition.
 const ValueField = "value"
 
-// decodeValue turns a message value into a record: a JSON object becomes
-// that object (numbers kept exactly, as json.Number), anything else
+// decoder turns message values into records: a JSON object becomes that
+// object (numbers kept exactly, as json.Number), anything else
 // {"value": text}.
-func decodeValue(v []byte) etl.Record {
-	if t := bytes.TrimLeft(v, " \t\r\n"); len(t) > 0 && t[0] == '{' {
-		dec := json.NewDecoder(bytes.NewReader(v))
-		dec.UseNumber()
-		var rec etl.Record
-		if err := dec.Decode(&rec); err == nil && rec != nil && !dec.More() {
+type decoder struct{ json etl.JSONDecoder }
+
+func (d *decoder) record(v []byte) etl.Record {
+	s := string(v)
+	if t := strings.TrimLeft(s, " \t\r\n"); len(t) > 0 && t[0] == '{' {
+		if rec, ok := d.json.DecodeObject(t); ok {
 			return rec
 		}
 	}
-	return etl.Record{ValueField: string(v)}
+	return etl.Record{ValueField: s}
+}
+
+// decodeValue is record with a decoder of its own.
+func decodeValue(v []byte) etl.Record {
+	var d decoder
+	return d.record(v)
 }
 
 // encoder writes records as JSON objects, keys sorted, without HTML
-// escaping (what the other sinks write).
-type encoder struct {
-	buf bytes.Buffer
-	enc *json.Encoder
-}
+// escaping (what the other sinks write), into one buffer a batch.
+type encoder struct{ json etl.JSONEncoder }
 
-// value returns rec as JSON, in a new slice.
-func (e *encoder) value(rec etl.Record) ([]byte, error) {
-	if e.enc == nil {
-		e.enc = json.NewEncoder(&e.buf)
-		e.enc.SetEscapeHTML(false)
-	}
-	e.buf.Reset()
-	if err := e.enc.Encode(rec); err != nil {
-		return nil, err
-	}
-	return bytes.Clone(bytes.TrimSuffix(e.buf.Bytes(), []byte("\n"))), nil
-}
+// reset starts a new batch; the values of the last one must be unused.
+func (e *encoder) reset() { e.json.Reset() }
+
+// value returns rec as JSON, valid until the next reset.
+func (e *encoder) value(rec etl.Record) ([]byte, error) { return e.json.Encode(rec) }
 
 // key returns the message key for a field's value: a string as it is,
 // json.Number as its text, anything else as JSON. Null is an error.

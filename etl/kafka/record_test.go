@@ -28,6 +28,7 @@ func TestDecodeValue(t *testing.T) {
 
 func TestEncoder(t *testing.T) {
 	var e encoder
+	e.reset()
 	v, err := e.value(etl.Record{"b": "<&>", "a": json.Number("1.50")})
 	if err != nil || string(v) != `{"a":1.50,"b":"<&>"}` {
 		t.Fatalf("value = %s, %v", v, err)

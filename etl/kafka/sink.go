@@ -54,6 +54,7 @@ func (s *Sink) Type() string { return "kafka" }
 func (s *Sink) Write(ctx context.Context, records []etl.Record) error {
 	var rejections []etl.Rejection
 	s.recs, s.idx = s.recs[:0], s.idx[:0]
+	s.enc.reset() // the last batch's values are produced: Write waited for them
 	for i, rec := range records {
 		value, err := s.enc.value(rec)
 		var key []byte

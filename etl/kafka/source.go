@@ -27,6 +27,7 @@ type Source struct {
 	unacked int           // batches handed out and not acknowledged
 	broken  bool          // a poll or a commit failed: the client is not kept
 	closed  bool
+	dec     decoder
 }
 
 // NewSource returns a source; it joins the group at the first Read, which
@@ -145,7 +146,7 @@ func (s *Source) Read(ctx context.Context, max int) (etl.Batch, error) {
 	s.unacked++
 	out := make([]etl.Record, len(recs))
 	for i, r := range recs {
-		rec := decodeValue(r.Value)
+		rec := s.dec.record(r.Value)
 		if s.cfg.KeyField != "" {
 			if r.Key == nil {
 				rec[s.cfg.KeyField] = nil
