@@ -2,7 +2,6 @@ package kafka
 
 import (
 	"context"
-	"strconv"
 
 	"github.com/agora-etl/agora/etl"
 )
@@ -16,5 +15,3 @@ func Register(r *etl.Registry) {
 		return NewSink(cfg)
 	})
 }
-
-func itoa(n int) string { return strconv.Itoa(n) }

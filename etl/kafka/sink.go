@@ -3,6 +3,8 @@ package kafka
 import (
 	"context"
 	"errors"
+	"slices"
+	"strconv"
 	"sync"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -14,12 +16,21 @@ import (
 // Sink produces every record, as a JSON object (keys sorted), to one
 // topic; see the package doc. It is used by one goroutine at a time.
 type Sink struct {
-	cfg  SinkConfig
-	cl   *kgo.Client
-	enc  encoder
-	recs []*kgo.Record
-	idx  []int // idx[i]: the batch index of recs[i]
-	errs []error
+	cfg     SinkConfig
+	cl      *kgo.Client
+	enc     encoder
+	recs    []kgo.Record // this batch's messages; kgo holds pointers into it until Write returns
+	idx     []int        // idx[i]: the batch index of recs[i]
+	wg      sync.WaitGroup
+	mu      sync.Mutex
+	errs    []produceError // what the promises reported
+	promise func(*kgo.Record, error)
+}
+
+// produceError is a message the brokers did not take.
+type produceError struct {
+	rec *kgo.Record
+	err error
 }
 
 // NewSink returns a sink; it connects at the first Write. opts are added
@@ -38,7 +49,16 @@ func NewSink(cfg SinkConfig, opts ...kgo.Opt) (*Sink, error) {
 	if err != nil {
 		return nil, fail("sink", cfg.Topic, cfg.Brokers, "creating the client", err)
 	}
-	return &Sink{cfg: cfg, cl: cl}, nil
+	sink := &Sink{cfg: cfg, cl: cl}
+	sink.promise = func(r *kgo.Record, err error) {
+		if err != nil {
+			sink.mu.Lock()
+			sink.errs = append(sink.errs, produceError{r, err})
+			sink.mu.Unlock()
+		}
+		sink.wg.Done()
+	}
+	return sink, nil
 }
 
 // Name is "kafka(TOPIC)".
@@ -65,48 +85,54 @@ func (s *Sink) Write(ctx context.Context, records []etl.Record) error {
 			rejections = append(rejections, etl.Rejection{Index: i, Err: err})
 			continue
 		}
-		s.recs = append(s.recs, &kgo.Record{Key: key, Value: value})
+		s.recs = append(s.recs, kgo.Record{Key: key, Value: value})
 		s.idx = append(s.idx, i)
 	}
 	if len(s.recs) > 0 {
-		if cap(s.errs) < len(s.recs) {
-			s.errs = make([]error, len(s.recs))
-		}
-		s.errs = s.errs[:len(s.recs)]
-		var wg sync.WaitGroup
-		wg.Add(len(s.recs))
-		for i, r := range s.recs {
-			s.cl.Produce(ctx, r, func(_ *kgo.Record, err error) {
-				s.errs[i] = err
-				wg.Done()
-			})
+		s.wg.Add(len(s.recs))
+		for i := range s.recs {
+			s.cl.Produce(ctx, &s.recs[i], s.promise)
 		}
 		// Flush sends what lingers now rather than after the linger.
 		ferr := s.cl.Flush(ctx)
-		wg.Wait()
+		s.wg.Wait()
 		var failed []error
-		for i, err := range s.errs {
-			switch {
-			case err == nil:
+		for _, pe := range s.errs {
+			switch err := pe.err; {
 			case errors.Is(err, kerr.MessageTooLarge), errors.Is(err, kerr.RecordListTooLarge), errors.Is(err, kerr.InvalidRecord):
-				rejections = append(rejections, etl.Rejection{Index: s.idx[i], Err: err})
+				rejections = append(rejections, etl.Rejection{Index: s.idx[s.position(pe.rec)], Err: err})
 			default:
 				failed = append(failed, err)
 			}
-			s.errs[i] = nil
 		}
+		clear(s.errs)
+		s.errs = s.errs[:0]
+		n := len(s.recs)
 		clear(s.recs)
 		if len(failed) > 0 {
-			return fail("sink", s.cfg.Topic, s.cfg.Brokers, "producing "+itoa(len(failed))+" of "+itoa(len(s.recs))+" records", failed[0])
+			return fail("sink", s.cfg.Topic, s.cfg.Brokers, "producing "+strconv.Itoa(len(failed))+" of "+strconv.Itoa(n)+" records", failed[0])
 		}
 		if ferr != nil {
 			return fail("sink", s.cfg.Topic, s.cfg.Brokers, "flushing", ferr)
+		}
+		if rejections != nil {
+			slices.SortFunc(rejections, func(a, b etl.Rejection) int { return a.Index - b.Index })
 		}
 	}
 	if rejections != nil {
 		return &etl.RejectedError{Rejections: rejections}
 	}
 	return nil
+}
+
+// position returns the index of r in s.recs.
+func (s *Sink) position(r *kgo.Record) int {
+	for i := range s.recs {
+		if &s.recs[i] == r {
+			return i
+		}
+	}
+	panic("kafka: a promise for a record of no batch")
 }
 
 // Close waits for anything still being produced and closes the client.
