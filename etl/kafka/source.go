@@ -47,7 +47,7 @@ func NewSource(cfg SourceConfig, opts ...kgo.Opt) (*Source, error) {
 		s.block = time.Duration(cfg.Block)
 	}
 	if len(opts) == 0 {
-		s.key = strings.Join([]string{strings.Join(cfg.Brokers, ","), cfg.Group, cfg.Start, strings.Join(s.topics, ",")}, "\x00")
+		s.key = strings.Join([]string{strings.Join(cfg.Brokers, ","), cfg.Group, cfg.Start, strings.Join(s.topics, ","), s.block.String()}, "\x00")
 	}
 	return s, nil
 }
