@@ -9,10 +9,10 @@ import (
 	"github.com/agora-etl/agora/etl"
 )
 
-func TestBuiltinsIncludeTheDatabaseComponents(t *testing.T) {
+func TestBuiltinsIncludeTheDatabaseAndKafkaComponents(t *testing.T) {
 	r := Builtins()
 	for _, kind := range []etl.Kind{etl.KindSource, etl.KindSink} {
-		for _, name := range []string{"postgres", "sqlite"} {
+		for _, name := range []string{"kafka", "postgres", "sqlite"} {
 			if !slices.Contains(r.Names(kind), name) {
 				t.Errorf("no %s %q among %v", kind, name, r.Names(kind))
 			}

@@ -63,6 +63,7 @@ func runOnce(e *env, args []string) int {
 	}
 	ctx, stop := signalContext(e.ctx)
 	defer stop()
+	defer closeIdleComponents()
 	if err := pool.RunNow(ctx, f.values["pipeline"]...); err != nil {
 		logRunNowError(logger, err)
 		return ExitFailure

@@ -56,6 +56,7 @@ func worker(e *env, args []string) int {
 	if !ok {
 		return ExitFailure
 	}
+	defer closeIdleComponents()
 	return runtime.RunMain(e.ctx, f.rest, e.stderr, func() (*runtime.WorkerPool, error) { return file.Pool() })
 }
 
