@@ -31,6 +31,11 @@ func (f *File) Summary() string {
 	for _, p := range f.Pipelines {
 		fmt.Fprintf(&b, "pipeline %s: %s\n", printable(p.ID), p.Schedule.describe())
 		fmt.Fprintf(&b, "  source: %s\n", p.Source.describe(f.known))
+		for _, t := range p.Transforms {
+			if n, ok := t.(interface{ Name() string }); ok {
+				fmt.Fprintf(&b, "  then:   %s\n", printable(f.known.Text(n.Name())))
+			}
+		}
 		for _, s := range p.Sinks {
 			fmt.Fprintf(&b, "  sink:   %s\n", s.describe(f.known))
 		}

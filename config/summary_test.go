@@ -80,3 +80,29 @@ type = "stdout"
 		t.Errorf("Summary() =\n%s\nwant it to hold\n%s", got, want)
 	}
 }
+
+// TestSummaryListsTheTransformsInOrder: what happens between source and
+// sinks is shown too, in the order it runs.
+func TestSummaryListsTheTransformsInOrder(t *testing.T) {
+	var out testOutputs
+	doc := `format = "agora/v1"
+[pipelines.orders]
+source = { type = "iterable", records = [{ amount = 2 }] }
+sinks = [{ type = "stdout" }]
+schedule = { mode = "once" }
+[[pipelines.orders.transforms]]
+type = "filter"
+expr = "record.amount > 0"
+[[pipelines.orders.transforms]]
+type = "rename"
+fields = { amount = "total" }
+`
+	f, err := Parse("c.toml", []byte(doc), WithRegistry(testRegistry(&out)), WithLookupEnv(noEnv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "  source: iterable\n  then:   filter(record.amount > 0)\n  then:   rename(amount→total)\n  sink:   stdout\n"
+	if got := f.Summary(); !strings.Contains(got, want) {
+		t.Errorf("summary lacks\n%s\nin\n%s", want, got)
+	}
+}
