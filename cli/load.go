@@ -3,12 +3,22 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"os"
+	"runtime/debug"
 
 	"github.com/agora-etl/agora/config"
 )
 
 // loadConfig loads and checks an agora/v1 file, printing every problem.
 func loadConfig(e *env, path string) (*config.File, bool) {
+	if _, set := os.LookupEnv("GOGC"); !set {
+		// Checking a file allocates a great deal that dies young (every
+		// key's path, position and decoded copy); fewer collections while
+		// it lasts make a 10,000-pipeline file load in about two thirds of
+		// the time, for a peak about a tenth higher. The process's own
+		// setting comes back for what runs after.
+		defer debug.SetGCPercent(debug.SetGCPercent(loadGCPercent))
+	}
 	file, err := config.Load(path, config.WithRegistry(e.registry), config.WithLookupEnv(e.lookup))
 	if err == nil {
 		return file, true
@@ -31,3 +41,6 @@ func plural(n int, one, many string) string {
 	}
 	return many
 }
+
+// loadGCPercent is the garbage collector's target while a file loads.
+const loadGCPercent = 400
