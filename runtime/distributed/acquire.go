@@ -141,7 +141,7 @@ func (c *RedisWorkerCoordinator) settleAcquire(ctx context.Context, req leaseReq
 			return false, ctx.Err()
 		}
 		err = c.failure(fmt.Sprintf("acquire lease of %q", pipelineID), err)
-		if c.s.FallbackToLocal {
+		if c.s.FallbackToLocal && !req.Ahead {
 			return c.acquireLocal(pipelineID, runNumber, err)
 		}
 		return false, err
@@ -159,6 +159,8 @@ func (c *RedisWorkerCoordinator) settleAcquire(ctx context.Context, req leaseReq
 	case outcomeHeld:
 		c.stats.contended.Add(1)
 		return false, nil
+	case outcomeAskAtSlot:
+		return false, runtime.ErrAskAtSlot
 	}
 
 	h := &heldLease{

@@ -22,12 +22,26 @@ func (c *RedisWorkerCoordinator) TryAcquireLeases(ctx context.Context, reqs []ru
 	out := make([]runtime.LeaseReply, len(reqs))
 	asked := make([]leaseRequest, 0, len(reqs))
 	at := make([]int, 0, len(reqs))
+	ahead := c.LeaseAhead() > 0
 	for i, r := range reqs {
+		if r.Ahead && (!ahead || r.RunNumber <= 0) {
+			out[i].Err = runtime.ErrAskAtSlot
+			continue
+		}
 		req, ok, err := c.beginAcquire(r.PipelineID, r.RunNumber)
 		if !ok {
+			if r.Ahead && err == nil {
+				err = runtime.ErrAskAtSlot // refused locally: held or in hand
+			}
 			out[i].Err = err
 			continue
 		}
+		if r.Ahead && req.Rerun {
+			c.endAcquire(r.PipelineID)
+			out[i].Err = runtime.ErrAskAtSlot
+			continue
+		}
+		req.Ahead = r.Ahead
 		asked = append(asked, req)
 		at = append(at, i)
 	}
@@ -45,6 +59,7 @@ func (c *RedisWorkerCoordinator) TryAcquireLeases(ctx context.Context, reqs []ru
 	defer cancel()
 	if c.usesPreference() {
 		asked, at = c.grantedElsewhere(opCtx, asked, at, out)
+		asked, at = c.aheadOnlyLooks(asked, at, out)
 	} else {
 		asked, at = c.claimSlots(opCtx, asked, at, out)
 	}
@@ -166,7 +181,7 @@ func (b *singleBackend) acquireMany(ctx context.Context, reqs []leaseRequest) ([
 				results, errs = append(results, acquireResult{}), append(errs, err)
 				continue
 			}
-			res, perr := parseAcquireReply(replies[j], req.Mode, b.s)
+			res, perr := parseAcquireReply(replies[j], req, b.s)
 			results, errs = append(results, res), append(errs, perr)
 		}
 	}

@@ -89,6 +89,9 @@ type RedisWorkerCoordinator struct {
 	// rerun holds the pipelines that re-run a slot whose holder died, set
 	// before Start (SetRerunInterrupted).
 	rerun   map[string]bool
+	// noAhead turns lease-ahead off (LeaseAhead 0): benchmarks measure
+	// the path without it beside the one with it.
+	noAhead bool
 	metrics *coordMetrics
 	ctl     control
 	// pref is the set of pipelines another live worker is preferred for,
