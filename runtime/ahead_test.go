@@ -16,7 +16,7 @@ import (
 // and whether it was sent ahead.
 type aheadCoord struct {
 	*controlCoord
-	clock *clocktest.Fake
+	clock  *clocktest.Fake
 	defer_ time.Duration // DeferLease's answer for every slot request
 	// ahead, when set, answers the Ahead requests instead of a grant.
 	ahead func(id string, n int64) runtime.LeaseReply

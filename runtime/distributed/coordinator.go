@@ -88,7 +88,7 @@ type RedisWorkerCoordinator struct {
 	lostLog stateLostLog
 	// rerun holds the pipelines that re-run a slot whose holder died, set
 	// before Start (SetRerunInterrupted).
-	rerun   map[string]bool
+	rerun map[string]bool
 	// noAhead turns lease-ahead off (LeaseAhead 0): benchmarks measure
 	// the path without it beside the one with it.
 	noAhead bool
