@@ -38,6 +38,10 @@ import (
 //   - agora-kill: agora with a 1 s heartbeat, whose replica 0 is SIGKILLed
 //     5 s before the window (its record expires before it starts), not in
 //     the default set;
+//   - local: the same pool without any coordinator (every replica runs
+//     every slot, so 2 × N duplicates a slot by design): the least any
+//     design must do to start N runs a second on this machine, with no
+//     Redis at the boundary, not in the default set;
 //   - gocron: gocron v2 with a bsm/redislock distributed locker (the lock
 //     is the job's name, held while the job runs, as gocron asks it);
 //   - floor-fenced: the least an implementation keeping agora's rules
@@ -122,7 +126,7 @@ func TestFleetReplica(t *testing.T) {
 	defer cancel()
 	var err error
 	switch impl {
-	case "agora", "agora-noahead", "agora-kill":
+	case "agora", "agora-noahead", "agora-kill", "local":
 		err = fleetAgora(ctx, url, id, n, rec, impl)
 	case "gocron":
 		err = fleetGocron(ctx, url, n, rec)
@@ -158,14 +162,18 @@ func fleetAgora(ctx context.Context, url, id string, n int, rec *fleetRecorder, 
 		// A killed replica's record expires 3 s after its last heartbeat.
 		opts.HeartbeatInterval = time.Second
 	}
-	coord, err := NewRedisWorkerCoordinator(opts)
-	if err != nil {
-		return err
+	poolOpts := []runtime.PoolOption{runtime.WithWorkerID(id), runtime.WithLogger(quiet), runtime.WithSignalHandling(false)}
+	var coord *RedisWorkerCoordinator
+	if impl != "local" {
+		coord, err = NewRedisWorkerCoordinator(opts)
+		if err != nil {
+			return err
+		}
+		defer coord.Close()
+		coord.noAhead = impl == "agora-noahead"
+		poolOpts = append(poolOpts, runtime.WithCoordinator(coord))
 	}
-	defer coord.Close()
-	coord.noAhead = impl == "agora-noahead"
-	pool := runtime.NewWorkerPool(runtime.WithCoordinator(coord), runtime.WithWorkerID(id),
-		runtime.WithLogger(quiet), runtime.WithSignalHandling(false))
+	pool := runtime.NewWorkerPool(poolOpts...)
 	every := runtime.MustCron("* * * * * *")
 	runFor, _ := time.ParseDuration(os.Getenv("AGORA_FLEET_RUN_FOR"))
 	for i := range n {
@@ -185,7 +193,7 @@ func fleetAgora(ctx context.Context, url, id string, n int, rec *fleetRecorder, 
 		})
 	}
 	err = pool.Run(ctx)
-	if os.Getenv("AGORA_FLEET_TRIPS") != "" {
+	if os.Getenv("AGORA_FLEET_TRIPS") != "" && coord != nil {
 		reg := prometheus.NewRegistry()
 		reg.MustRegister(coord)
 		mfs, _ := reg.Gather()
