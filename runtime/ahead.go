@@ -29,7 +29,9 @@ import (
 // again as if nothing had been asked. A fleet-wide pause set between the
 // grant and the boundary is honoured: the lease goes back and the slot is
 // skipped as paused. A runner stopped in between gives its early grant
-// back when it finishes. Only the lease of that slot is asked for: a
+// back when it finishes; so does one whose clock went back after the
+// grant (shiftLocked makes it due at once, acquireBatch gives the grant
+// back). Only the lease of that slot is asked for: a
 // retry, a catch-up, a re-run of an interrupted slot, a deferred request
 // and a run of the previous slot still going (the runner is not in the
 // heap then) keep the path without lease-ahead.

@@ -256,3 +256,30 @@ func TestAheadRefusalStandsAndUndecidedAsksAtTheBoundaryWithoutDeferring(t *test
 		t.Fatalf("%d runs; the slot refused ahead ran", runs.n.Load())
 	}
 }
+
+func TestAheadGrantIsGivenBackWhenTheClockGoesBack(t *testing.T) {
+	clock := clocktest.NewFake(t0)
+	coord := newAheadCoord(clock)
+	d, runs := aheadPool(t, clock, coord)
+	slot := t0.Add(time.Second)
+	advanceTo(t, clock, d, slot.Add(-time.Millisecond))
+	if _, held := coord.CurrentLease("p"); !held {
+		t.Fatal("no lease granted ahead")
+	}
+	// An hour back: the slot is an hour off, and its grant is not held
+	// that long (other workers would find the pipeline held meanwhile).
+	clock.Set(slot.Add(-time.Hour))
+	d.settle(t)
+	waitFor(t, func() bool { _, held := coord.CurrentLease("p"); return !held }, "the grant given back")
+	if runs.n.Load() != 0 {
+		t.Fatal("ran after the clock went back")
+	}
+	// When the slot comes near again, it is asked for ahead and runs once.
+	advanceTo(t, clock, d, slot)
+	if runs.n.Load() != 1 {
+		t.Fatalf("%d runs of the slot, want 1", runs.n.Load())
+	}
+	if a := coord.asks(); len(a) != 2 || !a[1].ahead {
+		t.Fatalf("asks = %+v; want the slot asked for ahead again", a)
+	}
+}

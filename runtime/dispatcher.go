@@ -604,6 +604,18 @@ func (d *dispatcher) acquireBatch(batch []*runner) {
 			continue
 		}
 		ownSlot := r.deferredSlot != 0 // back from a deferral: ask now
+		if p := r.pre; p != nil && p.ahead && r.now().UnixNano() < r.next {
+			// The clock went back since the ask: the grant goes back, and
+			// the slot is asked for ahead again when it comes near.
+			if p.ok {
+				d.giveBackAhead(r)
+			}
+			r.pre = nil
+			r.plannedAt = r.now().UnixNano()
+			d.handBack(r)
+			d.attemptDone()
+			continue
+		}
 		if p := r.pre; p != nil && p.ahead {
 			if d.settleAhead(r, p) {
 				queued = append(queued, r)
@@ -683,6 +695,12 @@ func (d *dispatcher) shiftLocked(back time.Duration) {
 		if e.r.inHeap && e.r.shift(back) {
 			e.r.askAt = 0
 			e.due = dueOf(e.r.next)
+			changed = true
+		} else if p := e.r.pre; e.r.inHeap && p != nil && p.ahead {
+			// Asked ahead of a slot that is now further off: due at once,
+			// to give the grant back rather than hold it until the clock
+			// comes back (see acquireBatch).
+			e.due = 0
 			changed = true
 		}
 	}
