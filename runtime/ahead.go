@@ -18,10 +18,12 @@ import (
 //
 // A worker that another one is preferred for (LeaseDeferrer) asks at half
 // the lead instead, by when the preferred worker's grant is usually made:
-// the coordinator then only looks whether the slot was granted elsewhere,
-// and when it was not, the worker asks at the boundary without deferring,
-// so a preferred worker that died costs nothing once the view drops it, and
-// no DeferredAskDelay before.
+// the coordinator then only looks whether the slot was granted elsewhere.
+// When it was not, the reply ErrAskAtSlot (the preferred worker's record is
+// gone) has the worker ask at the boundary without deferring, so a dead
+// preferred worker costs no DeferredAskDelay once its record expired; any
+// other undecided reply takes the path without lease-ahead, deferral
+// included.
 //
 // At the boundary (settleAhead) an early grant runs only if the
 // coordinator still holds it: one lost meanwhile (a stop or pause of the
@@ -73,6 +75,7 @@ func (d *dispatcher) dispatchAhead(early []*runner) {
 		return
 	}
 	d.running.Add(int64(len(early)))
+	d.dispatched.Add(int64(len(early))) // a pass that asks ahead is not quiet
 	d.batching.Add(1)
 	go d.askAhead(slices.Clone(early))
 }

@@ -2,6 +2,7 @@ package runtime_test
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -56,6 +57,15 @@ func (c *aheadCoord) TryAcquireLeases(ctx context.Context, reqs []runtime.LeaseR
 		out[i].Acquired, out[i].Err = c.fakeCoord.TryAcquireLease(ctx, r.PipelineID, r.RunNumber)
 	}
 	return out
+}
+
+// TryAcquireLease records a request made alone (a runner due by itself
+// without an answer from ahead) like one of a batch.
+func (c *aheadCoord) TryAcquireLease(ctx context.Context, id string, n int64) (bool, error) {
+	c.amu.Lock()
+	c.asked = append(c.asked, aheadAsk{at: c.clock.Now(), run: n})
+	c.amu.Unlock()
+	return c.fakeCoord.TryAcquireLease(ctx, id, n)
 }
 
 func (c *aheadCoord) asks() []aheadAsk {
@@ -281,5 +291,24 @@ func TestAheadGrantIsGivenBackWhenTheClockGoesBack(t *testing.T) {
 	}
 	if a := coord.asks(); len(a) != 2 || !a[1].ahead {
 		t.Fatalf("asks = %+v; want the slot asked for ahead again", a)
+	}
+}
+
+func TestAheadUndecidedForAnotherReasonKeepsTheDeferral(t *testing.T) {
+	clock := clocktest.NewFake(t0)
+	coord := newAheadCoord(clock)
+	coord.defer_ = 300 * time.Millisecond
+	coord.ahead = func(string, int64) runtime.LeaseReply {
+		return runtime.LeaseReply{Err: errors.New("the preferred worker lives")}
+	}
+	d, runs := aheadPool(t, clock, coord)
+	slot := t0.Add(time.Second)
+	advanceTo(t, clock, d, slot.Add(500*time.Millisecond))
+	a := coord.asks()
+	if len(a) != 2 || !a[0].ahead || a[1].ahead || !a[1].at.Equal(slot.Add(300*time.Millisecond)) {
+		t.Fatalf("asks = %+v; want a look, then an ask 300 ms after the slot; calls %v runs %d", a, coord.callLog(), runs.n.Load())
+	}
+	if runs.n.Load() != 1 {
+		t.Fatalf("%d runs, want 1", runs.n.Load())
 	}
 }

@@ -115,8 +115,10 @@ type LeaseRequest struct {
 	RunNumber  int64
 	// Ahead says the request is sent before its slot's boundary
 	// (LeaseAheader). A grant is for that slot only. A reply that wraps
-	// ErrAskAtSlot decided nothing, and so does any other error: the pool
-	// asks again at the boundary. A refusal without error (held) or with
+	// ErrAskAtSlot decided nothing, and the pool asks again at the
+	// boundary, without deferring; any other error decided nothing either,
+	// and the pool asks at the boundary as without lease-ahead (deferring
+	// when its LeaseDeferrer says). A refusal without error (held) or with
 	// ErrSlotCompleted stands for the slot.
 	Ahead bool
 }

@@ -621,7 +621,10 @@ func (d *dispatcher) acquireBatch(batch []*runner) {
 				queued = append(queued, r)
 				continue
 			}
-			ownSlot = true // looked or asked ahead already: ask now
+			// Undecided ahead: ErrAskAtSlot asks now; any other answer
+			// (an error, a preferred worker alive but not granted yet)
+			// takes the path without lease-ahead, deferral included.
+			ownSlot = ownSlot || errors.Is(p.err, ErrAskAtSlot) || p.ok
 		}
 		at := r.now()
 		p := &preAcquired{}

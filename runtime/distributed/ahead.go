@@ -33,7 +33,10 @@ import (
 // this slot or a later one is refused as at the boundary. A worker that is
 // not the pipeline's preferred worker looks ahead only: one MGET of the
 // token keys says whether the slot was granted elsewhere (refused as held),
-// and if not it asks at the boundary, without DeferredAskDelay. Lease-ahead
+// and EXISTS of the preferred workers' records, in the same round trip,
+// whether to ask at the boundary (the record is gone: ErrAskAtSlot) or
+// DeferredAskDelay after it as without lease-ahead (errPreferredLives), so
+// that a loaded fleet's slow preferred workers are not raced. Lease-ahead
 // needs the single-server or Cluster backend; in Redlock mode, and for
 // pipelines that re-run interrupted slots, every request is asked at the
 // boundary.
@@ -55,14 +58,16 @@ func (c *RedisWorkerCoordinator) LeaseAhead() time.Duration {
 }
 
 // aheadOnlyLooks answers the Ahead requests among reqs that another worker
-// is preferred for and that grantedElsewhere did not find granted: they
-// decide nothing before the boundary (ErrAskAtSlot). The rest are
-// returned, to go to the script.
+// is preferred for and that grantedElsewhere neither found granted nor
+// found the preferred worker's record gone for: they decide nothing before
+// the boundary, and are asked for then as without lease-ahead
+// (errPreferredLives; DeferredAskDelay late). The rest are returned, to go
+// to the script.
 func (c *RedisWorkerCoordinator) aheadOnlyLooks(reqs []leaseRequest, at []int, out []runtime.LeaseReply) ([]leaseRequest, []int) {
 	keptReqs, keptAt := reqs[:0:0], at[:0:0]
 	for i, req := range reqs {
 		if req.Ahead && c.notPreferred(req.PipelineID) {
-			out[at[i]] = runtime.LeaseReply{Err: runtime.ErrAskAtSlot}
+			out[at[i]] = runtime.LeaseReply{Err: errPreferredLives}
 			continue
 		}
 		keptReqs, keptAt = append(keptReqs, req), append(keptAt, at[i])

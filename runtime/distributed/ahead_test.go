@@ -163,3 +163,32 @@ func TestAheadEpochRefusesASlotGrantedAheadBeforeALoss(t *testing.T) {
 	// after the epoch.
 	mustAcquire(t, b, "p", slot+2)
 }
+
+func TestAheadLookOfAWorkerNotPreferredAsksAtOnceOnlyWhenThePreferredIsDead(t *testing.T) {
+	r := newReal(t)
+	a := r.started(r.options(10*time.Second), "a")
+	b := r.started(r.options(10*time.Second), "b")
+	for _, c := range []*RedisWorkerCoordinator{a, b, a} {
+		c.refreshPreference(ctx)
+	}
+	other, preferred := a, b
+	if b.notPreferred("p") {
+		other, preferred = b, a
+	}
+	if !other.notPreferred("p") || preferred.notPreferred("p") {
+		t.Fatal("the view names no single preferred worker for p")
+	}
+	slot := time.Now().Unix() + 2
+	// Nothing granted, the preferred worker alive: ask as without
+	// lease-ahead (deferred), not at once.
+	if rep := askAhead(other, "p", slot); rep.Acquired || rep.Err == nil || errors.Is(rep.Err, runtime.ErrAskAtSlot) {
+		t.Fatalf("look with the preferred worker alive: %+v; want an undecided reply other than ErrAskAtSlot", rep)
+	}
+	// Its record gone (it died and the record expired): ask at once.
+	if err := r.client(0).Del(ctx, preferred.recordKey).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if rep := askAhead(other, "p", slot); rep.Acquired || !errors.Is(rep.Err, runtime.ErrAskAtSlot) {
+		t.Fatalf("look with the preferred worker's record gone: %+v; want ErrAskAtSlot", rep)
+	}
+}

@@ -94,10 +94,10 @@ type RedisWorkerCoordinator struct {
 	noAhead bool
 	metrics *coordMetrics
 	ctl     control
-	// pref is the set of pipelines another live worker is preferred for,
-	// worked out from the registry view at each refresh (preference.go);
-	// nil until read, and always on a Cluster.
-	pref     atomic.Pointer[map[string]bool]
+	// pref maps each pipeline another live worker is preferred for to
+	// that worker's id, worked out from the registry view at each refresh
+	// (preference.go); nil until read, and always on a Cluster.
+	pref     atomic.Pointer[map[string]string]
 	prefMu   sync.Mutex          // serialises refreshes
 	prefSeen map[string][]string // instance -> its pipelines, as read
 }
