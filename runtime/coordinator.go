@@ -95,10 +95,32 @@ type LeaseDeferrer interface {
 	DeferLease(req LeaseRequest) time.Duration
 }
 
+// LeaseAheader is implemented by a BatchLeaser that can grant a cron slot's
+// lease a little before the slot's boundary (lease-ahead), so that at the
+// boundary the run only has to start. The pool then asks LeaseAhead before
+// each slot (never more than half the interval before it), with Ahead set
+// in the LeaseRequest; see docs/distributed.md, "Lease-ahead".
+type LeaseAheader interface {
+	// LeaseAhead is how long before a slot the pool may ask for its lease;
+	// 0 turns lease-ahead off. The pool uses at most MaxLeaseAhead.
+	LeaseAhead() time.Duration
+}
+
+// MaxLeaseAhead bounds how long before a slot the pool asks for its lease.
+const MaxLeaseAhead = 250 * time.Millisecond
+
 // LeaseRequest asks a BatchLeaser for one pipeline's lease.
 type LeaseRequest struct {
 	PipelineID string
 	RunNumber  int64
+	// Ahead says the request is sent before its slot's boundary
+	// (LeaseAheader). A grant is for that slot only. A reply that wraps
+	// ErrAskAtSlot decided nothing, and the pool asks again at the
+	// boundary, without deferring; any other error decided nothing either,
+	// and the pool asks at the boundary as without lease-ahead (deferring
+	// when its LeaseDeferrer says). A refusal without error (held) or with
+	// ErrSlotCompleted stands for the slot.
+	Ahead bool
 }
 
 // LeaseReply is what TryAcquireLease would have returned for one

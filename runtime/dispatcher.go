@@ -35,6 +35,9 @@ type dispatcher struct {
 	// leaser, when the coordinator is one, gets the lease requests of the
 	// runners due together in one call per batch (see acquireBatch).
 	leaser BatchLeaser
+	// ahead is how long before a cron slot its lease is asked for, when
+	// the leaser is a LeaseAheader (ahead.go); 0: at the slot.
+	ahead time.Duration
 	// batching counts acquireBatch goroutines, which queue work: the loop
 	// closes the queue only after they are done.
 	batching sync.WaitGroup
@@ -119,7 +122,8 @@ func (d *dispatcher) add(r *runner) {
 		d.finish(r, nil)
 		return
 	}
-	d.heap.push(dueOf(r.next), r)
+	d.planAhead(r, d.clock.Now().UnixNano())
+	d.heap.push(keyOf(r), r)
 	r.inHeap = true
 	d.mu.Unlock()
 }
@@ -135,7 +139,10 @@ func dueOf(next int64) int64 {
 
 // handBack returns r, whose attempt is over, to the loop.
 func (d *dispatcher) handBack(r *runner) {
-	due := dueOf(r.next)
+	due := keyOf(r)
+	if d.ahead > 0 && r.askAt == 0 && r.pre == nil && r.next != 0 {
+		due -= int64(d.ahead) // the loop may plan an ask ahead of next
+	}
 	for {
 		top := d.completed.Load()
 		r.nextDone = top
@@ -183,9 +190,12 @@ func (d *dispatcher) takeCompletedAt(now int64, back time.Duration) {
 			stopped = append(stopped, r)
 		} else {
 			if back > 0 && r.plannedAt > now+int64(back)/2 {
-				r.shift(back)
+				if r.shift(back) {
+					r.askAt = 0
+				}
 			}
-			d.heap.push(dueOf(r.next), r)
+			d.planAhead(r, now)
+			d.heap.push(keyOf(r), r)
 			r.inHeap = true
 		}
 		r = next
@@ -222,6 +232,12 @@ func (d *dispatcher) finish(r *runner, err error) {
 	}
 	r.done = true
 	d.mu.Unlock()
+	if p := r.pre; p != nil && p.ahead && p.ok {
+		// Granted ahead of a slot it will not run: give it back now
+		// rather than at the TTL.
+		r.pre = nil
+		d.giveBackAhead(r)
+	}
 	r.setStopped()
 	if d.onFinish != nil {
 		d.onFinish(r, err)
@@ -321,6 +337,7 @@ func (d *dispatcher) loop() {
 	var (
 		timer Timer
 		due   []*runner
+		early []*runner // due for an ask ahead of their slots
 		ack   chan struct{}
 	)
 	defer func() {
@@ -350,17 +367,25 @@ func (d *dispatcher) loop() {
 		// Queue due runners in small batches, so executors start on the
 		// first while later ones are still taken off the heap.
 		for len(d.heap) > 0 && d.heap[0].due <= nowN {
-			for len(d.heap) > 0 && d.heap[0].due <= nowN && len(due) < dispatchBatch {
+			for len(d.heap) > 0 && d.heap[0].due <= nowN && len(due) < dispatchBatch && len(early) < dispatchBatch {
 				r := d.heap.pop()
 				if r.inHeap {
 					r.inHeap = false
-					due = append(due, r)
+					if r.askAt != 0 {
+						r.askAt = 0
+						early = append(early, r)
+					} else {
+						due = append(due, r)
+					}
 				}
 			}
 			d.mu.Unlock()
 			d.dispatch(due)
+			d.dispatchAhead(early)
 			clear(due)
 			due = due[:0]
+			clear(early)
+			early = early[:0]
 			d.mu.Lock()
 		}
 		wait := MaxWait
@@ -460,7 +485,7 @@ var warmUp = &runner{}
 // to spin on the other processors, so every core takes runs from the
 // first microsecond. Smaller batches keep the plain timer.
 func (d *dispatcher) prepareBurstLocked(due, now int64) bool {
-	if !d.precise || d.heap.countDue(0, due, burstSize) < burstSize {
+	if !d.precise || d.heap[0].r.askAt != 0 || d.heap.countDue(0, due, burstSize) < burstSize {
 		return false
 	}
 	if now-d.spinFrom >= int64(time.Second) {
@@ -540,7 +565,7 @@ func (d *dispatcher) dispatch(due []*runner) {
 	n := int64(len(due))
 	d.running.Add(n)
 	d.dispatched.Add(n)
-	if d.leaser != nil && len(due) > 1 {
+	if d.leaser != nil && (len(due) > 1 || due[0].pre != nil) {
 		d.batching.Add(1)
 		go d.acquireBatch(slices.Clone(due))
 		return
@@ -579,6 +604,28 @@ func (d *dispatcher) acquireBatch(batch []*runner) {
 			continue
 		}
 		ownSlot := r.deferredSlot != 0 // back from a deferral: ask now
+		if p := r.pre; p != nil && p.ahead && r.now().UnixNano() < r.next {
+			// The clock went back since the ask: the grant goes back, and
+			// the slot is asked for ahead again when it comes near.
+			if p.ok {
+				d.giveBackAhead(r)
+			}
+			r.pre = nil
+			r.plannedAt = r.now().UnixNano()
+			d.handBack(r)
+			d.attemptDone()
+			continue
+		}
+		if p := r.pre; p != nil && p.ahead {
+			if d.settleAhead(r, p) {
+				queued = append(queued, r)
+				continue
+			}
+			// Undecided ahead: ErrAskAtSlot asks now; any other answer
+			// (an error, a preferred worker alive but not granted yet)
+			// takes the path without lease-ahead, deferral included.
+			ownSlot = ownSlot || errors.Is(p.err, ErrAskAtSlot) || p.ok
+		}
 		at := r.now()
 		p := &preAcquired{}
 		p.runNumber, p.run = r.decide(at)
@@ -649,7 +696,14 @@ func (d *dispatcher) shiftLocked(back time.Duration) {
 	for i := range d.heap {
 		e := &d.heap[i]
 		if e.r.inHeap && e.r.shift(back) {
+			e.r.askAt = 0
 			e.due = dueOf(e.r.next)
+			changed = true
+		} else if p := e.r.pre; e.r.inHeap && p != nil && p.ahead {
+			// Asked ahead of a slot that is now further off: due at once,
+			// to give the grant back rather than hold it until the clock
+			// comes back (see acquireBatch).
+			e.due = 0
 			changed = true
 		}
 	}

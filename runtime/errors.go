@@ -7,6 +7,10 @@ import "errors"
 // now own the pipeline, so the run must stop writing.
 var ErrLeaseLost = errors.New("runtime: lease lost")
 
+// ErrAskAtSlot answers a LeaseRequest sent ahead of its slot (Ahead) that
+// the coordinator did not decide: the pool asks again at the boundary.
+var ErrAskAtSlot = errors.New("runtime: ask again at the slot's boundary")
+
 // ErrGracefulTimeout is the cause of run contexts cancelled because runs were
 // still in flight when the graceful shutdown timeout passed. WorkerPool.Run
 // returns an error wrapping it in that case.

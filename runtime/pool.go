@@ -313,6 +313,9 @@ func (p *WorkerPool) Run(ctx context.Context) error {
 	pr.env.d = pr.d
 	if b, ok := coord.(BatchLeaser); ok && pr.env.local == nil {
 		pr.d.leaser = b
+		if a, ok := coord.(LeaseAheader); ok {
+			pr.d.ahead = min(a.LeaseAhead(), MaxLeaseAhead)
+		}
 	}
 	ids := make([]string, 0, len(p.pipelines))
 	for _, sp := range p.pipelines {

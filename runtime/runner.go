@@ -99,6 +99,14 @@ type runner struct {
 	// deferredSlot is the plan (next) a deferred lease request was decided
 	// for, while the runner waits out the deferral; 0 otherwise.
 	deferredSlot int64
+	// lease-ahead (ahead.go): askAt is when the dispatcher takes the
+	// runner out of its heap before next, to ask for next's lease (Unix
+	// ns; 0: at next as usual), lead how long before next the ask was
+	// planned, and checking whether that turn only looks whether another
+	// worker was granted the slot.
+	askAt    int64
+	lead     int64
+	checking bool
 
 	// dispatcher bookkeeping
 	inHeap   bool    // waiting in the heap; guarded by the dispatcher's lock
@@ -158,6 +166,7 @@ type preAcquired struct {
 	ok        bool // the lease was granted
 	err       error
 	paused    bool // paused fleet-wide: no lease was asked for
+	ahead     bool // asked before the slot's boundary (ahead.go)
 }
 
 func newRunner(sp *ScheduledPipeline, env *runEnv) *runner {

@@ -143,7 +143,7 @@ func (c *RedisWorkerCoordinator) settleAcquire(ctx context.Context, req leaseReq
 		what := fmt.Sprintf("acquire lease of %q", pipelineID)
 		c.grantRefused(what, err)
 		err = c.failure(what, err)
-		if c.s.FallbackToLocal {
+		if c.s.FallbackToLocal && !req.Ahead {
 			return c.acquireLocal(pipelineID, runNumber, err)
 		}
 		return false, err
@@ -161,6 +161,8 @@ func (c *RedisWorkerCoordinator) settleAcquire(ctx context.Context, req leaseReq
 	case outcomeHeld:
 		c.stats.contended.Add(1)
 		return false, nil
+	case outcomeAskAtSlot:
+		return false, runtime.ErrAskAtSlot
 	}
 
 	h := &heldLease{

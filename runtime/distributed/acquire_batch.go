@@ -22,12 +22,26 @@ func (c *RedisWorkerCoordinator) TryAcquireLeases(ctx context.Context, reqs []ru
 	out := make([]runtime.LeaseReply, len(reqs))
 	asked := make([]leaseRequest, 0, len(reqs))
 	at := make([]int, 0, len(reqs))
+	ahead := c.LeaseAhead() > 0
 	for i, r := range reqs {
+		if r.Ahead && (!ahead || r.RunNumber <= 0) {
+			out[i].Err = runtime.ErrAskAtSlot
+			continue
+		}
 		req, ok, err := c.beginAcquire(r.PipelineID, r.RunNumber)
 		if !ok {
+			if r.Ahead && err == nil {
+				err = runtime.ErrAskAtSlot // refused locally: held or in hand
+			}
 			out[i].Err = err
 			continue
 		}
+		if r.Ahead && req.Rerun {
+			c.endAcquire(r.PipelineID)
+			out[i].Err = runtime.ErrAskAtSlot
+			continue
+		}
+		req.Ahead = r.Ahead
 		asked = append(asked, req)
 		at = append(at, i)
 	}
@@ -45,6 +59,7 @@ func (c *RedisWorkerCoordinator) TryAcquireLeases(ctx context.Context, reqs []ru
 	defer cancel()
 	if c.usesPreference() {
 		asked, at = c.grantedElsewhere(opCtx, asked, at, out)
+		asked, at = c.aheadOnlyLooks(asked, at, out)
 	} else {
 		asked, at = c.claimSlots(opCtx, asked, at, out)
 	}
@@ -140,16 +155,12 @@ func (c *RedisWorkerCoordinator) acquireMany(ctx context.Context, reqs []leaseRe
 // keep to one hash slot, each request is its own call in one pipeline
 // (which the client splits by node).
 func (b *singleBackend) acquireMany(ctx context.Context, reqs []leaseRequest) ([]acquireResult, []error) {
-	var groups [][]leaseRequest
 	if _, cluster := b.client.(*redis.ClusterClient); cluster {
-		groups = make([][]leaseRequest, len(reqs))
-		for i := range reqs {
-			groups[i] = reqs[i : i+1]
-		}
-	} else {
-		for from := 0; from < len(reqs); from += maxAcquireBatch {
-			groups = append(groups, reqs[from:min(from+maxAcquireBatch, len(reqs))])
-		}
+		return b.acquireBySlot(ctx, reqs)
+	}
+	var groups [][]leaseRequest
+	for from := 0; from < len(reqs); from += maxAcquireBatch {
+		groups = append(groups, reqs[from:min(from+maxAcquireBatch, len(reqs))])
 	}
 	calls := make([]scriptCall, len(groups))
 	for i, g := range groups {
@@ -166,7 +177,7 @@ func (b *singleBackend) acquireMany(ctx context.Context, reqs []leaseRequest) ([
 				results, errs = append(results, acquireResult{}), append(errs, err)
 				continue
 			}
-			res, perr := parseAcquireReply(replies[j], req.Mode, b.s)
+			res, perr := parseAcquireReply(replies[j], req, b.s)
 			results, errs = append(results, res), append(errs, perr)
 		}
 	}
@@ -176,3 +187,47 @@ func (b *singleBackend) acquireMany(ctx context.Context, reqs []leaseRequest) ([
 // maxAcquireBatch bounds the requests one acquire script call decides: the
 // script runs atomically, so a call blocks the server for its whole batch.
 const maxAcquireBatch = 128
+
+// acquireBySlot is acquireMany on a Cluster, whose script calls must keep
+// to one hash slot: the requests whose keys share a slot (every key of a
+// pipeline carries its {id} tag) go to one acquire call, up to
+// maxAcquireBatch, and the calls go in one pipeline, which the client
+// splits by node. The replies come back in the order of reqs.
+func (b *singleBackend) acquireBySlot(ctx context.Context, reqs []leaseRequest) ([]acquireResult, []error) {
+	var groups [][]int // indexes into reqs
+	bySlot := make(map[uint16]int, len(reqs))
+	for i, req := range reqs {
+		slot := hashSlot(b.keys.get(req.PipelineID)[0])
+		g, ok := bySlot[slot]
+		if !ok || len(groups[g]) == maxAcquireBatch {
+			g = len(groups)
+			bySlot[slot] = g
+			groups = append(groups, nil)
+		}
+		groups[g] = append(groups[g], i)
+	}
+	calls := make([]scriptCall, len(groups))
+	batch := make([]leaseRequest, 0, len(reqs))
+	for i, g := range groups {
+		batch = batch[:0]
+		for _, j := range g {
+			batch = append(batch, reqs[j])
+		}
+		keys, args := b.acquireCall(batch)
+		calls[i] = scriptCall{script: acquireScript, keys: keys, args: args}
+	}
+	cmds := runPipelined(ctx, b.client, calls)
+	results := make([]acquireResult, len(reqs))
+	errs := make([]error, len(reqs))
+	for i, cmd := range cmds {
+		replies, err := acquireReplies(cmd, len(groups[i]))
+		for k, j := range groups[i] {
+			if err != nil {
+				errs[j] = err
+				continue
+			}
+			results[j], errs[j] = parseAcquireReply(replies[k], reqs[j], b.s)
+		}
+	}
+	return results, errs
+}

@@ -57,7 +57,12 @@ type leaseRequest struct {
 	// Rerun asks, for a slot, to be told of an earlier slot whose holder
 	// died before completing it (outcomeInterrupted) rather than take its
 	// lease over for this slot (ScheduledPipeline.RerunInterrupted).
-	Rerun      bool
+	Rerun bool
+	// Ahead marks a slot request sent before its boundary (lease-ahead, see
+	// ahead.go): the script grants it only from MaxLeaseAhead before the
+	// slot by the server's clock, and answers outcomeAskAtSlot when it
+	// decides nothing. Never set together with Rerun.
+	Ahead      bool
 	recordSent time.Time
 	Mode       int64 // requested run number: > 0 slot, RunNumberAuto, RunNumberOnce
 }
@@ -72,6 +77,7 @@ const (
 	outcomeUnregistered                        // this worker's record is missing: write it, then ask again
 	outcomeStateLost                           // the slot is older than the state epoch: it may have run
 	outcomeInterrupted                         // an earlier slot's holder died: ask for RunNumber to re-run it
+	outcomeAskAtSlot                           // an Ahead request decided nothing: ask again at the boundary
 )
 
 // acquireResult is the answer to a leaseRequest.

@@ -88,13 +88,16 @@ type RedisWorkerCoordinator struct {
 	lostLog stateLostLog
 	// rerun holds the pipelines that re-run a slot whose holder died, set
 	// before Start (SetRerunInterrupted).
-	rerun   map[string]bool
+	rerun map[string]bool
+	// noAhead turns lease-ahead off (LeaseAhead 0): benchmarks measure
+	// the path without it beside the one with it.
+	noAhead bool
 	metrics *coordMetrics
 	ctl     control
-	// pref is the set of pipelines another live worker is preferred for,
-	// worked out from the registry view at each refresh (preference.go);
-	// nil until read, and always on a Cluster.
-	pref     atomic.Pointer[map[string]bool]
+	// pref maps each pipeline another live worker is preferred for to
+	// that worker's id, worked out from the registry view at each refresh
+	// (preference.go); nil until read, and always on a Cluster.
+	pref     atomic.Pointer[map[string]string]
 	prefMu   sync.Mutex          // serialises refreshes
 	prefSeen map[string][]string // instance -> its pipelines, as read
 }

@@ -33,6 +33,15 @@ import (
 //
 // Contenders, one after another in the same benchmark run:
 //   - agora: a WorkerPool with the Redis coordinator (defaults);
+//   - agora-noahead: the same without lease-ahead (every lease asked for
+//     at its slot, as before lease-ahead), not in the default set;
+//   - agora-kill: agora with a 1 s heartbeat, whose replica 0 is SIGKILLed
+//     5 s before the window (its record expires before it starts), not in
+//     the default set;
+//   - local: the same pool without any coordinator (every replica runs
+//     every slot, so 2 × N duplicates a slot by design): the least any
+//     design must do to start N runs a second on this machine, with no
+//     Redis at the boundary, not in the default set;
 //   - gocron: gocron v2 with a bsm/redislock distributed locker (the lock
 //     is the job's name, held while the job runs, as gocron asks it);
 //   - floor-fenced: the least an implementation keeping agora's rules
@@ -117,8 +126,8 @@ func TestFleetReplica(t *testing.T) {
 	defer cancel()
 	var err error
 	switch impl {
-	case "agora":
-		err = fleetAgora(ctx, url, id, n, rec)
+	case "agora", "agora-noahead", "agora-kill", "local":
+		err = fleetAgora(ctx, url, id, n, rec, impl)
 	case "gocron":
 		err = fleetGocron(ctx, url, n, rec)
 	case "floor":
@@ -136,7 +145,7 @@ func TestFleetReplica(t *testing.T) {
 	}
 }
 
-func fleetAgora(ctx context.Context, url, id string, n int, rec *fleetRecorder) error {
+func fleetAgora(ctx context.Context, url, id string, n int, rec *fleetRecorder, impl string) error {
 	var logTo io.Writer = io.Discard
 	if os.Getenv("AGORA_FLEET_LOG") != "" {
 		logTo = os.Stderr
@@ -148,13 +157,23 @@ func fleetAgora(ctx context.Context, url, id string, n int, rec *fleetRecorder) 
 	if err != nil {
 		return err
 	}
-	coord, err := NewRedisWorkerCoordinator(Options{RedisURL: url, Logger: quiet, RunHistory: history})
-	if err != nil {
-		return err
+	opts := Options{RedisURL: url, Logger: quiet, RunHistory: history}
+	if impl == "agora-kill" {
+		// A killed replica's record expires 3 s after its last heartbeat.
+		opts.HeartbeatInterval = time.Second
 	}
-	defer coord.Close()
-	pool := runtime.NewWorkerPool(runtime.WithCoordinator(coord), runtime.WithWorkerID(id),
-		runtime.WithLogger(quiet), runtime.WithSignalHandling(false))
+	poolOpts := []runtime.PoolOption{runtime.WithWorkerID(id), runtime.WithLogger(quiet), runtime.WithSignalHandling(false)}
+	var coord *RedisWorkerCoordinator
+	if impl != "local" {
+		coord, err = NewRedisWorkerCoordinator(opts)
+		if err != nil {
+			return err
+		}
+		defer coord.Close()
+		coord.noAhead = impl == "agora-noahead"
+		poolOpts = append(poolOpts, runtime.WithCoordinator(coord))
+	}
+	pool := runtime.NewWorkerPool(poolOpts...)
 	every := runtime.MustCron("* * * * * *")
 	runFor, _ := time.ParseDuration(os.Getenv("AGORA_FLEET_RUN_FOR"))
 	for i := range n {
@@ -174,7 +193,7 @@ func fleetAgora(ctx context.Context, url, id string, n int, rec *fleetRecorder) 
 		})
 	}
 	err = pool.Run(ctx)
-	if os.Getenv("AGORA_FLEET_TRIPS") != "" {
+	if os.Getenv("AGORA_FLEET_TRIPS") != "" && coord != nil {
 		reg := prometheus.NewRegistry()
 		reg.MustRegister(coord)
 		mfs, _ := reg.Gather()
@@ -439,7 +458,11 @@ func runFleetOn(b *testing.B, target fleetTarget, impl string, n int, window tim
 	dir := b.TempDir()
 	// Slots are whole seconds: the window starts at a second boundary after
 	// a warm-up that lets every replica register its pipelines.
-	start := time.Now().Add(4 * time.Second).Truncate(time.Second)
+	warmUp := 4 * time.Second
+	if impl == "agora-kill" {
+		warmUp = 10 * time.Second
+	}
+	start := time.Now().Add(warmUp).Truncate(time.Second)
 	end := start.Add(window)
 	until := end.Add(2 * time.Second) // let the window's last slots finish
 	var cmds []*exec.Cmd
@@ -460,6 +483,16 @@ func runFleetOn(b *testing.B, target fleetTarget, impl string, n int, window tim
 		cmds = append(cmds, cmd)
 	}
 	snapshot := target.snapshot
+	if impl == "agora-kill" {
+		// Replica 0, the preferred worker of about a third of the
+		// pipelines, is SIGKILLed 5 s before the window: its record has
+		// expired by 2 s before it; the others' views may still name it
+		// preferred for a while.
+		time.Sleep(time.Until(start.Add(-5 * time.Second)))
+		_ = cmds[0].Process.Kill()
+		_ = cmds[0].Wait()
+		cmds = cmds[1:]
+	}
 	// Snapshots half a second before each end: the runs of a slot start
 	// at its boundary, so the window's commands are those of its slots.
 	time.Sleep(time.Until(start.Add(-500 * time.Millisecond)))
@@ -476,6 +509,9 @@ func runFleetOn(b *testing.B, target fleetTarget, impl string, n int, window tim
 	seen := make(map[[2]int64]int, n*int(window/time.Second))
 	var lates []int64
 	for r := range fleetReplicas {
+		if r == 0 && impl == "agora-kill" {
+			continue // killed: wrote nothing
+		}
 		f, err := os.Open(filepath.Join(dir, fmt.Sprintf("r%d", r)))
 		if err != nil {
 			b.Fatal(err)

@@ -3,7 +3,9 @@ package distributed
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"hash/fnv"
+	"slices"
 	"strconv"
 	"time"
 
@@ -49,9 +51,16 @@ type preferenceView map[string][]string
 // prefers reports whether the view makes workerID pipelineID's preferred
 // worker, and whether the view knows another worker runs it at all.
 func (v preferenceView) prefers(workerID, pipelineID string) (preferred, known bool) {
+	best, known := v.preferred(pipelineID)
+	return !known || best == workerID, known
+}
+
+// preferred names pipelineID's preferred worker, and whether the view knows
+// more than one worker runs it.
+func (v preferenceView) preferred(pipelineID string) (string, bool) {
 	workers := v[pipelineID]
 	if len(workers) < 2 {
-		return true, false
+		return "", false
 	}
 	best, bestScore := "", uint64(0)
 	for _, w := range workers {
@@ -63,7 +72,7 @@ func (v preferenceView) prefers(workerID, pipelineID string) (preferred, known b
 			best, bestScore = w, score
 		}
 	}
-	return best == workerID, true
+	return best, true
 }
 
 // mix64 spreads an FNV sum's bits over the whole word (the MurmurHash3
@@ -102,8 +111,17 @@ func (c *RedisWorkerCoordinator) DeferLease(req runtime.LeaseRequest) time.Durat
 // pipelineID's preferred worker: a lookup in the set the last refresh
 // worked out, so a burst's requests hash nothing and take no lock.
 func (c *RedisWorkerCoordinator) notPreferred(pipelineID string) bool {
+	return c.preferredOther(pipelineID) != ""
+}
+
+// preferredOther names the other worker the view prefers for pipelineID,
+// "" when it is this one or nobody else runs it.
+func (c *RedisWorkerCoordinator) preferredOther(pipelineID string) string {
 	deferred := c.pref.Load()
-	return deferred != nil && (*deferred)[pipelineID]
+	if deferred == nil {
+		return ""
+	}
+	return (*deferred)[pipelineID]
 }
 
 // preferenceMember is this worker's entry in the preference index: its id
@@ -178,10 +196,10 @@ func (c *RedisWorkerCoordinator) refreshPreference(ctx context.Context) {
 		}
 	}
 	c.prefSeen = keep
-	deferred := map[string]bool{}
+	deferred := map[string]string{}
 	for p := range view {
-		if preferred, known := view.prefers(self, p); known && !preferred {
-			deferred[p] = true
+		if best, known := view.preferred(p); known && best != self {
+			deferred[p] = best
 		}
 	}
 	c.pref.Store(&deferred)
@@ -228,12 +246,33 @@ func (c *RedisWorkerCoordinator) grantedElsewhere(ctx context.Context, reqs []le
 		return reqs, at
 	}
 	keys := make([]string, len(look))
+	var preferred []string // of the Ahead requests, to learn which live
 	for j, i := range look {
 		keys[j] = c.keys.token(reqs[i].PipelineID)
+		if reqs[i].Ahead {
+			if w := c.preferredOther(reqs[i].PipelineID); !slices.Contains(preferred, w) {
+				preferred = append(preferred, w)
+			}
+		}
 	}
-	vals, err := c.client.MGet(ctx, keys...).Result()
+	var mget *redis.SliceCmd
+	records := make([]*redis.IntCmd, len(preferred))
+	_, _ = c.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		mget = p.MGet(ctx, keys...)
+		for i, w := range preferred {
+			records[i] = p.Exists(ctx, c.keys.worker(w))
+		}
+		return nil
+	})
+	vals, err := mget.Result()
 	if err != nil || len(vals) != len(keys) {
-		return reqs, at // the script decides
+		return reqs, at // the script decides (Ahead ones: aheadOnlyLooks)
+	}
+	dead := map[string]bool{}
+	for i, w := range preferred {
+		if n, err := records[i].Result(); err == nil && n == 0 {
+			dead[w] = true
+		}
 	}
 	granted := make([]bool, len(reqs))
 	for j, i := range look {
@@ -245,12 +284,23 @@ func (c *RedisWorkerCoordinator) grantedElsewhere(ctx context.Context, reqs []le
 	}
 	keptReqs, keptAt := reqs[:0:0], at[:0:0]
 	for i, req := range reqs {
-		if granted[i] {
+		switch {
+		case granted[i]:
 			c.stats.contended.Add(1)
 			out[at[i]] = runtime.LeaseReply{}
+			continue
+		case req.Ahead && c.notPreferred(req.PipelineID) && dead[c.preferredOther(req.PipelineID)]:
+			// Not granted, and the preferred worker's record is gone: ask
+			// at the boundary, without waiting for it.
+			out[at[i]] = runtime.LeaseReply{Err: runtime.ErrAskAtSlot}
 			continue
 		}
 		keptReqs, keptAt = append(keptReqs, req), append(keptAt, at[i])
 	}
 	return keptReqs, keptAt
 }
+
+// errPreferredLives answers an Ahead request that another worker is
+// preferred for, not granted yet while that worker's record lives: the pool
+// asks at the boundary as without lease-ahead, DeferredAskDelay late.
+var errPreferredLives = errors.New("distributed: the preferred worker lives and has not been granted the slot yet; ask DeferredAskDelay after the slot")

@@ -91,7 +91,7 @@ func (b *singleBackend) acquire(ctx context.Context, req leaseRequest) (acquireR
 	if err != nil {
 		return acquireResult{}, err
 	}
-	return parseAcquireReply(reply, req.Mode, b.s)
+	return parseAcquireReply(reply, req, b.s)
 }
 
 // acquireReplies reads the acquire script's answer to n requests: one
@@ -143,10 +143,15 @@ func (b *singleBackend) acquireCall(reqs []leaseRequest) ([]string, []any) {
 }
 
 // modeArg is req's run number as the acquire script reads it: a slot with
-// "r" when it asks to hear of an interrupted earlier slot.
+// "r" when it asks to hear of an interrupted earlier slot, with "a" when it
+// is asked ahead of its boundary.
 func modeArg(req leaseRequest) any {
-	if req.Rerun && req.Mode > 0 {
+	switch {
+	case req.Mode <= 0:
+	case req.Rerun:
 		return strconv.FormatInt(req.Mode, 10) + "r"
+	case req.Ahead:
+		return strconv.FormatInt(req.Mode, 10) + "a"
 	}
 	return req.Mode
 }
@@ -169,8 +174,11 @@ func (b *singleBackend) requestKeys(req leaseRequest) []string {
 
 // parseAcquireReply decodes the acquire script's reply: the new token, 0 for
 // held, -1 for a completed slot, -2 for a missing worker record, -3 for a
-// slot older than the state epoch.
-func parseAcquireReply(reply, mode int64, s settings) (acquireResult, error) {
+// slot older than the state epoch, -4 for an Ahead request that decided
+// nothing (ask again at the boundary), below -4 (with "r") an interrupted
+// earlier slot.
+func parseAcquireReply(reply int64, req leaseRequest, s settings) (acquireResult, error) {
+	mode := req.Mode
 	switch {
 	case reply > 0:
 		run := mode
@@ -187,7 +195,9 @@ func parseAcquireReply(reply, mode int64, s settings) (acquireResult, error) {
 		return acquireResult{Outcome: outcomeUnregistered}, nil
 	case reply == -3:
 		return acquireResult{Outcome: outcomeStateLost}, nil
-	case reply < -3:
+	case reply == -4 && req.Ahead:
+		return acquireResult{Outcome: outcomeAskAtSlot}, nil
+	case reply < -3 && req.Rerun:
 		return acquireResult{Outcome: outcomeInterrupted, RunNumber: -reply}, nil
 	default:
 		return acquireResult{}, fmt.Errorf("distributed: malformed reply %d from the acquire script", reply)

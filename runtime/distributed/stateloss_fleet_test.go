@@ -76,52 +76,100 @@ type lossRun struct {
 	worker      string
 }
 
+// lossFleet starts replica processes on one redis-server and collects the
+// runs they print.
+type lossFleet struct {
+	t    *testing.T
+	srv  *redistest.Server
+	mu   sync.Mutex
+	runs []lossRun
+}
+
+// start starts the replica name; it is killed when the test ends.
+func (f *lossFleet) start(name string) *lossProc {
+	t := f.t
+	cmd := exec.Command(os.Args[0], "-test.run=^TestStateLossHelperWorker$", "-test.count=1")
+	cmd.Env = append(os.Environ(), lossURLEnv+"="+f.srv.URL(), lossWorkerEnv+"="+name)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &lossProc{cmd: cmd, done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			var r lossRun
+			if n, _ := fmt.Sscanf(sc.Text(), "RUN %s %d %d", &r.pipeline, &r.slot, &r.token); n == 3 {
+				r.worker = name
+				f.mu.Lock()
+				f.runs = append(f.runs, r)
+				f.mu.Unlock()
+			}
+		}
+		_ = cmd.Wait()
+	}()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGCONT)
+		_ = cmd.Process.Kill()
+		<-p.done
+	})
+	return p
+}
+
+// count returns how many runs were printed so far.
+func (f *lossFleet) count() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.runs)
+}
+
+// stopAll sends SIGINT to every replica and waits for them to end.
+func (f *lossFleet) stopAll(procs []*lossProc) {
+	for _, p := range procs {
+		_ = p.cmd.Process.Signal(syscall.SIGINT)
+	}
+	for _, p := range procs {
+		select {
+		case <-p.done:
+		case <-time.After(20 * time.Second):
+			f.t.Fatal("a replica did not stop after SIGINT")
+		}
+	}
+}
+
+// checkOnce fails the test for every slot that ran more than once and
+// returns how many slots ran.
+func (f *lossFleet) checkOnce() (slots, dups int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	bySlot := map[string][]lossRun{}
+	for _, r := range f.runs {
+		k := fmt.Sprintf("%s/%d", r.pipeline, r.slot)
+		bySlot[k] = append(bySlot[k], r)
+	}
+	for k, rs := range bySlot {
+		if len(rs) > 1 {
+			dups++
+			f.t.Errorf("slot %s ran %d times: %+v", k, len(rs), rs)
+		}
+	}
+	return len(bySlot), dups
+}
+
 func runLossFleet(t *testing.T, faultsFor time.Duration) {
 	srv := redistest.Start(t)
-	var mu sync.Mutex
-	var runs []lossRun
-	start := func(name string) *lossProc {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestStateLossHelperWorker$", "-test.count=1")
-		cmd.Env = append(os.Environ(), lossURLEnv+"="+srv.URL(), lossWorkerEnv+"="+name)
-		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-		stdout, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		p := &lossProc{cmd: cmd, done: make(chan struct{})}
-		go func() {
-			defer close(p.done)
-			sc := bufio.NewScanner(stdout)
-			for sc.Scan() {
-				var r lossRun
-				if n, _ := fmt.Sscanf(sc.Text(), "RUN %s %d %d", &r.pipeline, &r.slot, &r.token); n == 3 {
-					r.worker = name
-					mu.Lock()
-					runs = append(runs, r)
-					mu.Unlock()
-				}
-			}
-			_ = cmd.Wait()
-		}()
-		t.Cleanup(func() {
-			_ = cmd.Process.Signal(syscall.SIGCONT)
-			_ = cmd.Process.Kill()
-			<-p.done
-		})
-		return p
-	}
+	f := &lossFleet{t: t, srv: srv}
+	start := f.start
 	procs := make([]*lossProc, 5)
 	for i := range procs {
 		procs[i] = start(fmt.Sprintf("w%d", i+1))
 	}
-	waitUntil(t, 30*time.Second, "the fleet's first runs", func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return len(runs) >= 4
-	})
+	waitUntil(t, 30*time.Second, "the fleet's first runs", func() bool { return f.count() >= 4 })
 
 	var stopped sync.WaitGroup
 	restarts := 0
@@ -152,34 +200,11 @@ func runLossFleet(t *testing.T, faultsFor time.Duration) {
 	}
 	stopped.Wait()
 	time.Sleep(2 * time.Second)
-	for _, p := range procs {
-		_ = p.cmd.Process.Signal(syscall.SIGINT)
-	}
-	for _, p := range procs {
-		select {
-		case <-p.done:
-		case <-time.After(20 * time.Second):
-			t.Fatal("a replica did not stop after SIGINT")
-		}
-	}
-
-	mu.Lock()
-	defer mu.Unlock()
-	bySlot := map[string][]lossRun{}
-	for _, r := range runs {
-		k := fmt.Sprintf("%s/%d", r.pipeline, r.slot)
-		bySlot[k] = append(bySlot[k], r)
-	}
-	dups := 0
-	for k, rs := range bySlot {
-		if len(rs) > 1 {
-			dups++
-			t.Errorf("slot %s ran %d times: %+v", k, len(rs), rs)
-		}
-	}
-	t.Logf("%d runs over %d slots, %d empty Redis restarts: %d slots ran twice or more", len(runs), len(bySlot), restarts, dups)
-	if len(bySlot) < 10 {
-		t.Fatalf("only %d slots ran", len(bySlot))
+	f.stopAll(procs)
+	slots, dups := f.checkOnce()
+	t.Logf("%d runs over %d slots, %d empty Redis restarts: %d slots ran twice or more", f.count(), slots, restarts, dups)
+	if slots < 10 {
+		t.Fatalf("only %d slots ran", slots)
 	}
 }
 

@@ -9,7 +9,9 @@
 -- record, 0 when a write of it went through recently enough (see
 -- beginAcquire)
 -- ARGV[7..] one requested run number per request: > 0 slot, 0 auto, -1 once;
--- a slot followed by "r" asks to re-run a slot whose holder died (see below)
+-- a slot followed by "r" asks to re-run a slot whose holder died (see below),
+-- one followed by "a" is asked ahead of its boundary (lease-ahead, see
+-- ahead.go; never together with "r")
 -- KEYS, per request in order: lease, last fencing token, last completed slot
 -- (sorted set, member "slot"; see keys.go), then on one server the once
 -- marker for a once request (run number -1) only; without a record key
@@ -39,7 +41,18 @@
 -- first), -3 when the slot is older than the epoch (possibly done), and
 -- -<slot> (below -3) for a request with "r" that would take over the lease
 -- of an earlier slot whose holder died before completing it: nothing is
--- granted, and the worker asks for that slot instead, to re-run it.
+-- granted, and the worker asks for that slot instead, to re-run it; and
+-- -4 for a request with "a" that decided nothing: it came more than lead
+-- before its slot by the server's clock, or found the lease held for an
+-- earlier run (a run of the previous slot still going), and the worker asks
+-- again at the boundary.
+--
+-- Lease-ahead and the epoch: an "a" request is granted only from lead
+-- before its slot by the server's clock, so every grant of a slot is issued
+-- at a Redis time of at least slot - lead. A loss of state after such a
+-- grant moves the epoch to a Redis time after it, which may still be before
+-- the slot; so a slot is refused as possibly granted in lost state when
+-- slot - lead < epoch, not only when slot < epoch.
 --
 -- Each redis.call costs about as much as a command a client sends, and each
 -- script call several, so a batch shares what its requests have in common
@@ -54,6 +67,9 @@ local ownRecord = ARGV[5]
 local alive = nil -- holder worker id -> its record exists, made when needed
 local now = nil -- Redis time in µs, read at the first grant
 local epoch = nil -- from this worker's record: µs, or false when missing
+-- The longest lease-ahead in µs: MaxLeaseAhead (ahead.go), which a test
+-- keeps equal to this.
+local lead = 250000
 
 -- One pass per request. The body is inline, not a function, and each
 -- refusal leaves its pass with break (repeat … until true): a closure or
@@ -63,8 +79,10 @@ local out = nil
 local k = 1
 for i = 7, #ARGV do
   local arg = ARGV[i]
-  local rerun = string.byte(arg, -1) == 114 -- 'r'
-  if rerun then
+  local flag = string.byte(arg, -1)
+  local rerun = flag == 114 -- 'r'
+  local early = flag == 97 -- 'a'
+  if rerun or early then
     arg = string.sub(arg, 1, -2)
   end
   local mode = tonumber(arg)
@@ -96,6 +114,9 @@ for i = 7, #ARGV do
         -- record could expire (see takeover.go).
         local worker = registry ~= '' and string.match(holder, '^(.*)#%x+$')
         if not worker then
+          if early and tonumber(hrun) < mode then
+            reply = -4 -- an earlier run's lease: ask again at the boundary
+          end
           break
         end
         alive = alive or {}
@@ -105,6 +126,9 @@ for i = 7, #ARGV do
           alive[worker] = live
         end
         if live then
+          if early and tonumber(hrun) < mode then
+            reply = -4
+          end
           break
         end
         heldToken, heldRun = tonumber(token), tonumber(hrun)
@@ -157,9 +181,12 @@ for i = 7, #ARGV do
     if heldToken and heldToken < e then
       -- Granted before the state was lost: its holder's record may be gone
       -- with that state while the holder still runs.
+      if early and heldRun < mode then
+        reply = -4
+      end
       break
     end
-    if mode > 0 and mode * 1000000 < e then
+    if mode > 0 and mode * 1000000 - lead < e then
       reply = -3
       break
     end
@@ -180,6 +207,12 @@ for i = 7, #ARGV do
       now = tonumber(t[1]) * 1000000 + tonumber(t[2])
     else
       now = now + 1
+    end
+    if early and mode * 1000000 - lead > now then
+      -- Asked too early by the server's clock (the worker's clock leads):
+      -- granting now would break the epoch rule's bound.
+      reply = -4
+      break
     end
     -- The token key holds "<token> <run>": the run lets a worker that
     -- deferred its request see with one MGET that the slot was granted
