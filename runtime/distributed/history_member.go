@@ -107,7 +107,22 @@ func encodeRunMember(rec *runtime.RunRecord) string {
 	return string(b)
 }
 
+// appendJSONString appends s as a JSON string. Worker ids and outcome
+// codes are plain ASCII, which needs no escaping and no trip through
+// encoding/json (whose reflection was most of a run's history cost).
 func appendJSONString(b []byte, s string) []byte {
+	plain := true
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		b = append(b, '"')
+		b = append(b, s...)
+		return append(b, '"')
+	}
 	q, err := json.Marshal(s)
 	if err != nil {
 		return append(b, `""`...) // a string always marshals

@@ -108,3 +108,21 @@ func TestRunHistoryKeepsTheCompletedKeyCompact(t *testing.T) {
 		t.Errorf("the completed key of a succeeding pipeline is a %s, want a listpack", enc)
 	}
 }
+
+func TestAppendJSONStringMatchesEncodingJSON(t *testing.T) {
+	for _, s := range []string{"", "w-1", "etl-worker-7d9f8c6b5-xk2p9-1-ab12cd34", `a"b`, `a\b`, "tab\there", "<html>&", "é", "\x7f", "\u2028", "~ !#$%'()*+,-./:;=?@[]^_`{|}"} {
+		want, _ := json.Marshal(s)
+		if got := appendJSONString(nil, s); string(got) != string(want) {
+			t.Errorf("appendJSONString(%q) = %s, want %s", s, got, want)
+		}
+	}
+}
+
+func BenchmarkEncodeRunMember(b *testing.B) {
+	rec := runtime.RunRecord{RunNumber: 1764635400, FencingToken: 1764635400123456,
+		WorkerID: "etl-worker-7d9f8c6b5-xk2p9-1-ab12cd34", Duration: 2031 * time.Microsecond, Outcome: runtime.OutcomeSucceeded}
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = encodeRunMember(&rec)
+	}
+}
