@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/agora-etl/agora/internal/slogdefault"
 	"github.com/agora-etl/agora/runtime"
 )
 
@@ -50,8 +51,8 @@ func runOnce(e *env, args []string) int {
 	if err != nil {
 		return usageError(e, "run", err)
 	}
-	// One log format: the coordinator's lines too (see useDefaultLogger).
-	defer useDefaultLogger(logger)()
+	// One log format, as runtime.Main's: the coordinator's lines too.
+	defer slogdefault.Use(logger)()
 	file, ok := loadConfig(e, path)
 	if !ok {
 		return ExitFailure

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log"
 	"log/slog"
 	"net"
 	"os"
@@ -14,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/agora-etl/agora/internal/slogdefault"
 )
 
 // Exit statuses of Main.
@@ -139,16 +140,7 @@ func RunMainTo(ctx context.Context, args []string, stdout, stderr io.Writer, get
 		}
 	}
 
-	// slog.SetDefault also points the log package at the new handler; the
-	// default handler put back does not undo that, so the log package's
-	// own output and flags are restored too.
-	previous, logOut, logFlags := slog.Default(), log.Writer(), log.Flags()
-	slog.SetDefault(logger)
-	defer func() {
-		slog.SetDefault(previous)
-		log.SetOutput(logOut)
-		log.SetFlags(logFlags)
-	}()
+	defer slogdefault.Use(logger)()
 
 	if c, ok := registered(sub); ok {
 		return c.Run(ctx, subArgs, stdout, stderr)
