@@ -37,7 +37,7 @@ func checkEncodeAgrees(t *testing.T, rec Record) {
 }
 
 func TestRecordEncoderAgreesWithEncodingJSON(t *testing.T) {
-	floats := []float64{0, -0.0, 1, -1.5, 1e20, 1e21, 1e-6, 1e-7, 123456789.125, 5e-324, math.MaxFloat64, 0.1, 1.0 / 3}
+	floats := []float64{0, math.Copysign(0, -1), 1, -1.5, 1e20, 1e21, 1e-6, 1e-7, 123456789.125, 5e-324, math.MaxFloat64, 0.1, 1.0 / 3}
 	for _, f := range floats {
 		checkEncodeAgrees(t, Record{"f": f})
 	}

@@ -15,7 +15,7 @@ import (
 // ns; 0 for retries and runs outside the schedule, which have no lateness),
 // onDemand whether an operator asked for it (RunNow, a trigger) rather than
 // the schedule; attempt returns when it ended.
-func (r *runner) attempt(runNumber int64, now time.Time, due int64, onDemand bool) (outcome, error, time.Time) {
+func (r *runner) attempt(runNumber int64, now time.Time, due int64, onDemand bool) (outcome, time.Time, error) {
 	env := r.env
 	// A remote coordinator may block: from asking for the lease to giving
 	// it back this executor counts as busy. With the local one only the
@@ -31,11 +31,11 @@ func (r *runner) attempt(runNumber int64, now time.Time, due int64, onDemand boo
 		// A run asked for now (RunNow, a trigger) is the operator's
 		// explicit request; the schedule honours the pause.
 		r.logRun(slog.LevelDebug, "pipeline paused fleet-wide, skipping", Lease{RunNumber: runNumber})
-		return outcomePaused, nil, now
+		return outcomePaused, now, nil
 	}
 	if pre != nil && (!pre.ok || pre.err != nil) {
 		// Refused in a batch already: nothing here blocks.
-		return r.skipped(runNumber, pre.err), pre.err, r.now()
+		return r.skipped(runNumber, pre.err), r.now(), pre.err
 	}
 	if remote {
 		env.enterBusy()
@@ -47,7 +47,7 @@ func (r *runner) attempt(runNumber int64, now time.Time, due int64, onDemand boo
 		if remote {
 			now = r.now()
 		}
-		return o, err, now
+		return o, now, err
 	}
 	if runNumber > 0 && lease.RunNumber > 0 && lease.RunNumber < runNumber {
 		// The coordinator granted an earlier slot whose holder died before
@@ -65,7 +65,7 @@ func (r *runner) attempt(runNumber int64, now time.Time, due int64, onDemand boo
 		if remote {
 			now = r.now()
 		}
-		return outcomeStopped, nil, now
+		return outcomeStopped, now, nil
 	}
 
 	span := r.startRunSpan(lease)
@@ -91,7 +91,7 @@ func (r *runner) attempt(runNumber int64, now time.Time, due int64, onDemand boo
 		r.mu.Unlock()
 		r.logRun(slog.LevelWarn, "lease lost before the run started; not running", lease)
 		endUnstartedRunSpan(span)
-		return outcomeNotAcquired, nil, r.now()
+		return outcomeNotAcquired, r.now(), nil
 	}
 	if cause := env.cause(); cause != nil {
 		ctx.cancel(cause)
@@ -159,11 +159,11 @@ func (r *runner) attempt(runNumber int64, now time.Time, due int64, onDemand boo
 	endRunSpan(span, runErr, cancelCause, records)
 	switch {
 	case slotDone:
-		return outcomeSlotDone, runErr, end
+		return outcomeSlotDone, end, runErr
 	case runErr != nil:
-		return outcomeFailure, runErr, end
+		return outcomeFailure, end, runErr
 	}
-	return outcomeSuccess, nil, end
+	return outcomeSuccess, end, nil
 }
 
 // skipped classifies an attempt the coordinator did not grant.

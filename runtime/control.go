@@ -120,7 +120,7 @@ func (r *runner) triggered(env *runEnv) {
 		// Counted as an attempt in flight, so a graceful shutdown waits
 		// for it; the waits between attempts are not.
 		env.d.running.Add(1)
-		o, runErr, end := r.attempt(RunNumberAuto, r.now(), 0, true)
+		o, end, runErr := r.attempt(RunNumberAuto, r.now(), 0, true)
 		r.publishTriggered(o, runErr, end, state, next)
 		env.d.attemptDone()
 		switch o {

@@ -166,7 +166,7 @@ func (p *WorkerPool) selectPipelines(ids []string) ([]*ScheduledPipeline, error)
 // runNow makes one attempt numbered by the coordinator and turns its
 // outcome into an error naming the pipeline.
 func (r *runner) runNow() error {
-	o, err, _ := r.attempt(RunNumberAuto, r.now(), 0, true)
+	o, _, err := r.attempt(RunNumberAuto, r.now(), 0, true)
 	switch o {
 	case outcomeSuccess:
 		return nil

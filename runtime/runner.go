@@ -300,7 +300,7 @@ func (r *runner) step(now time.Time) (end time.Time, done bool, err error) {
 	case ScheduleEvery:
 		due = planned
 	}
-	o, runErr, end := r.attempt(runNumber, now, due, false)
+	o, end, runErr := r.attempt(runNumber, now, due, false)
 	r.pre = nil
 	done, err = r.plan(o, runErr, end)
 	return end, done, err

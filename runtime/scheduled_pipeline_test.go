@@ -268,8 +268,7 @@ func (p *closingPipeline) Close() error {
 func TestPanicsAreFailedRunsAndClosersAreClosed(t *testing.T) {
 	forEachMode(t, func(t *testing.T, clock *clocktest.Fake, d driver, logs *syncBuffer) {
 		var closed, built atomic.Int32
-		var sp *runtime.ScheduledPipeline
-		sp = &runtime.ScheduledPipeline{PipelineID: "panicky", Schedule: runtime.Continuous(), ErrorBackoff: time.Second, MaxConsecutiveErrors: 4,
+		sp := &runtime.ScheduledPipeline{PipelineID: "panicky", Schedule: runtime.Continuous(), ErrorBackoff: time.Second, MaxConsecutiveErrors: 4,
 			Factory: func(ctx context.Context) (runtime.Pipeline, error) {
 				switch built.Add(1) {
 				case 1:

@@ -136,7 +136,7 @@ func TestRunSpanCarriesTheRunAndNestsChildSpans(t *testing.T) {
 	got := spanAttrs(run)
 	for k, v := range want {
 		if got[k] != v {
-			t.Errorf("%s = %v, want %v", k, got[k].Emit(), v.Emit())
+			t.Errorf("%s = %v, want %v", k, got[k].String(), v.String())
 		}
 	}
 	if len(got) != len(want) {

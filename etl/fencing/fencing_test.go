@@ -63,7 +63,9 @@ func TestStaleWriterMatchesTheRuntimeSentinel(t *testing.T) {
 	if !errors.Is(err, runtime.ErrStaleWrite) || !errors.Is(err, ErrStaleWriter) {
 		t.Fatalf("%v: want it to match runtime.ErrStaleWrite and ErrStaleWriter", err)
 	}
-	if errors.Is(ErrUnfenced, runtime.ErrStaleWrite) || errors.Is(runtime.ErrStaleWrite, ErrStaleWriter) {
+	// The sentinels on the left stand for errors a caller holds.
+	unfenced, runtimeStale := error(ErrUnfenced), error(runtime.ErrStaleWrite)
+	if errors.Is(unfenced, runtime.ErrStaleWrite) || errors.Is(runtimeStale, ErrStaleWriter) {
 		t.Fatal("only stale writes match runtime.ErrStaleWrite")
 	}
 }

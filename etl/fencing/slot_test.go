@@ -68,7 +68,7 @@ func TestSlotDoneErrorMatchesSlotCompleted(t *testing.T) {
 			t.Errorf("%q lacks %q", err.Error(), want)
 		}
 	}
-	if errors.Is(runtime.ErrSlotCompleted, ErrSlotDone) {
+	if completed := error(runtime.ErrSlotCompleted); errors.Is(completed, ErrSlotDone) {
 		t.Error("runtime.ErrSlotCompleted matches ErrSlotDone: only the fencing refusal should")
 	}
 }

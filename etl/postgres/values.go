@@ -68,11 +68,11 @@ func rowLevel(ctx context.Context, err error) bool {
 
 // columnType is the column type create_table gives a field, from its value.
 func columnType(v any) string {
-	switch v.(type) {
+	switch v := v.(type) {
 	case int, int32, int64:
 		return "bigint"
 	case json.Number:
-		if _, err := v.(json.Number).Int64(); err == nil {
+		if _, err := v.Int64(); err == nil {
 			return "bigint"
 		}
 		return "double precision"
