@@ -64,8 +64,8 @@ func TestStaleWriterMatchesTheRuntimeSentinel(t *testing.T) {
 		t.Fatalf("%v: want it to match runtime.ErrStaleWrite and ErrStaleWriter", err)
 	}
 	// The sentinels on the left stand for errors a caller holds.
-	unfenced, runtimeStale := error(ErrUnfenced), error(runtime.ErrStaleWrite)
-	if errors.Is(unfenced, runtime.ErrStaleWrite) || errors.Is(runtimeStale, ErrStaleWriter) {
+	//lint:ignore SA1032 the order is the point: a bare sentinel held as an error must not match
+	if errors.Is(ErrUnfenced, runtime.ErrStaleWrite) || errors.Is(runtime.ErrStaleWrite, ErrStaleWriter) {
 		t.Fatal("only stale writes match runtime.ErrStaleWrite")
 	}
 }
