@@ -30,19 +30,7 @@ func TestEvictionNoevictionOOMRefusesAnAcquireWithoutPartialWrites(t *testing.T)
 		t.Fatal(err)
 	}
 	setMaxmemoryAboveUse(t, rc, 1<<20)
-	value := strings.Repeat("x", 10<<10)
-	for i := 0; ; i++ {
-		err := rc.Set(ctx, fmt.Sprintf("fill:%d", i), value, 0).Err()
-		if err != nil && strings.HasPrefix(err.Error(), "OOM") {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if i == 10000 {
-			t.Fatal("the server never ran out of memory")
-		}
-	}
+	fillUntilOOM(t, rc)
 	before := snapshot(t, rc, k.lease("p"), k.token("p"), k.done("p"))
 	ok, err := a.TryAcquireLease(ctx, "p", slot+1)
 	if ok || err == nil {
@@ -65,21 +53,7 @@ func TestEvictionNoevictionOOMRefusesAnAcquireWithoutPartialWrites(t *testing.T)
 		t.Fatal("a refused acquire left a current lease")
 	}
 
-	var cursor uint64
-	for {
-		keys, next, err := rc.Scan(ctx, cursor, "fill:*", 1000).Result()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(keys) > 0 {
-			if err := rc.Del(ctx, keys...).Err(); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if cursor = next; cursor == 0 {
-			break
-		}
-	}
+	deleteFill(t, rc)
 	mustAcquire(t, a, "p", slot+1)
 }
 
