@@ -3,7 +3,8 @@ GO ?= go
 .PHONY: test bench soak lint generate run
 
 # test runs every test with the race detector (integration tests start their
-# own redis-server on a free loopback port), then fuzzes the agora/v1 parser
+# own redis-server on a free loopback port), the worker entry's tests again
+# as built without the OTLP exporter, then fuzzes the agora/v1 parser
 # from the bad-file corpus (config/testdata/bad): no input may panic, every
 # diagnostic has file:line:col. The budget is a count of inputs, not a
 # duration: with a duration, Go 1.26's fuzz coordinator can report its own
@@ -13,6 +14,7 @@ GO ?= go
 FUZZTIME ?= 5000x
 test:
 	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -tags agora_nootlp ./worker
 	$(GO) test -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$(FUZZTIME) -fuzzminimizetime=200x ./config
 
 # bench runs the Go benchmarks whose numbers are reported in BENCHMARKS.md.

@@ -92,7 +92,7 @@ type command struct {
 
 func commands() map[string]command {
 	return map[string]command{
-		"worker":  {summary: "run a long-lived worker from an agora/v1 file or an annotated Go package", usage: workerUsage, run: worker},
+		"worker":  {summary: "run a long-lived worker from an agora/v1 file or an annotated Go package", usage: workerUsage, run: workerCommand},
 		"run":     {summary: "run every (or the named) pipeline of an agora/v1 file once, now", usage: runUsage, run: runOnce},
 		"check":   {summary: "validate an agora/v1 file without running it", usage: checkUsage, run: check},
 		"version": {summary: "print the agora version", usage: versionUsage, run: version},

@@ -49,7 +49,7 @@ func findPackage(ctx context.Context, goTool, pattern string) (*goPackage, error
 }
 
 // buildModuleWorker compiles a throwaway worker binary for pkg into dir: a
-// main calling runtime.Main(pkg.GetWorker), added to the build through an
+// main calling worker.Main(pkg.GetWorker), added to the build through an
 // overlay so nothing is written into the user's tree. A package that is
 // itself a main (//agora:worker main) is built as it is.
 func buildModuleWorker(ctx context.Context, goTool string, pkg *goPackage, dir string) (string, error) {
@@ -66,12 +66,12 @@ func buildModuleWorker(ctx context.Context, goTool string, pkg *goPackage, dir s
 package main
 
 import (
-	worker %q
+	pipelines %q
 
-	"github.com/agora-etl/agora/runtime"
+	"github.com/agora-etl/agora/worker"
 )
 
-func main() { runtime.Main(worker.GetWorker) }
+func main() { worker.Main(pipelines.GetWorker) }
 `, pkg.ImportPath)
 		if err := os.WriteFile(mainFile, []byte(src), 0o600); err != nil {
 			return "", err

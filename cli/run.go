@@ -51,7 +51,7 @@ func runOnce(e *env, args []string) int {
 	if err != nil {
 		return usageError(e, "run", err)
 	}
-	// One log format, as runtime.Main's: the coordinator's lines too.
+	// One log format, as worker.Main's: the coordinator's lines too.
 	defer slogdefault.Use(logger)()
 	file, ok := loadConfig(e, path)
 	if !ok {

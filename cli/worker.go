@@ -6,6 +6,7 @@ import (
 
 	"github.com/agora-etl/agora/internal/gen"
 	"github.com/agora-etl/agora/runtime"
+	"github.com/agora-etl/agora/worker"
 )
 
 const workerUsage = `usage: agora worker --config FILE [worker flags]
@@ -17,7 +18,7 @@ runs in flight and exits 0, a second cancels them and exits 130.
   --config FILE  the pipelines of an agora/v1 file (see agora check)
   --module PKG   an annotated Go package (import path or ./dir) whose worker.go
                  is current: agora builds a throwaway main calling
-                 runtime.Main(PKG.GetWorker) with the local go command (build
+                 worker.Main(PKG.GetWorker) with the local go command (build
                  cache, nothing written to your tree) and runs it. For
                  production, build the binary yourself (go build).
 
@@ -26,7 +27,7 @@ Set AGORA_DISTRIBUTED_REDIS_URL to share leases with the other replicas.
 Worker flags, the same as every generated worker binary's:
 `
 
-func worker(e *env, args []string) int {
+func workerCommand(e *env, args []string) int {
 	f, err := splitFlags(args, "config", "module")
 	if err != nil {
 		return usageError(e, "worker", err)
@@ -57,7 +58,7 @@ func worker(e *env, args []string) int {
 		return ExitFailure
 	}
 	defer closeIdleComponents()
-	return runtime.RunMain(e.ctx, f.rest, e.stderr, func() (*runtime.WorkerPool, error) { return file.Pool() })
+	return worker.RunMain(e.ctx, f.rest, e.stderr, func() (*runtime.WorkerPool, error) { return file.Pool() })
 }
 
 // moduleWorker builds and runs the worker of an annotated package.

@@ -18,7 +18,7 @@ import (
 //
 // `agora worker --config F` is
 //
-//	runtime.RunMain(ctx, args, stderr, func() (*runtime.WorkerPool, error) {
+//	worker.RunMain(ctx, args, stderr, func() (*runtime.WorkerPool, error) {
 //		f, err := config.Load(path)
 //		if err != nil {
 //			return nil, err

@@ -18,7 +18,7 @@ import (
 //
 // The file is the whole truth about tracing: the pool also gets a no-op
 // provider, so pipelines without tracing.enabled stay untraced even when
-// an OTEL_EXPORTER_OTLP_*ENDPOINT variable would make runtime.Main trace a
+// an OTEL_EXPORTER_OTLP_*ENDPOINT variable would make worker.Main trace a
 // generated worker's runs.
 func (f *File) wireTracing(ctx context.Context, sps []*runtime.ScheduledPipeline) ([]runtime.PoolOption, error) {
 	built := map[traceKey]*sdktrace.TracerProvider{}

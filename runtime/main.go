@@ -36,6 +36,11 @@ const (
 // with getWorker, runs it and exits with 0 on a clean shutdown, 1 on a
 // terminal pipeline error or bad configuration, and 130 after a forced second
 // interrupt. See RunMain for the flags.
+//
+// Deprecated: call worker.Main (package github.com/agora-etl/agora/worker):
+// it is Main with the OTLP exporter and the fleet subcommand linked in,
+// which runtime leaves out to stay light. Main alone runs the pool and its
+// other subcommands unchanged.
 func Main(getWorker func() (*WorkerPool, error)) {
 	os.Exit(RunMain(context.Background(), os.Args[1:], os.Stderr, getWorker))
 }
@@ -68,7 +73,9 @@ func Main(getWorker func() (*WorkerPool, error)) {
 // OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set, runs are traced over OTLP/HTTP
 // as the OTEL_* variables say, with service.name from OTEL_SERVICE_NAME or
 // else the program's name; the pool flushes and shuts that provider down
-// as Run returns.
+// as Run returns. The exporter is linked by package worker, whose RunMain
+// is this function with it: a program that calls runtime's entry without
+// linking it logs a warning instead of tracing.
 // Cancelling ctx shuts the pool down gracefully, like SIGINT. A nil stderr
 // means os.Stderr.
 func RunMain(ctx context.Context, args []string, stderr io.Writer, getWorker func() (*WorkerPool, error)) int {

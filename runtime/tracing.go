@@ -12,7 +12,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
 
-	"github.com/agora-etl/agora/tracing"
+	"github.com/agora-etl/agora/internal/envtrace"
 )
 
 // RunSpanName is the name of the span that covers one run, from the lease
@@ -306,17 +306,28 @@ func forceFlush(ctx context.Context, tp trace.TracerProvider) error {
 
 // traceFromEnv gives a pool without a tracer provider one that exports over
 // OTLP when the environment names an OTLP endpoint: how a generated worker
-// is traced without code. The pool owns the provider.
+// is traced without code. The pool owns the provider. The exporter is the
+// one the program linked (package worker links it); a program that linked
+// none is told so once, and its runs are not traced.
 func traceFromEnv(ctx context.Context, pool *WorkerPool, logger *slog.Logger) error {
-	if !isNilProvider(pool.cfg.tracerProvider) || !tracing.EndpointConfigured() || tracing.Disabled() {
+	if !isNilProvider(pool.cfg.tracerProvider) || !envtrace.EndpointConfigured() || envtrace.Disabled() {
 		return nil
 	}
-	tp, err := tracing.NewTracerProvider(ctx, tracing.Config{Exporter: tracing.ExporterOTLP}, logger)
+	build := envtrace.Linked()
+	if build == nil {
+		logger.Warn("runs are not traced: "+envtrace.EnvEndpoint+" is set, but this program does not link the OTLP exporter",
+			slog.String("hint", "call worker.Main (github.com/agora-etl/agora/worker) from main instead of runtime.Main"))
+		return nil
+	}
+	tp, err := build(ctx, logger)
 	if err != nil {
 		return err
 	}
+	if isNilProvider(tp) {
+		return nil
+	}
 	WithTracerProvider(tp)(&pool.cfg)
 	WithShutdownHook(tp.Shutdown)(&pool.cfg)
-	logger.Info("tracing runs over OTLP", slog.String("service_name", tracing.ServiceName("")))
+	logger.Info("tracing runs over OTLP", slog.String("service_name", envtrace.ServiceName("")))
 	return nil
 }

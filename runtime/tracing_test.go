@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
 
+	"github.com/agora-etl/agora/internal/envtrace"
 	"github.com/agora-etl/agora/internal/otlptest"
 	"github.com/agora-etl/agora/runtime"
 	"github.com/agora-etl/agora/tracing"
@@ -66,6 +67,15 @@ func onlySpan(t *testing.T, spans []sdktrace.ReadOnlySpan, name string) sdktrace
 }
 
 // onceFactory builds a pipeline that runs fn once per run.
+// linkOTLP links the OTLP exporter into the worker entry for one test, as
+// package worker does for a worker binary.
+func linkOTLP(t *testing.T) {
+	t.Helper()
+	before := envtrace.Linked()
+	envtrace.Link(tracing.FromEnv)
+	t.Cleanup(func() { envtrace.Link(before) })
+}
+
 func onceFactory(fn func(context.Context) error) runtime.Factory {
 	return func(context.Context) (runtime.Pipeline, error) { return runtime.PipelineFunc(fn), nil }
 }
@@ -347,6 +357,7 @@ func TestStartAloneTracesWithThePipelinesProviderAndFlushes(t *testing.T) {
 // a real OTLP/HTTP receiver, and the spans arriving there by the time
 // RunMain returns.
 func TestRunMainExportsOverOTLPFromTheEnvironment(t *testing.T) {
+	linkOTLP(t)
 	rcv := otlptest.NewReceiver(t)
 	t.Setenv(tracing.EnvEndpoint, rcv.URL())
 	t.Setenv(tracing.EnvTracesEndpoint, "")
@@ -405,6 +416,7 @@ func TestRunMainExportsOverOTLPFromTheEnvironment(t *testing.T) {
 }
 
 func TestRunMainKeepsThePoolsProviderOverTheEnvironment(t *testing.T) {
+	linkOTLP(t)
 	rcv := otlptest.NewReceiver(t)
 	t.Setenv(tracing.EnvEndpoint, rcv.URL())
 	tp, rec := recording()
@@ -442,6 +454,37 @@ func TestRunMainWithoutAnEndpointDoesNotTrace(t *testing.T) {
 	}
 	if strings.Contains(stderr.String(), "tracing") {
 		t.Errorf("a worker that never asked for tracing logs about it:\n%s", stderr.String())
+	}
+}
+
+// TestRunMainWithoutTheExporterLinkedSaysSo: a program that calls
+// runtime.Main without linking the OTLP exporter (package worker links it)
+// runs untraced, and its log says why and what to call instead.
+func TestRunMainWithoutTheExporterLinkedSaysSo(t *testing.T) {
+	before := envtrace.Linked()
+	envtrace.Link(nil)
+	t.Cleanup(func() { envtrace.Link(before) })
+	rcv := otlptest.NewReceiver(t)
+	t.Setenv(tracing.EnvEndpoint, rcv.URL())
+	var traced atomic.Bool
+	var stderr syncBuffer
+	code := runtime.RunMain(context.Background(), nil, &stderr, func() (*runtime.WorkerPool, error) {
+		return runtime.NewWorkerPool(runtime.WithSignalHandling(false)).
+			Register(&runtime.ScheduledPipeline{PipelineID: "p", Schedule: runtime.Once(), Factory: onceFactory(func(ctx context.Context) error {
+				traced.Store(trace.SpanFromContext(ctx).IsRecording())
+				return nil
+			})}), nil
+	})
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr.String())
+	}
+	if traced.Load() || rcv.Requests() != 0 {
+		t.Errorf("traced %v, %d export requests: with no exporter linked nothing is traced", traced.Load(), rcv.Requests())
+	}
+	for _, want := range []string{"level=WARN", "does not link the OTLP exporter", "worker.Main"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("the log does not say %q:\n%s", want, stderr.String())
+		}
 	}
 }
 
@@ -491,6 +534,7 @@ func TestTypedNilProvidersMeanUntraced(t *testing.T) {
 }
 
 func TestRunMainHonoursOTELSDKDisabled(t *testing.T) {
+	linkOTLP(t)
 	rcv := otlptest.NewReceiver(t)
 	t.Setenv(tracing.EnvEndpoint, rcv.URL())
 	t.Setenv(tracing.EnvSDKDisabled, "true")
@@ -555,6 +599,7 @@ func TestRunSpanOfALeaseLostBeforeTheRunStarted(t *testing.T) {
 // untraced under a traced pool, and a pool with it is not traced from the
 // environment by RunMain.
 func TestNoopProviderOptsOut(t *testing.T) {
+	linkOTLP(t)
 	rcv := otlptest.NewReceiver(t)
 	t.Setenv(tracing.EnvEndpoint, rcv.URL())
 	tp, rec := recording()

@@ -61,10 +61,10 @@ func Render(w Worker) ([]byte, error) {
 
 	if w.Main {
 		f.Line()
-		f.Comment("main runs the worker until it is interrupted; see runtime.Main for its flags")
-		f.Comment("and exit codes.")
+		f.Comment("main runs the worker until it is interrupted; see package worker for its")
+		f.Comment("flags, commands and exit codes.")
 		f.Func().Id("main").Params().Block(
-			imp.qual(RuntimePath, "Main").Call(jen.Id("GetWorker")),
+			imp.qual(WorkerPath, "Main").Call(jen.Id("GetWorker")),
 		)
 	}
 
@@ -258,7 +258,7 @@ func newImports(f *jen.File, w Worker) *imports {
 	}
 	for path, name := range map[string]string{
 		"context": "context", "errors": "errors", "fmt": "fmt", "time": "time",
-		RuntimePath: "runtime", DistributedPath: "distributed",
+		RuntimePath: "runtime", DistributedPath: "distributed", WorkerPath: "worker",
 	} {
 		imp.name(path, name)
 	}

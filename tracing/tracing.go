@@ -4,8 +4,11 @@
 // A worker pool (package runtime) traces every run when it is given a
 // trace.TracerProvider; this package turns the few settings a worker has —
 // a service name and an exporter name — into an SDK provider, with the
-// standard OTEL_* environment variables doing the rest. It does not import
-// runtime, so runtime can build providers with it for generated workers.
+// standard OTEL_* environment variables doing the rest.
+//
+// It links the OTLP exporter, and with it gRPC and protobuf. Runtime does
+// not import it, so the packages holding pipelines stay light; package
+// worker, the entry of worker binaries, links FromEnv into the entry.
 package tracing
 
 import (
@@ -15,14 +18,14 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"path/filepath"
-	"strings"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/exporters/stdout/stdouttrace"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	"github.com/agora-etl/agora/internal/envtrace"
 )
 
 // Exporter names accepted in Config.Exporter.
@@ -40,13 +43,13 @@ const (
 // the OTLP exporter reads the rest of OTEL_EXPORTER_OTLP_*.
 const (
 	// EnvEndpoint is the OTLP base URL ("/v1/traces" is appended).
-	EnvEndpoint = "OTEL_EXPORTER_OTLP_ENDPOINT"
+	EnvEndpoint = envtrace.EnvEndpoint
 	// EnvTracesEndpoint is the OTLP URL for traces, used as it is.
-	EnvTracesEndpoint = "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"
+	EnvTracesEndpoint = envtrace.EnvTracesEndpoint
 	// EnvServiceName names the service when Config.ServiceName is empty.
-	EnvServiceName = "OTEL_SERVICE_NAME"
+	EnvServiceName = envtrace.EnvServiceName
 	// EnvSDKDisabled set to "true" turns tracing off whatever the Config.
-	EnvSDKDisabled = "OTEL_SDK_DISABLED"
+	EnvSDKDisabled = envtrace.EnvSDKDisabled
 )
 
 // ErrUnknownExporter is wrapped by the error of a Config naming an exporter
@@ -68,14 +71,10 @@ var stdout io.Writer = os.Stdout
 
 // EndpointConfigured reports whether an OTLP endpoint is set in the
 // environment (EnvEndpoint or EnvTracesEndpoint, non-empty).
-func EndpointConfigured() bool {
-	return os.Getenv(EnvEndpoint) != "" || os.Getenv(EnvTracesEndpoint) != ""
-}
+func EndpointConfigured() bool { return envtrace.EndpointConfigured() }
 
 // Disabled reports whether EnvSDKDisabled turns tracing off.
-func Disabled() bool {
-	return strings.EqualFold(strings.TrimSpace(os.Getenv(EnvSDKDisabled)), "true")
-}
+func Disabled() bool { return envtrace.Disabled() }
 
 // Validate checks cfg without building anything.
 func (cfg Config) Validate() error {
@@ -139,12 +138,20 @@ func NewTracerProvider(ctx context.Context, cfg Config, logger *slog.Logger) (*s
 
 // ServiceName returns name, or when it is empty OTEL_SERVICE_NAME, or else
 // the program's file name: the service.name NewTracerProvider uses.
-func ServiceName(name string) string {
-	if name != "" {
-		return name
+func ServiceName(name string) string { return envtrace.ServiceName(name) }
+
+// FromEnv builds the provider of a worker traced from the environment: OTLP
+// as the OTEL_* variables say, or none (nil, nil) when they name no endpoint
+// or disable the SDK. It is the builder package worker links into the
+// worker entry (runtime.RunMainTo).
+func FromEnv(ctx context.Context, logger *slog.Logger) (envtrace.Provider, error) {
+	if !EndpointConfigured() {
+		return nil, nil
 	}
-	if env := os.Getenv(EnvServiceName); env != "" {
-		return env
+	tp, err := NewTracerProvider(ctx, Config{Exporter: ExporterOTLP}, logger)
+	if err != nil || tp == nil {
+		// A nil *TracerProvider would hide in a non-nil Provider.
+		return nil, err
 	}
-	return filepath.Base(os.Args[0])
+	return tp, nil
 }

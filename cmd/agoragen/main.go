@@ -47,7 +47,7 @@ func parseFlags(args []string, stderr io.Writer) (opts gen.Options, code int, ok
 	output := fs.String("o", gen.DefaultOutput, "`file` name written in each package's directory")
 	check := fs.Bool("check", false, "write nothing; exit 1 and print a diff when a generated file is missing or out of date")
 	diff := fs.Bool("diff", false, "write nothing; print a diff of what would change")
-	mainFlag := fs.Bool("main", false, "also generate func main() calling runtime.Main(GetWorker), like //agora:worker main")
+	mainFlag := fs.Bool("main", false, "also generate func main() calling worker.Main(GetWorker), like //agora:worker main")
 	tags := fs.String("tags", "", "comma-separated build `tags` to load packages with")
 	verbose := fs.Bool("v", false, "say what is written and which packages have no directives")
 	fs.Usage = func() {

@@ -106,7 +106,7 @@ func (c *checker) checkWorker(dirs []*directive, w *templates.Worker, forceMain 
 	}
 	if v, ok := vals["main"]; ok {
 		if c.pkg.Name != "main" {
-			c.ds.Add(d.pos(c.fset, v.KeyOff), "main: package %s is not package main; generate func main in a main package, or call runtime.Main(%s.GetWorker) from one", c.pkg.Name, c.pkg.Name)
+			c.ds.Add(d.pos(c.fset, v.KeyOff), "main: package %s is not package main; generate func main in a main package, or call worker.Main(%s.GetWorker) from one", c.pkg.Name, c.pkg.Name)
 		}
 		w.Main = true
 	}

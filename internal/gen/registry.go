@@ -134,7 +134,7 @@ var Registry = []*Directive{
 			{Name: "health_port", Type: Int, Doc: "serve /healthz, /readyz and /status on this port (0-65535; 0 picks a free port; default: no health server)"},
 			{Name: "graceful_shutdown", Type: Duration, Doc: "how long runs in flight may take to finish after a shutdown begins (positive; default 30s)"},
 			{Name: "distributed", Type: Enum, Values: []string{"auto", "required", "off"}, Doc: "auto: share leases through Redis when AGORA_DISTRIBUTED_REDIS_URL is set; required: GetWorker fails when it is not; off: never (the distributed package is not imported)"},
-			{Name: "main", Type: Flag, Doc: "also generate func main() calling runtime.Main(GetWorker) (package main only; same as the -main flag)"},
+			{Name: "main", Type: Flag, Doc: "also generate func main() calling worker.Main(GetWorker) (package main only; same as the -main flag)"},
 		},
 	},
 }

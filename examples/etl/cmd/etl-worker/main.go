@@ -7,9 +7,9 @@ package main
 
 import (
 	"github.com/agora-etl/agora/examples/etl"
-	"github.com/agora-etl/agora/runtime"
+	"github.com/agora-etl/agora/worker"
 )
 
 func main() {
-	runtime.Main(etl.GetWorker)
+	worker.Main(etl.GetWorker)
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/agora-etl/agora/runtime"
 	"github.com/agora-etl/agora/runtime/distributed"
+	"github.com/agora-etl/agora/worker"
 )
 
 // Pipeline ids declared in this package, one per //agora:schedule.
@@ -41,8 +42,8 @@ func GetWorker() (*runtime.WorkerPool, error) {
 	return pool, nil
 }
 
-// main runs the worker until it is interrupted; see runtime.Main for its flags
-// and exit codes.
+// main runs the worker until it is interrupted; see package worker for its
+// flags, commands and exit codes.
 func main() {
-	runtime.Main(GetWorker)
+	worker.Main(GetWorker)
 }

@@ -1,0 +1,26 @@
+// Package worker is the entry point of agora worker binaries. A generated
+// main (//agora:worker main, or agoragen -main) and a hand-written one are
+// the same line:
+//
+//	func main() { worker.Main(orders.GetWorker) }
+//
+// Main parses the worker flags (-health-port, -health-addr, -log-format,
+// -log-level), builds the pool with the given function and runs it until
+// SIGINT, SIGTERM or SIGHUP (a second signal stops at once); a first argument
+// selects a subcommand instead: pipelines, run ID..., version, fleet, help.
+// Exit statuses are runtime's: 0 clean shutdown, 1 failure or bad
+// configuration, 2 usage, 130 forced by a second interrupt. runtime.RunMain
+// documents each flag and command.
+//
+// Beyond runtime.Main, worker links what a binary needs and a package of
+// pipelines does not: the OTLP trace exporter, used when
+// OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set
+// (the other OTEL_* variables configure it), and the fleet subcommand.
+// Runtime itself imports neither, so what generated worker.go files import
+// pulls in no gRPC and no exporter.
+//
+// Building with -tags agora_nootlp leaves the OTLP exporter out (about 140
+// packages of gRPC and protobuf, a third of the binary): such a worker logs
+// a warning instead of tracing when an OTLP endpoint is set. Tracer
+// providers given in code (runtime.WithTracerProvider) work either way.
+package worker
