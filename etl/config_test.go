@@ -11,7 +11,8 @@ import (
 	"github.com/agora-etl/agora/etl"
 )
 
-// The README's example of every built-in component, decoded by the config
+// The example of every built-in component in docs/etl.md (each block is
+// part of this file: TestDocsExamplesAreDecoded), decoded by the config
 // loader: the toml tags are the documented keys, with the documented types.
 const everyComponent = `
 format = "agora/v1"
@@ -135,5 +136,29 @@ formt = "csv"
 	}
 	if strings.Contains(msg, "hunter2") {
 		t.Errorf("the password shows:\n%s", msg)
+	}
+}
+
+// TestDocsExamplesAreDecoded keeps docs/etl.md's examples of the built-in
+// components the ones TestConfigLoaderDecodesEveryBuiltinComponent decodes.
+func TestDocsExamplesAreDecoded(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "docs", "etl.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(b), "\n## Built-in components\n")
+	if !ok {
+		t.Fatal("docs/etl.md has no Built-in components section")
+	}
+	section, _, _ = strings.Cut(section, "**source and sink `kafka`**")
+	blocks := strings.Split(section, "```toml\n")[1:]
+	if len(blocks) < 6 {
+		t.Fatalf("docs/etl.md's Built-in components has %d toml blocks; want one per component", len(blocks))
+	}
+	for _, blk := range blocks {
+		blk, _, _ = strings.Cut(blk, "```")
+		if !strings.Contains(everyComponent, blk) {
+			t.Errorf("docs/etl.md's example is not decoded by a test:\n%s", blk)
+		}
 	}
 }

@@ -24,7 +24,7 @@ const healthCheckTimeout = 2 * time.Second
 //     has begun.
 //   - GET /status answers a PoolStatus as JSON.
 //   - GET /metrics answers the pool's Prometheus metrics (see Gatherer and
-//     the "Operating a fleet" section of the README for the list).
+//     docs/operating.md, "Metrics", for the list).
 //
 // A WorkerPool configured with WithHealthPort or WithHealthAddr runs one,
 // starting it before the pipelines and stopping it last. A HealthServer is

@@ -34,10 +34,10 @@ func TestDocsDescribeEveryKey(t *testing.T) {
 	}
 }
 
-// TestReadmeSaysWhenADeadReplicasRunsComeBack keeps the options table
-// honest about the cost of a killed lease holder.
-func TestReadmeSaysWhenADeadReplicasRunsComeBack(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+// TestDocsSayWhenADeadReplicasRunsComeBack keeps the settings table of
+// docs/distributed.md honest about the cost of a killed lease holder.
+func TestDocsSayWhenADeadReplicasRunsComeBack(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "distributed.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,5 +49,5 @@ func TestReadmeSaysWhenADeadReplicasRunsComeBack(t *testing.T) {
 			return
 		}
 	}
-	t.Fatal("README.md has no LeaseTTL row")
+	t.Fatal("docs/distributed.md has no LeaseTTL row")
 }

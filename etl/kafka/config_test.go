@@ -19,21 +19,24 @@ func registry() *etl.Registry {
 	return r
 }
 
-// exampleMarker stands before the kafka examples of README.md and
-// docs/etl.md.
-const exampleMarker = "<!-- kafka example, decoded by etl/kafka/config_test.go -->\n```toml\n"
+// exampleMarker stands before the full kafka example of docs/etl.md,
+// minimalMarker before the minimal one of its built-in components.
+const (
+	exampleMarker = "<!-- kafka example, decoded by etl/kafka/config_test.go -->\n```toml\n"
+	minimalMarker = "<!-- kafka minimal example, decoded by etl/kafka/config_test.go -->\n```toml\n"
+)
 
-// example returns the kafka example block of a document, with a format
+// example returns the block after marker in a document, with a format
 // line when it has none.
-func example(t *testing.T, doc string) string {
+func example(t *testing.T, doc, marker string) string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("..", "..", doc))
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, block, ok := strings.Cut(string(b), exampleMarker)
+	_, block, ok := strings.Cut(string(b), marker)
 	if !ok {
-		t.Fatalf("%s has no %q block", doc, exampleMarker)
+		t.Fatalf("%s has no %q block", doc, marker)
 	}
 	block, _, _ = strings.Cut(block, "```")
 	if !strings.HasPrefix(block, "format =") {
@@ -43,7 +46,7 @@ func example(t *testing.T, doc string) string {
 }
 
 func TestConfigLoaderDecodesTheKafkaComponents(t *testing.T) {
-	f, err := config.Parse("docs/etl.md", []byte(example(t, "docs/etl.md")), config.WithRegistry(registry()))
+	f, err := config.Parse("docs/etl.md", []byte(example(t, "docs/etl.md", exampleMarker)), config.WithRegistry(registry()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,8 +63,8 @@ func TestConfigLoaderDecodesTheKafkaComponents(t *testing.T) {
 	}
 }
 
-func TestReadmeKafkaExampleDecodes(t *testing.T) {
-	f, err := config.Parse("README.md", []byte(example(t, "README.md")), config.WithRegistry(registry()))
+func TestDocsMinimalKafkaExampleDecodes(t *testing.T) {
+	f, err := config.Parse("docs/etl.md", []byte(example(t, "docs/etl.md", minimalMarker)), config.WithRegistry(registry()))
 	if err != nil {
 		t.Fatal(err)
 	}
