@@ -49,7 +49,8 @@ func findPackage(ctx context.Context, goTool, pattern string) (*goPackage, error
 }
 
 // buildModuleWorker compiles a throwaway worker binary for pkg into dir: a
-// main calling runtime.Main(pkg.GetWorker), added to the build through an
+// main registering the fleet subcommand and calling
+// runtime.Main(pkg.GetWorker), added to the build through an
 // overlay so nothing is written into the user's tree. A package that is
 // itself a main (//agora:worker main) is built as it is.
 func buildModuleWorker(ctx context.Context, goTool string, pkg *goPackage, dir string) (string, error) {
@@ -68,10 +69,14 @@ package main
 import (
 	worker %q
 
+	"github.com/agora-etl/agora/fleet"
 	"github.com/agora-etl/agora/runtime"
 )
 
-func main() { runtime.Main(worker.GetWorker) }
+func main() {
+	runtime.RegisterCommand(fleet.Command())
+	runtime.Main(worker.GetWorker)
+}
 `, pkg.ImportPath)
 		if err := os.WriteFile(mainFile, []byte(src), 0o600); err != nil {
 			return "", err
