@@ -38,7 +38,7 @@ func TestFleetFlagsGoBeforeOrAfterTheCommand(t *testing.T) {
 func TestFleetWithoutCoordinatorSaysSoOnce(t *testing.T) {
 	t.Setenv("AGORA_DISTRIBUTED_REDIS_URL", "")
 	code, _, errOut := run("--json", "workers")
-	if code != 1 || strings.Contains(errOut, "fleet: fleet:") || !strings.Contains(errOut, "fleet: no coordinator configured") ||
+	if code != 1 || strings.Contains(errOut, "fleet: fleet:") || !strings.Contains(errOut, "fleet: no coordinator configured:") ||
 		!strings.Contains(errOut, "AGORA_DISTRIBUTED_REDIS_URL") || !strings.Contains(errOut, "--redis") {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}

@@ -117,7 +117,7 @@ func TestFleetCommandsAgainstRealReplicas(t *testing.T) {
 		t.Fatalf("workers table:\n%s", out)
 	}
 	code, out, _ = run("workers", "--json")
-	var ws []fleet.Worker
+	var ws []distributed.WorkerInfo
 	if err := json.Unmarshal([]byte(out), &ws); code != 0 || err != nil || len(ws) != 2 || ws[0].Schedules["orders"] != `cron="0 * * * *"` {
 		t.Fatalf("workers --json: %d %v %s", code, err, out)
 	}
@@ -129,7 +129,7 @@ func TestFleetCommandsAgainstRealReplicas(t *testing.T) {
 		Holder       string `json:"holder"`
 		HolderAlive  bool   `json:"holder_alive"`
 		FencingToken int64  `json:"fencing_token"`
-		ExpiresIn    string `json:"expires_in"`
+		ExpiresInNs  int64  `json:"expires_in_ns"`
 	}
 	deadline := time.Now().Add(5 * time.Second)
 	for {
@@ -144,7 +144,7 @@ func TestFleetCommandsAgainstRealReplicas(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	if len(leases) != 2 || leases[0].PipelineID != "events" || !leases[0].Held || !leases[0].HolderAlive ||
-		!strings.HasPrefix(leases[0].Holder, "replica-") || leases[0].FencingToken <= 0 || leases[0].ExpiresIn == "" ||
+		!strings.HasPrefix(leases[0].Holder, "replica-") || leases[0].FencingToken <= 0 || leases[0].ExpiresInNs <= 0 || leases[0].ExpiresInNs > int64(5*time.Second) ||
 		leases[1].PipelineID != "orders" || leases[1].Held {
 		t.Fatalf("leases: %+v", leases)
 	}

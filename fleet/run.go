@@ -3,11 +3,12 @@
 // and the fleet-wide commands pause, resume and trigger.
 //
 // Run is the one entry point; the agora command serves it as "agora fleet"
-// and every worker binary as "./worker fleet" (runtime/distributed
-// registers both the Redis backend and the worker subcommand when it is
-// linked in, which every generated worker.go does). It reads the same
-// AGORA_DISTRIBUTED_* settings as the workers and only connects: it
-// registers no worker and takes no lease.
+// and every worker binary as "./worker fleet" (the worker's entry point
+// registers Command). It works over a distributed.Inspector, opened with
+// the same AGORA_DISTRIBUTED_* settings as the workers, and only connects:
+// it registers no worker and takes no lease. With --json it prints the
+// Inspector's result types as they are (see distributed.Inspector for the
+// JSON conventions).
 package fleet
 
 import (
@@ -17,12 +18,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"slices"
-	"sort"
 	"strings"
 	"time"
 
+	"github.com/agora-etl/agora/fleet/ui"
 	"github.com/agora-etl/agora/internal/redact"
+	"github.com/agora-etl/agora/runtime"
+	"github.com/agora-etl/agora/runtime/distributed"
 )
 
 // Exit statuses of Run.
@@ -66,6 +68,17 @@ Exit status: 0 ok, 1 Redis unreachable, bad settings or unknown pipeline, 2 usag
 // Usage returns the help text of Run.
 func Usage() string { return usageText }
 
+// Command is the "fleet" subcommand of worker binaries ("./worker fleet
+// ..."), for runtime.RegisterCommand: the worker's entry point registers
+// it, since runtime and runtime/distributed do not import this package.
+func Command() runtime.Command {
+	return runtime.Command{
+		Name:    "fleet",
+		Summary: "inspect and steer the fleet: workers, leases, pipelines, pause ID, resume ID, trigger ID (fleet -h)",
+		Run:     Run,
+	}
+}
+
 // usageError is a command-line mistake: exit status 2.
 type usageError struct{ msg string }
 
@@ -90,18 +103,13 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, usageText)
 		return ExitOK
 	}
-	open := registeredOpener()
-	if open == nil {
-		fmt.Fprintln(stderr, "fleet: no fleet backend linked in (import github.com/agora-etl/agora/runtime/distributed)")
-		return ExitFailure
-	}
-	b, err := open(ctx, a.redis)
+	in, err := distributed.OpenInspector(ctx, a.redis)
 	if err != nil {
 		fmt.Fprintf(stderr, "fleet: %s\n", problem(err, a.redis))
 		return ExitFailure
 	}
-	defer b.Close()
-	c := &command{b: b, out: stdout, json: fl.json, now: time.Now()}
+	defer in.Close()
+	c := &command{in: in, out: stdout, json: fl.json, now: time.Now()}
 	switch cmd {
 	case "workers":
 		err = c.workers(ctx)
@@ -110,15 +118,15 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "pipelines":
 		err = c.pipelines(ctx)
 	case "pause":
-		err = c.pause(ctx, rest[0])
+		err = c.report(in.Pause(ctx, rest[0], ""))
 	case "resume":
-		err = c.resume(ctx, rest[0])
+		err = c.report(in.Resume(ctx, rest[0]))
 	case "trigger":
 		err = c.trigger(ctx, rest[0])
 	case "runs":
-		err = c.runs(ctx, rest, runsFilter{limit: fl.limit, failed: fl.failed, since: fl.since})
+		err = c.runs(ctx, distributed.RunQuery{PipelineIDs: rest, Limit: fl.limit, Failed: fl.failed, Since: fl.since})
 	case "ui":
-		err = serveUI(ctx, b, UIOptions{Listen: fl.listen, Token: fl.token}, stdout, stderr)
+		err = ui.Serve(ctx, in, ui.ServeOptions{Listen: fl.listen, Token: fl.token}, stdout, stderr)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "fleet %s: %s\n", cmd, problem(err, a.redis))
@@ -128,10 +136,10 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 // problem is err as Run prints it after its own "fleet: " prefix: without
-// a second one (ErrNotConfigured's), and with passwords (those of the
-// --redis URL by value) redacted.
+// the inspector's "distributed: " in front, and with passwords (those of
+// the --redis URL by value) redacted.
 func problem(err error, redisURL string) string {
-	return redact.NewKnown(redact.Secrets(redisURL)).Text(strings.TrimPrefix(err.Error(), "fleet: "))
+	return redact.NewKnown(redact.Secrets(redisURL)).Text(strings.TrimPrefix(err.Error(), "distributed: "))
 }
 
 // argCount is how many positional arguments each command takes (-1: any
@@ -177,7 +185,7 @@ func parseArgs(argv []string) (args, error) {
 	fs.IntVar(&fl.limit, "limit", DefaultRunsLimit, "at most this many runs")
 	fs.BoolVar(&fl.failed, "failed", false, "only runs that did not succeed")
 	fs.DurationVar(&fl.since, "since", 0, "only runs that ended within this long")
-	fs.StringVar(&fl.listen, "listen", DefaultUIListen, "address to listen on")
+	fs.StringVar(&fl.listen, "listen", ui.DefaultListen, "address to listen on")
 	fs.StringVar(&fl.token, "token", "", "token that enables the actions (default $AGORA_UI_TOKEN)")
 	var words []string
 	for remaining := argv; ; {
@@ -229,9 +237,9 @@ func parseArgs(argv []string) (args, error) {
 	return args{cmd: cmd, rest: rest, flags: fl, redis: fl.redis}, nil
 }
 
-// command runs one subcommand against a backend.
+// command runs one subcommand against an inspector.
 type command struct {
-	b    Backend
+	in   *distributed.Inspector
 	out  io.Writer
 	json bool
 	now  time.Time
@@ -244,7 +252,7 @@ func (c *command) emit(v any) error {
 }
 
 func (c *command) workers(ctx context.Context) error {
-	ws, err := c.b.Workers(ctx)
+	ws, err := c.in.Workers(ctx)
 	if err != nil {
 		return err
 	}
@@ -259,66 +267,10 @@ func (c *command) workers(ctx context.Context) error {
 	return t.flush()
 }
 
-// known returns every pipeline id some live worker runs, sorted, and the
-// workers running each.
-func known(ws []Worker) ([]string, map[string][]string) {
-	by := map[string][]string{}
-	for _, w := range ws {
-		for _, id := range w.Pipelines {
-			by[id] = append(by[id], w.ID)
-		}
-	}
-	ids := make([]string, 0, len(by))
-	for id := range by {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	return ids, by
-}
-
-// unknownPipeline says that no live worker runs id.
-func unknownPipeline(id string, ids []string) error {
-	if len(ids) == 0 {
-		return fmt.Errorf("unknown pipeline %q: no live worker is registered", id)
-	}
-	return fmt.Errorf("unknown pipeline %q: no live worker runs it (known: %s)", id, strings.Join(ids, ", "))
-}
-
-// leaseRow is one line of "fleet leases".
-type leaseRow struct {
-	LeaseState
-	HolderAlive bool   `json:"holder_alive"`
-	ExpiresIn   string `json:"expires_in,omitempty"`
-}
-
 func (c *command) leases(ctx context.Context, only []string) error {
-	ws, err := c.b.Workers(ctx)
+	rows, err := c.in.Leases(ctx, only...)
 	if err != nil {
 		return err
-	}
-	ids, _ := known(ws)
-	if len(only) > 0 {
-		for _, id := range only {
-			if !slices.Contains(ids, id) {
-				return unknownPipeline(id, ids)
-			}
-		}
-		ids = only
-	}
-	states, err := c.b.LeaseStates(ctx, ids)
-	if err != nil {
-		return err
-	}
-	alive := map[string]bool{}
-	for _, w := range ws {
-		alive[w.ID] = true
-	}
-	rows := make([]leaseRow, len(states))
-	for i, st := range states {
-		rows[i] = leaseRow{LeaseState: st, HolderAlive: st.Held && alive[st.Holder]}
-		if st.Held {
-			rows[i].ExpiresIn = st.ExpiresIn.Round(time.Second).String()
-		}
 	}
 	if c.json {
 		return c.emit(rows)
@@ -329,13 +281,14 @@ func (c *command) leases(ctx context.Context, only []string) error {
 			t.row(r.PipelineID, "-", "-", "-", "-", "-")
 			continue
 		}
-		t.row(r.PipelineID, r.Holder, yesNo(r.HolderAlive), fmt.Sprint(r.FencingToken), fmt.Sprint(r.RunNumber), r.ExpiresIn)
+		t.row(r.PipelineID, r.Holder, yesNo(r.HolderAlive), fmt.Sprint(r.FencingToken), fmt.Sprint(r.RunNumber),
+			r.ExpiresIn.Round(time.Second).String())
 	}
 	return t.flush()
 }
 
 func (c *command) pipelines(ctx context.Context) error {
-	rows, _, err := Overview(ctx, c.b, c.now)
+	rows, err := c.in.Pipelines(ctx)
 	if err != nil {
 		return err
 	}
@@ -358,78 +311,25 @@ func (c *command) pipelines(ctx context.Context) error {
 	return t.flush()
 }
 
-// checkKnown fails unless a live worker runs id.
-func (c *command) checkKnown(ctx context.Context, id string) error {
-	ws, err := c.b.Workers(ctx)
+// report prints what pause, resume or trigger did: the inspector's
+// ControlResult with --json, its message otherwise.
+func (c *command) report(r distributed.ControlResult, err error) error {
 	if err != nil {
 		return err
 	}
-	ids, _ := known(ws)
-	if !slices.Contains(ids, id) {
-		return unknownPipeline(id, ids)
-	}
-	return nil
-}
-
-// result is what pause, resume and trigger print with --json.
-type result struct {
-	PipelineID string `json:"pipeline_id"`
-	Action     string `json:"action"`
-	Changed    bool   `json:"changed"`
-	Message    string `json:"message"`
-}
-
-func (c *command) report(r result) error {
 	if c.json {
 		return c.emit(r)
 	}
-	_, err := fmt.Fprintln(c.out, r.Message)
+	_, err = fmt.Fprintln(c.out, r.Message)
 	return err
 }
 
-func (c *command) pause(ctx context.Context, id string) error {
-	if err := c.checkKnown(ctx, id); err != nil {
-		return err
-	}
-	if err := c.b.Pause(ctx, id, ""); err != nil {
-		return err
-	}
-	return c.report(result{PipelineID: id, Action: "pause", Changed: true, Message: fmt.Sprintf(
-		"paused %s: every replica skips its scheduled attempts within %s; a run in flight finishes", id, c.b.PollInterval())})
-}
-
-func (c *command) resume(ctx context.Context, id string) error {
-	was, err := c.b.Resume(ctx, id)
-	if err != nil {
-		return err
-	}
-	if !was {
-		// Not paused: unknown, or simply running.
-		if err := c.checkKnown(ctx, id); err != nil {
-			return err
-		}
-		return c.report(result{PipelineID: id, Action: "resume", Message: fmt.Sprintf("%s was not paused", id)})
-	}
-	return c.report(result{PipelineID: id, Action: "resume", Changed: true,
-		Message: fmt.Sprintf("resumed %s: its next scheduled slot runs", id)})
-}
-
 func (c *command) trigger(ctx context.Context, id string) error {
-	if err := c.checkKnown(ctx, id); err != nil {
-		return err
+	r, err := c.in.Trigger(ctx, id)
+	if errors.Is(err, distributed.ErrPipelinePaused) {
+		return fmt.Errorf("%w (fleet resume %s)", err, id)
 	}
-	paused, err := c.b.PausedPipelines(ctx)
-	if err != nil {
-		return err
-	}
-	if _, ok := paused[id]; ok {
-		return fmt.Errorf("pipeline %q is paused; resume it first (fleet resume %s)", id, id)
-	}
-	if err := c.b.Trigger(ctx, id); err != nil {
-		return err
-	}
-	return c.report(result{PipelineID: id, Action: "trigger", Changed: true, Message: fmt.Sprintf(
-		"triggered %s: one replica runs it within about %s, under its own lease; the schedule is unchanged", id, c.b.PollInterval())})
+	return c.report(r, err)
 }
 
 func yesNo(b bool) string {

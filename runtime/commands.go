@@ -15,10 +15,10 @@ import (
 
 // Command is a subcommand of every worker binary: Main runs it, instead of
 // the pool, when its name is the first argument after the flags
-// ("./worker fleet workers"). Packages register theirs from an init
-// function with RegisterCommand; runtime/distributed registers "fleet", so
-// every binary built from a generated worker.go (which imports it) has it,
-// without runtime importing distributed.
+// ("./worker fleet workers"). Packages register theirs with
+// RegisterCommand; package worker, the entry generated mains call,
+// registers fleet.Command(), so runtime imports neither fleet nor
+// runtime/distributed.
 type Command struct {
 	// Name is the word that selects the command.
 	Name string

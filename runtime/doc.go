@@ -21,9 +21,8 @@
 // A worker binary explains and operates itself: Main serves /metrics (see
 // WorkerPool.Gatherer) beside the probes, and runs subcommands named after
 // its flags: "pipelines", "run ID...", "version", and those registered with
-// RegisterCommand from the init functions of linked packages
-// (runtime/distributed registers "fleet"; runtime imports neither it nor the
-// fleet package). Coordinators that implement FleetController honour
+// RegisterCommand (package worker, the entry generated mains call,
+// registers "fleet"; runtime imports neither it nor the fleet package). Coordinators that implement FleetController honour
 // fleet-wide pauses and run-now triggers; CatchUpPolicy says what a cron
 // pipeline does about missed slots.
 package runtime

@@ -62,7 +62,7 @@ func Main(getWorker func() (*WorkerPool, error)) {
 // now in the foreground (WorkerPool.RunNow; exit status 0 only if every run
 // succeeded), "version" prints the versions built in, "help" prints the
 // help, and commands other packages registered with RegisterCommand run
-// with the arguments after their name ("fleet", from runtime/distributed).
+// with the arguments after their name ("fleet", from package worker).
 // -help lists the flags, the subcommands, the sections registered with
 // RegisterHelp (the AGORA_DISTRIBUTED_* variables) and the declared
 // pipelines.

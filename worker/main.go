@@ -6,6 +6,7 @@ import (
 	"os"
 	"sync"
 
+	"github.com/agora-etl/agora/fleet"
 	"github.com/agora-etl/agora/internal/envtrace"
 	"github.com/agora-etl/agora/runtime"
 )
@@ -38,5 +39,6 @@ func link() {
 		if otlpFromEnv != nil {
 			envtrace.Link(otlpFromEnv)
 		}
+		runtime.RegisterCommand(fleet.Command())
 	})
 }

@@ -97,7 +97,7 @@ func TestDashboardInABrowser(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 
-	b, err := distributed.OpenFleet(context.Background(), "")
+	b, err := distributed.OpenInspector(context.Background(), "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 // Package ui is the fleet's web dashboard, served by "agora fleet ui" and
-// "./worker fleet ui" over the same fleet.Backend as the other fleet
-// commands.
+// "./worker fleet ui" over the same distributed.Inspector as the other
+// fleet commands; the fleet package calls Serve. Its /api/ pages answer
+// the Inspector's results as JSON, the shape "fleet ... --json" prints.
 //
 // The pages are rendered on the server with html/template from templates
 // embedded in the binary; they work without JavaScript, and a small script

@@ -9,8 +9,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/agora-etl/agora/fleet"
 )
 
 type lockedBuffer struct {
@@ -31,6 +29,7 @@ func (l *lockedBuffer) String() string {
 }
 
 func TestServeListensReadsTheTokenFromTheEnvironmentAndStops(t *testing.T) {
+	f := newFixture(t)
 	for _, tc := range []struct{ env, flag, mode string }{
 		{"", "", "read-only"},
 		{"from-env", "", "enabled"},
@@ -41,7 +40,7 @@ func TestServeListensReadsTheTokenFromTheEnvironmentAndStops(t *testing.T) {
 		var out lockedBuffer
 		done := make(chan error, 1)
 		go func() {
-			done <- Serve(ctx, &memBackend{}, fleet.UIOptions{Listen: "127.0.0.1:0", Token: tc.flag}, &out, &out)
+			done <- Serve(ctx, f.in, ServeOptions{Listen: "127.0.0.1:0", Token: tc.flag}, &out, &out)
 		}()
 		addrRE := regexp.MustCompile(`http://(127\.0\.0\.1:\d+)/`)
 		deadline := time.Now().Add(5 * time.Second)
@@ -76,7 +75,7 @@ func TestServeListensReadsTheTokenFromTheEnvironmentAndStops(t *testing.T) {
 }
 
 func TestDefaultListenIsLoopback(t *testing.T) {
-	if !strings.HasPrefix(fleet.DefaultUIListen, "127.0.0.1:") {
-		t.Errorf("DefaultUIListen = %q, want loopback", fleet.DefaultUIListen)
+	if !strings.HasPrefix(DefaultListen, "127.0.0.1:") {
+		t.Errorf("DefaultUIListen = %q, want loopback", DefaultListen)
 	}
 }

@@ -21,10 +21,15 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agora-etl/agora/fleet"
 	"github.com/agora-etl/agora/internal/humanize"
 	"github.com/agora-etl/agora/runtime"
+	"github.com/agora-etl/agora/runtime/distributed"
 )
+
+// DefaultListen is where Serve (and "fleet ui") listens unless told
+// otherwise: loopback only, so the dashboard is not on the network by
+// accident.
+const DefaultListen = "127.0.0.1:8090"
 
 // TokenEnv names the variable the token is read from when --token is not
 // given.
@@ -48,7 +53,8 @@ var pages = template.Must(template.New("").Funcs(template.FuncMap{
 type Options struct {
 	// Token enables the actions; empty: the dashboard is read-only.
 	Token string
-	// Now is the clock (default time.Now).
+	// Now is the clock of the uptimes and ages shown (default time.Now);
+	// next runs come from the Inspector's clock.
 	Now func() time.Time
 	// Logger receives request failures (default: discarded).
 	Logger *slog.Logger
@@ -56,14 +62,17 @@ type Options struct {
 
 // Handler serves the dashboard.
 type Handler struct {
-	b    fleet.Backend
+	in   *distributed.Inspector
 	opts Options
 	csrf string // derived from a per-process random secret
 	mux  *http.ServeMux
 }
 
-// NewHandler returns the dashboard over b.
-func NewHandler(b fleet.Backend, opts Options) *Handler {
+// NewHandler returns the dashboard over in. Besides the pages it serves
+// the Inspector's results as JSON, in the shape "fleet ... --json" prints:
+// GET /api/workers, /api/leases, /api/pipelines and /api/runs
+// (?pipeline=ID, repeatable; ?limit=N, default HistoryShown; ?failed=1).
+func NewHandler(in *distributed.Inspector, opts Options) *Handler {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
@@ -74,12 +83,13 @@ func NewHandler(b fleet.Backend, opts Options) *Handler {
 	_, _ = rand.Read(secret) // never fails (crypto/rand)
 	mac := hmac.New(sha256.New, secret)
 	mac.Write([]byte("agora fleet ui csrf"))
-	h := &Handler{b: b, opts: opts, csrf: hex.EncodeToString(mac.Sum(nil)), mux: http.NewServeMux()}
+	h := &Handler{in: in, opts: opts, csrf: hex.EncodeToString(mac.Sum(nil)), mux: http.NewServeMux()}
 	static, _ := fs.Sub(assets, "assets")
 	h.mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
 	h.mux.HandleFunc("GET /{$}", h.front)
 	h.mux.HandleFunc("GET /pipelines/{id}", h.pipeline)
 	h.mux.HandleFunc("POST /pipelines/{id}/{action}", h.act)
+	h.mux.HandleFunc("GET /api/{what}", h.api)
 	return h
 }
 
@@ -104,25 +114,19 @@ type page struct {
 	Now      time.Time
 	Refresh  bool
 
-	Pipelines []fleet.PipelineSummary
+	Pipelines []distributed.PipelineInfo
 	Workers   []workerView
 
-	Pipeline *fleet.PipelineSummary
-	Holder   holderView
+	Pipeline *distributed.PipelineInfo
 	Runs     []runtime.RunRecord
 	Stale    []runtime.RunRecord
 }
 
 // workerView is a live worker as the front page shows it.
 type workerView struct {
-	fleet.Worker
+	distributed.WorkerInfo
 	Uptime time.Duration
 	Held   []string
-}
-
-// holderView is a pipeline's lease as its page shows it.
-type holderView struct {
-	Alive bool
 }
 
 func (h *Handler) base(w http.ResponseWriter, title string) page {
@@ -152,11 +156,12 @@ func (h *Handler) fail(w http.ResponseWriter, status int, err error) {
 }
 
 func (h *Handler) front(w http.ResponseWriter, r *http.Request) {
-	rows, ws, err := fleet.Overview(r.Context(), h.b, h.opts.Now())
+	o, err := h.in.Overview(r.Context())
 	if err != nil {
 		h.fail(w, http.StatusBadGateway, fmt.Errorf("reading the fleet: %w", err))
 		return
 	}
+	rows, ws := o.Pipelines, o.Workers
 	p := h.base(w, "fleet")
 	p.Pipelines = rows
 	held := map[string][]string{}
@@ -166,7 +171,7 @@ func (h *Handler) front(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	for _, wk := range ws {
-		p.Workers = append(p.Workers, workerView{Worker: wk, Uptime: p.Now.Sub(wk.StartedAt), Held: held[wk.ID]})
+		p.Workers = append(p.Workers, workerView{WorkerInfo: wk, Uptime: p.Now.Sub(wk.StartedAt), Held: held[wk.ID]})
 	}
 	p.Notice = notice(r)
 	h.render(w, "index.html", http.StatusOK, p)
@@ -177,18 +182,18 @@ const HistoryShown = 100
 
 func (h *Handler) pipeline(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	rows, ws, err := fleet.Overview(r.Context(), h.b, h.opts.Now())
+	rows, err := h.in.Pipelines(r.Context())
 	if err != nil {
 		h.fail(w, http.StatusBadGateway, fmt.Errorf("reading the fleet: %w", err))
 		return
 	}
-	var row *fleet.PipelineSummary
+	var row *distributed.PipelineInfo
 	for i := range rows {
 		if rows[i].PipelineID == id {
 			row = &rows[i]
 		}
 	}
-	runs, err := fleet.Runs(r.Context(), h.b, []string{id}, HistoryShown, nil)
+	runs, err := h.in.Runs(r.Context(), distributed.RunQuery{PipelineIDs: []string{id}, Limit: HistoryShown})
 	if err != nil {
 		h.fail(w, http.StatusBadGateway, fmt.Errorf("reading the run history: %w", err))
 		return
@@ -198,18 +203,13 @@ func (h *Handler) pipeline(w http.ResponseWriter, r *http.Request) {
 			h.fail(w, http.StatusNotFound, fmt.Errorf("unknown pipeline %q: no live worker runs it and it has no run history", id))
 			return
 		}
-		row = &fleet.PipelineSummary{PipelineID: id, Workers: []string{}}
+		row = &distributed.PipelineInfo{PipelineID: id, Workers: []string{}}
 	}
 	p := h.base(w, id)
 	p.Pipeline, p.Runs = row, runs
 	for _, run := range runs {
 		if run.Outcome == runtime.OutcomeStale {
 			p.Stale = append(p.Stale, run)
-		}
-	}
-	for _, wk := range ws {
-		if row.Lease.Held && wk.ID == row.Lease.Holder {
-			p.Holder.Alive = true
 		}
 	}
 	p.Notice = notice(r)
@@ -259,22 +259,18 @@ func (h *Handler) act(w http.ResponseWriter, r *http.Request) {
 	var err error
 	switch action {
 	case "pause":
-		err = h.b.Pause(ctx, id, "fleet ui")
+		_, err = h.in.Pause(ctx, id, "fleet ui")
 	case "resume":
-		_, err = h.b.Resume(ctx, id)
+		_, err = h.in.Resume(ctx, id)
 	case "trigger":
-		paused, perr := h.b.PausedPipelines(ctx)
-		switch {
-		case perr != nil:
-			err = perr
-		case paused[id] != (fleet.PauseInfo{}):
-			err = fmt.Errorf("pipeline %q is paused; resume it first", id)
-		default:
-			err = h.b.Trigger(ctx, id)
-		}
+		_, err = h.in.Trigger(ctx, id)
 	}
 	if err != nil {
-		h.fail(w, http.StatusBadGateway, fmt.Errorf("%s %s: %w", action, id, err))
+		status := http.StatusBadGateway
+		if errors.Is(err, distributed.ErrUnknownPipeline) || errors.Is(err, distributed.ErrPipelinePaused) {
+			status = http.StatusConflict
+		}
+		h.fail(w, status, fmt.Errorf("%s %s: %s", action, id, strings.TrimPrefix(err.Error(), "distributed: ")))
 		return
 	}
 	h.opts.Logger.Info("fleet ui: action", "action", action, "pipeline", id)
@@ -316,12 +312,22 @@ func ago(d time.Duration) string {
 	return d.Round(time.Second).String()
 }
 
-// Serve listens on opts.Listen and serves the dashboard over b until ctx
+// ServeOptions configure Serve.
+type ServeOptions struct {
+	// Listen is the address (default DefaultListen).
+	Listen string
+	// Token enables the pause, resume and trigger actions; empty: read
+	// from AGORA_UI_TOKEN, and when that is empty too the dashboard is
+	// read-only.
+	Token string
+}
+
+// Serve listens on opts.Listen and serves the dashboard over in until ctx
 // ends. It is what "fleet ui" runs.
-func Serve(ctx context.Context, b fleet.Backend, opts fleet.UIOptions, stdout, stderr io.Writer) error {
+func Serve(ctx context.Context, in *distributed.Inspector, opts ServeOptions, stdout, stderr io.Writer) error {
 	addr := opts.Listen
 	if addr == "" {
-		addr = fleet.DefaultUIListen
+		addr = DefaultListen
 	}
 	token := opts.Token
 	if token == "" {
@@ -331,7 +337,7 @@ func Serve(ctx context.Context, b fleet.Backend, opts fleet.UIOptions, stdout, s
 	if err != nil {
 		return err
 	}
-	h := NewHandler(b, Options{Token: token, Logger: slog.New(slog.NewTextHandler(stderr, nil))})
+	h := NewHandler(in, Options{Token: token, Logger: slog.New(slog.NewTextHandler(stderr, nil))})
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	mode := "read-only (no --token or " + TokenEnv + ")"
 	if token != "" {
@@ -349,5 +355,3 @@ func Serve(ctx context.Context, b fleet.Backend, opts fleet.UIOptions, stdout, s
 		return err
 	}
 }
-
-func init() { fleet.RegisterUI(Serve) }

@@ -2,109 +2,105 @@ package ui
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/agora-etl/agora/fleet"
+	"github.com/agora-etl/agora/internal/redistest"
 	"github.com/agora-etl/agora/runtime"
+	"github.com/agora-etl/agora/runtime/clocktest"
+	"github.com/agora-etl/agora/runtime/distributed"
 )
 
 var now = time.Date(2026, 3, 1, 12, 0, 30, 0, time.UTC)
 
-// memBackend is a fleet in memory: two workers, two pipelines.
-type memBackend struct {
-	mu        sync.Mutex
-	paused    map[string]fleet.PauseInfo
-	triggered []string
+// fleetFixture is a fleet on a real redis-server, as of now: workers w-a
+// (started an hour ago, publishing the schedules) and w-b (a minute ago),
+// both running orders (hourly) and events (continuous); w-b holds events'
+// lease; orders' history holds a run refused as stale (w-b, an hour ago)
+// and a failed one (w-a, 50 s ago).
+type fleetFixture struct {
+	in *distributed.Inspector
+	a  *distributed.RedisWorkerCoordinator // w-a, for its view of the triggers
 }
 
-func (b *memBackend) Workers(context.Context) ([]fleet.Worker, error) {
-	return []fleet.Worker{
-		{ID: "w-a", Host: "host-a", Version: "v1.2.3", Pipelines: []string{"orders", "events"},
-			Schedules: map[string]string{"orders": `cron="0 * * * *"`, "events": "continuous"},
-			StartedAt: now.Add(-time.Hour), LastHeartbeat: now.Add(-2 * time.Second)},
-		{ID: "w-b", Host: "host-b", Version: "v1.2.3", Pipelines: []string{"orders", "events"},
-			StartedAt: now.Add(-time.Minute), LastHeartbeat: now.Add(-time.Second)},
-	}, nil
-}
-
-func (b *memBackend) LeaseStates(_ context.Context, ids []string) ([]fleet.LeaseState, error) {
-	out := make([]fleet.LeaseState, len(ids))
-	for i, id := range ids {
-		out[i] = fleet.LeaseState{PipelineID: id, LastToken: 7}
-		if id == "events" {
-			out[i] = fleet.LeaseState{PipelineID: id, Held: true, Holder: "w-b", FencingToken: 42, RunNumber: 42, ExpiresIn: 20 * time.Second}
-		}
-	}
-	return out, nil
-}
-
-func (b *memBackend) Runs(_ context.Context, ids []string, _ int) ([][]runtime.RunRecord, error) {
-	out := make([][]runtime.RunRecord, len(ids))
-	for i, id := range ids {
-		if id == "orders" {
-			out[i] = []runtime.RunRecord{
-				{PipelineID: "orders", RunNumber: 1772366400, FencingToken: 7, WorkerID: "w-a", Start: now.Add(-time.Minute), End: now.Add(-50 * time.Second),
-					Duration: 10 * time.Second, Outcome: runtime.OutcomeFailed, Error: "load: connect redis://app:xxxxx@db:6379: refused <script>"},
-				{PipelineID: "orders", RunNumber: 1772362800, FencingToken: 6, WorkerID: "w-b", Start: now.Add(-time.Hour), End: now.Add(-time.Hour + time.Second),
-					Duration: time.Second, Outcome: runtime.OutcomeStale, Error: "fencing: stale writer: resource \"t\""},
-			}
-		}
-	}
-	return out, nil
-}
-
-func (b *memBackend) PausedPipelines(context.Context) (map[string]fleet.PauseInfo, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	out := map[string]fleet.PauseInfo{}
-	for k, v := range b.paused {
-		out[k] = v
-	}
-	return out, nil
-}
-
-func (b *memBackend) Pause(_ context.Context, id, by string) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.paused == nil {
-		b.paused = map[string]fleet.PauseInfo{}
-	}
-	b.paused[id] = fleet.PauseInfo{At: now, By: by}
-	return nil
-}
-
-func (b *memBackend) Resume(_ context.Context, id string) (bool, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	_, was := b.paused[id]
-	delete(b.paused, id)
-	return was, nil
-}
-
-func (b *memBackend) Trigger(_ context.Context, id string) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.triggered = append(b.triggered, id)
-	return nil
-}
-
-func (b *memBackend) PollInterval() time.Duration { return time.Second }
-func (b *memBackend) Close() error                { return nil }
-
-func newServer(t *testing.T, token string) (*httptest.Server, *memBackend, *Handler) {
+func newFixture(t *testing.T) *fleetFixture {
 	t.Helper()
-	b := &memBackend{}
-	h := NewHandler(b, Options{Token: token, Now: func() time.Time { return now }})
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	quiet := slog.New(slog.DiscardHandler)
+	worker := func(id string, started time.Time) *distributed.RedisWorkerCoordinator {
+		c, err := distributed.NewRedisWorkerCoordinator(distributed.Options{RedisURL: srv.URL(), Logger: quiet, Clock: clocktest.NewFake(started)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = c.Close() })
+		if id == "w-a" {
+			c.SetSchedules(map[string]string{"orders": `cron="0 * * * *"`, "events": "continuous"})
+		}
+		if err := c.Start(ctx, id, []string{"orders", "events"}); err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	a, b := worker("w-a", now.Add(-time.Hour)), worker("w-b", now.Add(-time.Minute))
+	finish := func(c *distributed.RedisWorkerCoordinator, run int64, rec runtime.RunRecord) {
+		if ok, err := c.TryAcquireLease(ctx, "orders", run); !ok || err != nil {
+			t.Fatalf("acquire orders run %d: %v, %v", run, ok, err)
+		}
+		rec.PipelineID = "orders"
+		if err := c.FinishRun(ctx, rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	finish(b, 1772362800, runtime.RunRecord{Start: now.Add(-time.Hour), End: now.Add(-time.Hour + time.Second),
+		Duration: time.Second, Outcome: runtime.OutcomeStale, Error: "fencing: stale writer: resource \"t\""})
+	finish(a, 1772366400, runtime.RunRecord{Start: now.Add(-time.Minute), End: now.Add(-50 * time.Second),
+		Duration: 10 * time.Second, Outcome: runtime.OutcomeFailed, Error: "load: connect redis://app:xxxxx@db:6379: refused <script>"})
+	if ok, err := b.TryAcquireLease(ctx, "events", runtime.RunNumberAuto); !ok || err != nil {
+		t.Fatalf("acquire events: %v, %v", ok, err)
+	}
+	in, err := distributed.NewInspector(ctx, distributed.Options{RedisURL: srv.URL(), Clock: clocktest.NewFake(now)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = in.Close() })
+	return &fleetFixture{in: in, a: a}
+}
+
+// paused returns the fleet's pause flags.
+func (f *fleetFixture) paused(t *testing.T) map[string]distributed.PauseInfo {
+	t.Helper()
+	p, err := f.in.Paused(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// triggered returns the pipelines with a run-now request pending.
+func (f *fleetFixture) triggered(t *testing.T) map[string]time.Time {
+	t.Helper()
+	p, err := f.a.PendingTriggers(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func newServer(t *testing.T, token string) (*httptest.Server, *fleetFixture, *Handler) {
+	t.Helper()
+	f := newFixture(t)
+	h := NewHandler(f.in, Options{Token: token, Now: func() time.Time { return now }})
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	return srv, b, h
+	return srv, f, h
 }
 
 func get(t *testing.T, c *http.Client, u string) (int, string, *http.Response) {
@@ -128,7 +124,7 @@ func TestFrontPageListsPipelinesAndWorkers(t *testing.T) {
 		`href="/pipelines/orders"`, `cron=&#34;0 * * * *&#34;`, "2026-03-01 13:00:00Z", // orders' next slot
 		`<span class="outcome failed">failed</span>`, "w-b", // events' holder
 		`title="load: connect redis://app:xxxxx@db:6379: refused &lt;script&gt;"`, // the last error, on hover
-		"v1.2.3", "1h0m0s", // w-a's uptime
+		"(devel)", "1h0m0s", // w-a's version and uptime
 		"read-only: started without a token", // no token
 	} {
 		if !strings.Contains(body, want) {
@@ -144,7 +140,15 @@ func TestFrontPageListsPipelinesAndWorkers(t *testing.T) {
 }
 
 func TestPipelinePageShowsLeaseHistoryErrorsAndStaleRefusals(t *testing.T) {
-	srv, _, _ := newServer(t, "")
+	srv, f, _ := newServer(t, "")
+	leases, err := f.in.Leases(context.Background(), "orders", "events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	orders, events := leases[0], leases[1]
+	if orders.Held || orders.LastToken <= 0 || !events.Held || events.Holder != "w-b" || !events.HolderAlive {
+		t.Fatalf("fixture's leases: %+v", leases)
+	}
 	code, body, _ := get(t, srv.Client(), srv.URL+"/pipelines/orders")
 	if code != 200 {
 		t.Fatalf("GET /pipelines/orders = %d", code)
@@ -152,7 +156,7 @@ func TestPipelinePageShowsLeaseHistoryErrorsAndStaleRefusals(t *testing.T) {
 	for _, want := range []string{
 		"load: connect redis://app:xxxxx@db:6379: refused &lt;script&gt;", // escaped, and as redacted
 		"fencing: stale writer", `id="stale"`, "1 in the history shown",
-		"last issued 7", "w-a", "w-b",
+		fmt.Sprintf("last issued %d", orders.LastToken), "w-a", "w-b",
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("pipeline page lacks %q", want)
@@ -162,7 +166,7 @@ func TestPipelinePageShowsLeaseHistoryErrorsAndStaleRefusals(t *testing.T) {
 		t.Error("read-only page has a form or an unescaped error")
 	}
 	_, body, _ = get(t, srv.Client(), srv.URL+"/pipelines/events")
-	if !strings.Contains(body, "held by w-b (alive)") || !strings.Contains(body, "42 (in force)") {
+	if !strings.Contains(body, "held by w-b (alive)") || !strings.Contains(body, fmt.Sprintf("%d (in force)", events.FencingToken)) {
 		t.Errorf("events' lease not shown:\n%s", body)
 	}
 	if code, _, _ := get(t, srv.Client(), srv.URL+"/pipelines/nope"); code != 404 {
@@ -171,13 +175,13 @@ func TestPipelinePageShowsLeaseHistoryErrorsAndStaleRefusals(t *testing.T) {
 }
 
 func TestReadOnlyRefusesActions(t *testing.T) {
-	srv, b, h := newServer(t, "")
+	srv, f, h := newServer(t, "")
 	resp, err := srv.Client().PostForm(srv.URL+"/pipelines/orders/pause", url.Values{"csrf": {h.csrf}, "token": {""}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	if p, _ := b.PausedPipelines(context.Background()); resp.StatusCode != 403 || len(p) != 0 {
+	if p := f.paused(t); resp.StatusCode != 403 || len(p) != 0 {
 		t.Fatalf("read-only POST: %d, paused %v", resp.StatusCode, p)
 	}
 }
@@ -205,7 +209,7 @@ func post(t *testing.T, srv *httptest.Server, path, csrfField, cookie, token, or
 }
 
 func TestActionsNeedTokenAndCSRF(t *testing.T) {
-	srv, b, h := newServer(t, "s3cret")
+	srv, f, h := newServer(t, "s3cret")
 	_, body, resp := get(t, srv.Client(), srv.URL+"/pipelines/orders")
 	if !strings.Contains(body, `name="csrf" value="`+h.csrf+`"`) || !strings.Contains(body, `id="pause"`) || strings.Contains(body, "read-only") {
 		t.Fatal("the page with a token has no pause form with the CSRF field, or says read-only")
@@ -236,28 +240,31 @@ func TestActionsNeedTokenAndCSRF(t *testing.T) {
 			t.Errorf("%s: %d, want 403", tc.name, resp.StatusCode)
 		}
 	}
-	if p, _ := b.PausedPipelines(context.Background()); len(p) != 0 {
+	if p := f.paused(t); len(p) != 0 {
 		t.Fatalf("a refused request paused: %v", p)
 	}
 	resp = post(t, srv, "/pipelines/orders/pause", h.csrf, h.csrf, "s3cret", srv.URL)
 	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/pipelines/orders?done=pause" {
 		t.Fatalf("pause: %d %s", resp.StatusCode, resp.Header.Get("Location"))
 	}
-	if p, _ := b.PausedPipelines(context.Background()); p["orders"].By != "fleet ui" {
+	if p := f.paused(t); p["orders"].By != "fleet ui" || !p["orders"].At.Equal(now) {
 		t.Fatalf("not paused: %v", p)
 	}
 	_, body, _ = get(t, srv.Client(), srv.URL+"/pipelines/orders?done=pause")
 	if !strings.Contains(body, `id="notice"`) || !strings.Contains(body, `id="resume"`) || !strings.Contains(body, "paused</span> by fleet ui") {
 		t.Errorf("after pause the page does not show it paused with a resume button")
 	}
-	if resp := post(t, srv, "/pipelines/orders/trigger", h.csrf, h.csrf, "s3cret", ""); resp.StatusCode != http.StatusBadGateway || len(b.triggered) != 0 {
-		t.Errorf("trigger while paused: %d, triggered %v", resp.StatusCode, b.triggered)
+	if resp := post(t, srv, "/pipelines/orders/trigger", h.csrf, h.csrf, "s3cret", ""); resp.StatusCode != http.StatusConflict || len(f.triggered(t)) != 0 {
+		t.Errorf("trigger while paused: %d, triggered %v", resp.StatusCode, f.triggered(t))
 	}
 	if resp := post(t, srv, "/pipelines/orders/resume", h.csrf, h.csrf, "s3cret", ""); resp.StatusCode != http.StatusSeeOther {
 		t.Errorf("resume: %d", resp.StatusCode)
 	}
-	if resp := post(t, srv, "/pipelines/orders/trigger", h.csrf, h.csrf, "s3cret", ""); resp.StatusCode != http.StatusSeeOther || len(b.triggered) != 1 {
-		t.Errorf("trigger: %d, triggered %v", resp.StatusCode, b.triggered)
+	if resp := post(t, srv, "/pipelines/orders/trigger", h.csrf, h.csrf, "s3cret", ""); resp.StatusCode != http.StatusSeeOther || len(f.triggered(t)) != 1 {
+		t.Errorf("trigger: %d, triggered %v", resp.StatusCode, f.triggered(t))
+	}
+	if resp := post(t, srv, "/pipelines/nope/pause", h.csrf, h.csrf, "s3cret", ""); resp.StatusCode != http.StatusConflict {
+		t.Errorf("pause of a pipeline no worker runs: %d, want 409", resp.StatusCode)
 	}
 	if resp := post(t, srv, "/pipelines/orders/delete", h.csrf, h.csrf, "s3cret", ""); resp.StatusCode != 404 {
 		t.Errorf("unknown action: %d", resp.StatusCode)

@@ -13,7 +13,7 @@ import (
 )
 
 // LeaseState is what Redis holds for one pipeline, read by LeaseStates for
-// fleet tooling.
+// fleet tooling (Inspector.Leases adds whether the holder is alive).
 type LeaseState struct {
 	// PipelineID names the pipeline.
 	PipelineID string `json:"pipeline_id"`
@@ -25,8 +25,9 @@ type LeaseState struct {
 	FencingToken int64 `json:"fencing_token"`
 	// RunNumber is the held lease's run number, 0 when not held.
 	RunNumber int64 `json:"run_number"`
-	// ExpiresIn is how long the held lease lives unless renewed.
-	ExpiresIn time.Duration `json:"expires_in"`
+	// ExpiresIn is how long the held lease lives unless renewed; in JSON
+	// expires_in_ns, integer nanoseconds (the fleet's rule for durations).
+	ExpiresIn time.Duration `json:"expires_in_ns"`
 	// LastToken is the last fencing token handed out, 0 when none is known.
 	LastToken int64 `json:"last_token"`
 	// LastCompleted is the last completed slot (Unix seconds), 0 when none.

@@ -1,0 +1,174 @@
+package distributed
+
+import (
+	"context"
+	"sort"
+	"time"
+
+	"github.com/agora-etl/agora/runtime"
+)
+
+// PipelineInfo is what the fleet knows of one pipeline: its schedule and
+// workers, its lease, its last runs' outcome and when it runs next. It is
+// one element of "fleet pipelines --json" and one row of the dashboard.
+// Times are UTC; a time the fleet does not know is null.
+type PipelineInfo struct {
+	// PipelineID names the pipeline.
+	PipelineID string `json:"pipeline_id"`
+	// Schedule is the pipeline's schedule in directive form, as its
+	// workers published it ("" when none did).
+	Schedule string `json:"schedule"`
+	// Workers are the ids of the live workers that run it, sorted.
+	Workers []string `json:"workers"`
+	// LastCompleted is the last completed slot.
+	LastCompleted *time.Time `json:"last_completed"`
+	// NextFire is a cron schedule's next slot.
+	NextFire *time.Time `json:"next_fire"`
+	// Paused is true while the pipeline is paused fleet-wide.
+	Paused bool `json:"paused"`
+	// PausedBy says where the pause was set from.
+	PausedBy string `json:"paused_by,omitempty"`
+	// PausedAt is when it was set.
+	PausedAt *time.Time `json:"paused_at,omitempty"`
+	// OnceCompleted is true when a once pipeline's run completed.
+	OnceCompleted bool `json:"once_completed"`
+	// LastOutcome is the outcome of the newest run in the history ("" when
+	// none is kept).
+	LastOutcome runtime.RunOutcome `json:"last_outcome,omitempty"`
+	// LastError is that run's error text.
+	LastError string `json:"last_error,omitempty"`
+	// LastSuccess is when the newest successful run in the history ended.
+	LastSuccess *time.Time `json:"last_success"`
+	// NextRun is when the pipeline next runs, as far as the fleet can
+	// tell: a cron schedule's next slot, an interval's after the last run's
+	// end; nil for continuous and once pipelines and when unknown.
+	NextRun *time.Time `json:"next_run"`
+	// Lease is the pipeline's lease.
+	Lease LeaseInfo `json:"lease"`
+	// StaleRefusals counts the runs in the history refused as stale.
+	StaleRefusals int `json:"stale_refusals"`
+}
+
+// Overview is the fleet at one moment: every pipeline and the live
+// workers, read together (the dashboard's front page).
+type Overview struct {
+	// Pipelines are those a live worker runs or that are paused, sorted by
+	// id.
+	Pipelines []PipelineInfo `json:"pipelines"`
+	// Workers are the live workers, sorted by id.
+	Workers []WorkerInfo `json:"workers"`
+}
+
+// Pipelines returns every pipeline a live worker runs or that is paused,
+// sorted by id: the data of "fleet pipelines".
+func (in *Inspector) Pipelines(ctx context.Context) ([]PipelineInfo, error) {
+	o, err := in.Overview(ctx)
+	return o.Pipelines, err
+}
+
+// Overview reads the pipelines (as Pipelines) and the live workers. The
+// leases and the run history are each read with one round trip for every
+// pipeline.
+func (in *Inspector) Overview(ctx context.Context) (Overview, error) {
+	ws, err := in.Workers(ctx)
+	if err != nil {
+		return Overview{}, err
+	}
+	ids, by := knownPipelines(ws)
+	paused, err := in.c.PausedPipelines(ctx)
+	if err != nil {
+		return Overview{}, err
+	}
+	for id := range paused {
+		if _, ok := by[id]; !ok {
+			ids = append(ids, id) // paused, with no live worker
+		}
+	}
+	sort.Strings(ids)
+	leases, err := in.leaseInfos(ctx, ids, ws)
+	if err != nil {
+		return Overview{}, err
+	}
+	histories, err := in.c.RunHistories(ctx, ids, 0)
+	if err != nil {
+		return Overview{}, err
+	}
+	schedules := map[string]string{}
+	for _, w := range ws {
+		for id, s := range w.Schedules {
+			schedules[id] = s
+		}
+	}
+	now := in.now()
+	rows := make([]PipelineInfo, len(ids))
+	for i, id := range ids {
+		l := leases[i]
+		r := PipelineInfo{PipelineID: id, Schedule: schedules[id], Workers: by[id], OnceCompleted: l.OnceCompleted, Lease: l}
+		if r.Workers == nil {
+			r.Workers = []string{}
+		}
+		if l.LastCompleted > 0 {
+			t := time.Unix(l.LastCompleted, 0).UTC()
+			r.LastCompleted = &t
+		}
+		if p, ok := paused[id]; ok {
+			at := p.At.UTC()
+			r.Paused, r.PausedBy, r.PausedAt = true, p.By, &at
+		}
+		if next, ok := nextFire(r.Schedule, now); ok {
+			r.NextFire = &next
+		}
+		r.fromHistory(histories[i])
+		r.NextRun = nextRun(r.Schedule, r.NextFire, histories[i], now)
+		rows[i] = r
+	}
+	return Overview{Pipelines: rows, Workers: ws}, nil
+}
+
+// fromHistory fills the fields read from the pipeline's run history,
+// newest run first.
+func (r *PipelineInfo) fromHistory(runs []runtime.RunRecord) {
+	for i, run := range runs {
+		if i == 0 {
+			r.LastOutcome, r.LastError = run.Outcome, run.Error
+		}
+		if run.Outcome == runtime.OutcomeSucceeded && r.LastSuccess == nil {
+			t := run.End.UTC()
+			r.LastSuccess = &t
+		}
+		if run.Outcome == runtime.OutcomeStale {
+			r.StaleRefusals++
+		}
+	}
+}
+
+// nextFire is a cron schedule's next slot after now. Every, Continuous and
+// Once pipelines have none that the fleet can tell: an Every interval runs
+// from the end of the previous run.
+func nextFire(schedule string, now time.Time) (time.Time, bool) {
+	s, err := runtime.ParseSchedule(schedule)
+	if err != nil || s.Kind() != runtime.ScheduleCron {
+		return time.Time{}, false
+	}
+	next := s.Next(now)
+	return next.UTC(), !next.IsZero()
+}
+
+// nextRun is a cron schedule's next slot, or an interval's next run after
+// the newest run's end (now when it is overdue or never ran).
+func nextRun(schedule string, fire *time.Time, runs []runtime.RunRecord, now time.Time) *time.Time {
+	if fire != nil {
+		return fire
+	}
+	s, err := runtime.ParseSchedule(schedule)
+	if err != nil || s.Kind() != runtime.ScheduleEvery {
+		return nil
+	}
+	next := now.UTC()
+	if len(runs) > 0 {
+		if n := s.Next(runs[0].End); n.After(next) {
+			next = n.UTC()
+		}
+	}
+	return &next
+}

@@ -1,0 +1,63 @@
+package distributed
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/agora-etl/agora/runtime"
+)
+
+func TestInspectorPipelinesSummarizesScheduleLeaseHistoryAndPause(t *testing.T) {
+	r := newReal(t)
+	cs, in := r.inspected([]string{"w1", "w2"}, []string{"hourly", "minutely", "stream"},
+		map[string]string{"hourly": `cron="0 * * * *"`, "minutely": "every=1m0s", "stream": "continuous"})
+	ctx := context.Background()
+	slot := inspectAt.Truncate(time.Hour).Unix()
+	finishRun(t, cs[0], "hourly", slot-3600, runtime.OutcomeSucceeded, "", inspectAt.Add(-time.Hour))
+	finishRun(t, cs[1], "hourly", slot, runtime.OutcomeStale, "fencing: stale writer", inspectAt.Add(-20*time.Second))
+	finishRun(t, cs[0], "minutely", inspectAt.Unix()-40, runtime.OutcomeFailed, "boom", inspectAt.Add(-40*time.Second))
+	stream := mustAcquire(t, cs[1], "stream", runtime.RunNumberAuto)
+	if err := cs[0].Pause(ctx, "minutely", "ops"); err != nil {
+		t.Fatal(err)
+	}
+	if err := cs[0].Pause(ctx, "retired", "ops"); err != nil { // no live worker runs it
+		t.Fatal(err)
+	}
+
+	o, err := in.Overview(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(o.Workers) != 2 || o.Workers[0].ID != "w1" {
+		t.Fatalf("Overview workers = %+v", o.Workers)
+	}
+	ps := o.Pipelines
+	if len(ps) != 4 || ps[0].PipelineID != "hourly" || ps[1].PipelineID != "minutely" || ps[2].PipelineID != "retired" || ps[3].PipelineID != "stream" {
+		t.Fatalf("Overview pipelines = %+v", ps)
+	}
+	nextHour := inspectAt.Truncate(time.Hour).Add(time.Hour)
+	h := ps[0]
+	if h.Schedule != `cron="0 * * * *"` || len(h.Workers) != 2 || h.NextFire == nil || !h.NextFire.Equal(nextHour) ||
+		h.NextRun == nil || !h.NextRun.Equal(nextHour) || h.LastOutcome != runtime.OutcomeStale || h.LastError != "fencing: stale writer" ||
+		h.LastSuccess == nil || !h.LastSuccess.Equal(inspectAt.Add(-time.Hour)) || h.StaleRefusals != 1 ||
+		h.LastCompleted == nil || h.LastCompleted.Unix() != slot-3600 || h.Paused || h.Lease.Held {
+		t.Fatalf("hourly = %+v", h)
+	}
+	m := ps[1]
+	if !m.Paused || m.PausedBy != "ops" || m.PausedAt == nil || !m.PausedAt.Equal(inspectAt) || m.NextFire != nil ||
+		m.NextRun == nil || !m.NextRun.Equal(inspectAt.Add(20*time.Second)) || m.LastOutcome != runtime.OutcomeFailed || m.LastSuccess != nil {
+		t.Fatalf("minutely = %+v (next run: a minute after the last run's end)", m)
+	}
+	if rt := ps[2]; !rt.Paused || len(rt.Workers) != 0 || rt.Workers == nil || rt.Schedule != "" || rt.NextRun != nil {
+		t.Fatalf("retired = %+v", rt)
+	}
+	s := ps[3]
+	if !s.Lease.Held || s.Lease.Holder != "w2" || !s.Lease.HolderAlive || s.Lease.FencingToken != stream.FencingToken || s.NextRun != nil || s.NextFire != nil {
+		t.Fatalf("stream = %+v", s)
+	}
+	only, err := in.Pipelines(ctx)
+	if err != nil || len(only) != 4 {
+		t.Fatalf("Pipelines = %d rows, %v", len(only), err)
+	}
+}
