@@ -73,7 +73,7 @@ func (c *RedisWorkerCoordinator) Collect(ch chan<- prometheus.Metric) {
 				// Not asked yet is not down: a node is up until it fails.
 				v = 1
 			}
-			ch <- prometheus.MustNewConstMetric(descRedlockNodeUp, prometheus.GaugeValue, v, nodeLabel(n.url.opts))
+			ch <- prometheus.MustNewConstMetric(descRedlockNodeUp, prometheus.GaugeValue, v, nodeLabel(n.url.Options))
 		}
 	}
 	c.metrics.requests.Collect(ch)

@@ -62,7 +62,7 @@ func (b *quorumBackend) acquire(ctx context.Context, req leaseRequest) (acquireR
 	if err != nil {
 		// Fail closed: without the primary there is no token, so no lease,
 		// however healthy the quorum.
-		return acquireResult{}, fmt.Errorf("primary %s: %w", b.s.primary.redacted, err)
+		return acquireResult{}, fmt.Errorf("primary %s: %w", b.s.primary.Redacted, err)
 	}
 	if res.Outcome != outcomeAcquired {
 		return res, nil

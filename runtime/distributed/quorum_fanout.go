@@ -84,7 +84,7 @@ func nodeErrors[T any](b *quorumBackend, got []nodeReply[T]) string {
 	for _, r := range got {
 		answered[r.node.index] = true
 		if r.err != nil {
-			parts = append(parts, fmt.Sprintf("%s: %s", r.node.describe(), b.s.redactor.redact(r.err.Error())))
+			parts = append(parts, fmt.Sprintf("%s: %s", r.node.describe(), b.s.redactor.Redact(r.err.Error())))
 		}
 	}
 	for i, ok := range answered {

@@ -80,7 +80,7 @@ func (b *quorumBackend) prepare(ctx context.Context) error {
 func (b *quorumBackend) enough(what string, got []nodeReply[struct{}], primaryErr error) error {
 	var errs []error
 	if primaryErr != nil {
-		errs = append(errs, fmt.Errorf("primary %s: %w", b.s.primary.redacted, primaryErr))
+		errs = append(errs, fmt.Errorf("primary %s: %w", b.s.primary.Redacted, primaryErr))
 	}
 	ok := 0
 	for _, r := range got {

@@ -60,7 +60,7 @@ func (b *quorumBackend) finish(ctx context.Context, ref leaseRef, completed bool
 
 	var errs []error
 	if err := <-primaryErr; err != nil {
-		errs = append(errs, fmt.Errorf("primary %s: %w", b.s.primary.redacted, err))
+		errs = append(errs, fmt.Errorf("primary %s: %w", b.s.primary.Redacted, err))
 	}
 	owned := deleted >= b.quorum
 	if !owned && kept <= n-b.quorum {

@@ -47,7 +47,7 @@ func (b *quorumBackend) renew(ctx context.Context, refs []leaseRef) []renewResul
 				// Counted here: a decided round does not wait for this node.
 				b.reseated.Add(1)
 				b.log.Info("distributed: lease put back on a Redlock node that had lost it",
-					"pipeline", refs[i].PipelineID, "token", refs[i].Token, "node", node.index, "redis", node.url.redacted)
+					"pipeline", refs[i].PipelineID, "token", refs[i].Token, "node", node.index, "redis", node.url.Redacted)
 			}
 		}
 		return out, first
