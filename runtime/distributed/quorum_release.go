@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+
+	"github.com/agora-etl/agora/runtime/distributed/internal/leasebackend"
 )
 
 // releaseOp deletes ref's lease on one node (recording the completed slot
@@ -17,7 +19,7 @@ func (b *quorumBackend) releaseOp(ref leaseRef, completed bool) func(context.Con
 	}
 	args := []any{nodeValue(ref), ref.Token, ref.Mode, flag, b.stateTTL.Milliseconds(), b.s.onceTTL.Milliseconds()}
 	return func(ctx context.Context, node *quorumNode) (int64, error) {
-		return quorumReleaseScript.Run(ctx, node.client, keys, args...).Int64()
+		return leasebackend.QuorumReleaseScript.Run(ctx, node.client, keys, args...).Int64()
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/agora-etl/agora/runtime"
+	"github.com/agora-etl/agora/runtime/distributed/internal/leasebackend"
 )
 
 // singleBackend keeps every lease on the primary Redis. Acquire, release,
@@ -69,7 +70,7 @@ func (b *singleBackend) pipelineKeys(pipelineID string) []string { return b.keys
 // no key, so through a ClusterClient it would reach one node.
 func (b *singleBackend) prepare(ctx context.Context) error {
 	return forEachPrimaryNode(ctx, b.client, func(ctx context.Context, node redis.Cmdable) error {
-		return loadScripts(ctx, node, primaryScripts)
+		return leasebackend.LoadScripts(ctx, node, leasebackend.PrimaryScripts)
 	})
 }
 
@@ -87,7 +88,7 @@ func (b *singleBackend) close() error { return nil }
 
 func (b *singleBackend) acquire(ctx context.Context, req leaseRequest) (acquireResult, error) {
 	keys, args := b.acquireCall([]leaseRequest{req})
-	reply, err := acquireScript.Run(ctx, b.client, keys, args...).Int64()
+	reply, err := leasebackend.AcquireScript.Run(ctx, b.client, keys, args...).Int64()
 	if err != nil {
 		return acquireResult{}, err
 	}
@@ -211,19 +212,19 @@ func (b *singleBackend) renew(ctx context.Context, refs []leaseRef) []renewResul
 
 // renewAfter renews refs in one pipelined round trip that first runs
 // first, when not nil (the worker record's refresh), and returns its error.
-func (b *singleBackend) renewAfter(ctx context.Context, first *scriptCall, refs []leaseRef) ([]renewResult, error) {
-	calls := make([]scriptCall, 0, len(refs)+1)
+func (b *singleBackend) renewAfter(ctx context.Context, first *leasebackend.Call, refs []leaseRef) ([]renewResult, error) {
+	calls := make([]leasebackend.Call, 0, len(refs)+1)
 	if first != nil {
 		calls = append(calls, *first)
 	}
 	for _, ref := range refs {
-		calls = append(calls, scriptCall{
-			script: renewScript,
-			keys:   b.pipelineKeys(ref.PipelineID)[:1],
-			args:   []any{ref.value(), b.ttlArg},
+		calls = append(calls, leasebackend.Call{
+			Script: leasebackend.RenewScript,
+			Keys:   b.pipelineKeys(ref.PipelineID)[:1],
+			Args:   []any{ref.value(), b.ttlArg},
 		})
 	}
-	cmds := runPipelined(ctx, b.client, calls)
+	cmds := leasebackend.RunPipelined(ctx, b.client, calls)
 	var firstErr error
 	if first != nil {
 		firstErr = cmds[0].Err()

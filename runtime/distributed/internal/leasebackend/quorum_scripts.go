@@ -1,4 +1,4 @@
-package distributed
+package leasebackend
 
 import (
 	_ "embed"
@@ -8,7 +8,9 @@ import (
 
 // The scripts run on quorum nodes. Like the primary's, each touches the keys
 // of one pipeline only and is sent with EVALSHA, falling back to EVAL after
-// NOSCRIPT (a node restarted since it was prepared).
+// NOSCRIPT (a node restarted since it was prepared). QuorumAcquireScript
+// takes a node's vote for a lease, QuorumRenewScript extends it,
+// QuorumReleaseScript gives it back (and records a completed slot).
 var (
 	//go:embed lua/quorum_acquire.lua
 	quorumAcquireSource string
@@ -17,9 +19,11 @@ var (
 	//go:embed lua/quorum_release.lua
 	quorumReleaseSource string
 
-	quorumAcquireScript = newScript(quorumAcquireSource)
-	quorumRenewScript   = newScript(quorumRenewSource)
-	quorumReleaseScript = newScript(quorumReleaseSource)
+	QuorumAcquireScript = newScript(quorumAcquireSource)
+	QuorumRenewScript   = newScript(quorumRenewSource)
+	QuorumReleaseScript = newScript(quorumReleaseSource)
 
-	quorumScripts = []*redis.Script{quorumAcquireScript, quorumRenewScript, quorumReleaseScript}
+	// QuorumScripts are the scripts every quorum node runs, loaded when
+	// the node is prepared.
+	QuorumScripts = []*redis.Script{QuorumAcquireScript, QuorumRenewScript, QuorumReleaseScript}
 )
