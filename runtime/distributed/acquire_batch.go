@@ -198,7 +198,7 @@ func (b *singleBackend) acquireBySlot(ctx context.Context, reqs []leaseRequest) 
 	var groups [][]int // indexes into reqs
 	bySlot := make(map[uint16]int, len(reqs))
 	for i, req := range reqs {
-		slot := leasebackend.HashSlot(b.keys.get(req.PipelineID)[0])
+		slot := leasebackend.HashSlot(b.keys.Get(req.PipelineID)[0])
 		g, ok := bySlot[slot]
 		if !ok || len(groups[g]) == maxAcquireBatch {
 			g = len(groups)

@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/agora-etl/agora/internal/redisurl"
+	"github.com/agora-etl/agora/runtime/distributed/internal/leasebackend"
 )
 
 // Redlock quorum leases
@@ -53,7 +54,7 @@ type quorumBackend struct {
 	nodes    []*quorumNode
 	quorum   int
 	keys     quorumKeys
-	nodeKeys *keyCache // quorumKeys.nodeKeys per pipeline
+	nodeKeys *leasebackend.KeyCache // quorumKeys.nodeKeys per pipeline
 	s        settings
 	log      *slog.Logger
 	guard    *independenceGuard
@@ -69,7 +70,7 @@ type quorumBackend struct {
 	// reservation is how long the primary's reservation lasts.
 	reservation time.Duration
 
-	tasks *taskPool
+	tasks *leasebackend.TaskPool
 	bg    backgroundWork
 
 	failedAcquisitions atomic.Uint64 // token reserved, no quorum in time
@@ -112,19 +113,19 @@ func newQuorumBackend(primary redis.UniversalClient, s settings) (leaseBackend, 
 		return nil, fmt.Errorf("%w: RedlockRedisURLs names %d server(s); quorum mode needs at least %d", ErrInvalidConfig, len(s.quorum), minRedlockNodes)
 	}
 	// The primary's two backends differ in lease TTL only: one key cache.
-	primaryKeyCache := newKeyCache(primaryKeys(s.KeyPrefix))
+	primaryKeyCache := leasebackend.NewKeyCache(primaryKeys(s.KeyPrefix))
 	qk := quorumKeys{prefix: s.KeyPrefix}
 	b := &quorumBackend{
 		primary:     newSingleBackend(primary, s, primaryKeyCache),
 		quorum:      majority(len(s.quorum)),
 		keys:        qk,
-		nodeKeys:    newKeyCache(qk.nodeKeys),
+		nodeKeys:    leasebackend.NewKeyCache(qk.nodeKeys),
 		s:           s,
 		log:         s.Logger,
 		nodeTimeout: quorumNodeTimeout(s.LeaseTTL),
 		validity:    quorumValidity(s.LeaseTTL, s.RedlockClockDriftFactor),
 		stateTTL:    2 * s.LeaseTTL,
-		tasks:       newTaskPool(),
+		tasks:       leasebackend.NewTaskPool(),
 	}
 	b.reservation = min(2*b.nodeTimeout, s.LeaseTTL)
 	rs := s
@@ -260,7 +261,7 @@ func runOf(ref leaseRef) int64 {
 
 func (b *quorumBackend) close() error {
 	b.waitBackground()
-	b.tasks.close()
+	b.tasks.Close()
 	var errs []error
 	for _, n := range b.nodes {
 		if err := n.client.Close(); err != nil {

@@ -70,7 +70,7 @@ func (b *quorumBackend) acquire(ctx context.Context, req leaseRequest) (acquireR
 		return res, nil
 	}
 	ref := leaseRef{PipelineID: req.PipelineID, Owner: req.Owner, Token: res.Token, RunNumber: res.RunNumber, Mode: req.Mode}
-	keys := b.nodeKeys.get(req.PipelineID)
+	keys := b.nodeKeys.Get(req.PipelineID)
 	args := []any{nodeValue(ref), res.Token, req.Mode, b.s.LeaseTTL.Milliseconds(), req.Owner}
 	n := len(b.nodes)
 	got, rest := fanOutRest(ctx, b, func(ctx context.Context, node *quorumNode) ([]int64, error) {

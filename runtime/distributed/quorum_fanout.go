@@ -47,7 +47,7 @@ func fanOutTo[T any](ctx context.Context, b *quorumBackend, nodes []*quorumNode,
 	shared := newSharedTimeout(context.WithoutCancel(ctx), timeout, len(nodes))
 	ch := make(chan nodeReply[T], len(nodes))
 	for _, n := range nodes {
-		b.tasks.run(func() {
+		b.tasks.Run(func() {
 			v, err := op(shared.ctx, n)
 			shared.done()
 			b.observe(n, err)

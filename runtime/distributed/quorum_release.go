@@ -12,7 +12,7 @@ import (
 // releaseOp deletes ref's lease on one node (recording the completed slot
 // when completed).
 func (b *quorumBackend) releaseOp(ref leaseRef, completed bool) func(context.Context, *quorumNode) (int64, error) {
-	keys := b.nodeKeys.get(ref.PipelineID)
+	keys := b.nodeKeys.Get(ref.PipelineID)
 	flag := 0
 	if completed {
 		flag = 1

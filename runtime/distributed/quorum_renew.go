@@ -31,7 +31,7 @@ func (b *quorumBackend) renew(ctx context.Context, refs []leaseRef) []renewResul
 	for i, ref := range refs {
 		calls[i] = leasebackend.Call{
 			Script: leasebackend.QuorumRenewScript,
-			Keys:   b.nodeKeys.get(ref.PipelineID),
+			Keys:   b.nodeKeys.Get(ref.PipelineID),
 			Args:   []any{nodeValue(ref), ttl, ref.Mode},
 		}
 	}

@@ -18,7 +18,7 @@ import (
 // trip for all leases.
 type singleBackend struct {
 	client redis.UniversalClient
-	keys   *keyCache // lease, token, done and once keys per pipeline
+	keys   *leasebackend.KeyCache // lease, token, done and once keys per pipeline
 	s      settings
 
 	// Boxed once: the per-call allocations of arguments are a measurable
@@ -37,9 +37,9 @@ type singleBackend struct {
 
 // newSingleBackend returns a backend on client; keys may be shared with
 // another backend on the same primary and prefix (nil: a new cache).
-func newSingleBackend(client redis.UniversalClient, s settings, keys *keyCache) *singleBackend {
+func newSingleBackend(client redis.UniversalClient, s settings, keys *leasebackend.KeyCache) *singleBackend {
 	if keys == nil {
-		keys = newKeyCache(primaryKeys(s.KeyPrefix))
+		keys = leasebackend.NewKeyCache(primaryKeys(s.KeyPrefix))
 	}
 	b := &singleBackend{
 		client: client, keys: keys, s: s,
@@ -64,7 +64,7 @@ func primaryKeys(prefix string) func(pipelineID string) []string {
 }
 
 // pipelineKeys returns the lease, token, done and once keys of a pipeline.
-func (b *singleBackend) pipelineKeys(pipelineID string) []string { return b.keys.get(pipelineID) }
+func (b *singleBackend) pipelineKeys(pipelineID string) []string { return b.keys.Get(pipelineID) }
 
 // prepare loads the scripts on every master of a cluster: SCRIPT LOAD has
 // no key, so through a ClusterClient it would reach one node.

@@ -1,9 +1,3 @@
-// Package leasebackend holds what runtime/distributed's lease backends run on
-// Redis: the Lua scripts (lua/*.lua, embedded), the way they are sent
-// (EVALSHA, EVAL after NOSCRIPT, several in one pipelined round trip, SCRIPT
-// LOAD ahead of the first request) and the Redis Cluster hash slot of a key.
-// Every script touches the keys of one pipeline only, which share a {hash
-// tag}, so on a Cluster each runs on the master of that tag's slot.
 package leasebackend
 
 import (
