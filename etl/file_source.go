@@ -18,8 +18,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
+	"github.com/agora-etl/agora/internal/redisurl"
 	"github.com/agora-etl/agora/runtime"
 )
 
@@ -59,8 +58,9 @@ type FileSourceConfig struct {
 	// created when missing; it must be on the files' file system.
 	MoveTo string `toml:"move_to"`
 	// State is where the source remembers what it has read: a Redis URL
-	// (redis://, rediss://, unix://), a directory for state files, or
-	// "none" (every run reads everything). Empty means: the state the
+	// (redis://, rediss://, unix://, redis+cluster://, redis+sentinel://),
+	// a directory for state files, or "none" (every run reads everything).
+	// Empty means: the state the
 	// worker provides (the coordinator's Redis when leases go through
 	// Redis), else, in a config file, the directory .agora/read-state
 	// beside the file; from Go without either, none.
@@ -126,7 +126,7 @@ func (c FileSourceConfig) Validate() error {
 		errs = append(errs, err)
 	}
 	if strings.Contains(c.State, "://") {
-		if _, err := parseRedisURL(c.State); err != nil {
+		if _, err := redisurl.Parse(c.State); err != nil {
 			errs = append(errs, &FieldError{Key: "state", Err: err})
 		}
 	}
@@ -208,8 +208,8 @@ func NewFileSource(cfg FileSourceConfig, opts ...FileSourceOption) (*FileSource,
 	switch {
 	case cfg.State == StateNone:
 	case strings.Contains(cfg.State, "://"):
-		o, _ := parseRedisURL(cfg.State)
-		client := redis.NewClient(o)
+		u, _ := redisurl.Parse(cfg.State)
+		client := u.NewClient()
 		s.state, s.closer = NewRedisReadState(client, ""), client
 	case cfg.State != "":
 		s.state = NewLocalReadState(cfg.State)

@@ -7,12 +7,13 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/agora-etl/agora/internal/redact"
+	"github.com/agora-etl/agora/internal/redisurl"
 )
 
 // RedisStreamSinkConfig configures the "redis_stream" sink.
 type RedisStreamSinkConfig struct {
-	// URL is the Redis server, as for the redis_stream source.
+	// URL is the Redis, in the forms the redis_stream source takes: one
+	// server, a Redis Cluster or a primary found through Sentinels.
 	URL string `toml:"url"`
 	// Stream is the stream key entries are added to.
 	Stream string `toml:"stream"`
@@ -24,7 +25,7 @@ type RedisStreamSinkConfig struct {
 // Validate checks every key.
 func (c RedisStreamSinkConfig) Validate() error {
 	var errs []error
-	if _, err := parseRedisURL(c.URL); err != nil {
+	if _, err := redisurl.Parse(c.URL); err != nil {
 		errs = append(errs, &FieldError{Key: "url", Err: err})
 	}
 	if c.Stream == "" {
@@ -41,7 +42,7 @@ func (c RedisStreamSinkConfig) Validate() error {
 // round trip of XADDs.
 type RedisStreamSink struct {
 	cfg    RedisStreamSinkConfig
-	client *redis.Client
+	client redis.UniversalClient
 	shown  string
 	encode entryEncoder
 	args   []redis.XAddArgs
@@ -53,8 +54,8 @@ func NewRedisStreamSink(cfg RedisStreamSinkConfig) (*RedisStreamSink, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	opts, _ := parseRedisURL(cfg.URL)
-	return &RedisStreamSink{cfg: cfg, client: redis.NewClient(opts), shown: redact.URL(cfg.URL)}, nil
+	u, _ := redisurl.Parse(cfg.URL)
+	return &RedisStreamSink{cfg: cfg, client: u.NewClient(), shown: u.Redacted}, nil
 }
 
 // Name is "redis_stream(STREAM)".

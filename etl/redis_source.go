@@ -11,7 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/agora-etl/agora/internal/redact"
+	"github.com/agora-etl/agora/internal/redisurl"
 	"github.com/agora-etl/agora/runtime"
 )
 
@@ -30,8 +30,13 @@ const (
 
 // RedisStreamSourceConfig configures the "redis_stream" source.
 type RedisStreamSourceConfig struct {
-	// URL is the Redis server: redis://[user:password@]host:port[/db],
-	// rediss:// for TLS, unix:///path; go-redis's query parameters apply.
+	// URL is the Redis: one server, redis://[user:password@]host:port[/db]
+	// (rediss:// for TLS, unix:///path); a Redis Cluster,
+	// redis+cluster://[user:password@]host:port?addr=host2:port2&…; or a
+	// primary found through Sentinels,
+	// redis+sentinel://host:port?master_name=NAME&addr=…; go-redis's
+	// query parameters apply (the forms of AGORA_DISTRIBUTED_REDIS_URL,
+	// parsed by the same parser).
 	URL string `toml:"url"`
 	// Stream is the stream key.
 	Stream string `toml:"stream"`
@@ -61,7 +66,7 @@ var streamIDPattern = regexp.MustCompile(`^(\$|[0-9]+(-[0-9]+)?)$`)
 // Validate checks every key.
 func (c RedisStreamSourceConfig) Validate() error {
 	var errs []error
-	if _, err := parseRedisURL(c.URL); err != nil {
+	if _, err := redisurl.Parse(c.URL); err != nil {
 		errs = append(errs, &FieldError{Key: "url", Err: err})
 	}
 	if c.Stream == "" {
@@ -94,7 +99,7 @@ func (c RedisStreamSourceConfig) Validate() error {
 // See StreamDataField for how entries become records.
 type RedisStreamSource struct {
 	cfg     RedisStreamSourceConfig
-	client  *redis.Client
+	client  redis.UniversalClient
 	block   time.Duration
 	claim   time.Duration
 	grouped bool
@@ -111,7 +116,7 @@ func NewRedisStreamSource(cfg RedisStreamSourceConfig) (*RedisStreamSource, erro
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	opts, _ := parseRedisURL(cfg.URL)
+	u, _ := redisurl.Parse(cfg.URL)
 	if cfg.Consumer == "" {
 		cfg.Consumer = defaultConsumer()
 	}
@@ -119,8 +124,8 @@ func NewRedisStreamSource(cfg RedisStreamSourceConfig) (*RedisStreamSource, erro
 		cfg.Start = DefaultStreamStart
 	}
 	s := &RedisStreamSource{
-		cfg: cfg, client: redis.NewClient(opts), block: DefaultStreamBlock, claim: DefaultClaimIdle,
-		pending: "0", claimAt: "0-0", shown: redact.URL(cfg.URL), quit: make(chan struct{}),
+		cfg: cfg, client: u.NewClient(), block: DefaultStreamBlock, claim: DefaultClaimIdle,
+		pending: "0", claimAt: "0-0", shown: u.Redacted, quit: make(chan struct{}),
 	}
 	if cfg.Block > 0 {
 		s.block = time.Duration(cfg.Block)

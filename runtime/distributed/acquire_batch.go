@@ -8,6 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/agora-etl/agora/runtime"
+	"github.com/agora-etl/agora/runtime/distributed/internal/leasebackend"
 )
 
 var _ runtime.BatchLeaser = (*RedisWorkerCoordinator)(nil)
@@ -162,12 +163,12 @@ func (b *singleBackend) acquireMany(ctx context.Context, reqs []leaseRequest) ([
 	for from := 0; from < len(reqs); from += maxAcquireBatch {
 		groups = append(groups, reqs[from:min(from+maxAcquireBatch, len(reqs))])
 	}
-	calls := make([]scriptCall, len(groups))
+	calls := make([]leasebackend.Call, len(groups))
 	for i, g := range groups {
 		keys, args := b.acquireCall(g)
-		calls[i] = scriptCall{script: acquireScript, keys: keys, args: args}
+		calls[i] = leasebackend.Call{Script: leasebackend.AcquireScript, Keys: keys, Args: args}
 	}
-	cmds := runPipelined(ctx, b.client, calls)
+	cmds := leasebackend.RunPipelined(ctx, b.client, calls)
 	results := make([]acquireResult, 0, len(reqs))
 	errs := make([]error, 0, len(reqs))
 	for i, cmd := range cmds {
@@ -197,7 +198,7 @@ func (b *singleBackend) acquireBySlot(ctx context.Context, reqs []leaseRequest) 
 	var groups [][]int // indexes into reqs
 	bySlot := make(map[uint16]int, len(reqs))
 	for i, req := range reqs {
-		slot := hashSlot(b.keys.get(req.PipelineID)[0])
+		slot := leasebackend.HashSlot(b.keys.Get(req.PipelineID)[0])
 		g, ok := bySlot[slot]
 		if !ok || len(groups[g]) == maxAcquireBatch {
 			g = len(groups)
@@ -206,7 +207,7 @@ func (b *singleBackend) acquireBySlot(ctx context.Context, reqs []leaseRequest) 
 		}
 		groups[g] = append(groups[g], i)
 	}
-	calls := make([]scriptCall, len(groups))
+	calls := make([]leasebackend.Call, len(groups))
 	batch := make([]leaseRequest, 0, len(reqs))
 	for i, g := range groups {
 		batch = batch[:0]
@@ -214,9 +215,9 @@ func (b *singleBackend) acquireBySlot(ctx context.Context, reqs []leaseRequest) 
 			batch = append(batch, reqs[j])
 		}
 		keys, args := b.acquireCall(batch)
-		calls[i] = scriptCall{script: acquireScript, keys: keys, args: args}
+		calls[i] = leasebackend.Call{Script: leasebackend.AcquireScript, Keys: keys, Args: args}
 	}
-	cmds := runPipelined(ctx, b.client, calls)
+	cmds := leasebackend.RunPipelined(ctx, b.client, calls)
 	results := make([]acquireResult, len(reqs))
 	errs := make([]error, len(reqs))
 	for i, cmd := range cmds {

@@ -42,8 +42,9 @@ import (
 // boundary.
 
 // MaxLeaseAhead is the longest time before its slot that a lease is
-// granted: the acquire script's lead (lua/acquire.lua), which a test keeps
-// equal to this.
+// granted: the acquire script's lead
+// (internal/leasebackend/lua/acquire.lua), which a test keeps equal to
+// this.
 const MaxLeaseAhead = runtime.MaxLeaseAhead
 
 var _ runtime.LeaseAheader = (*RedisWorkerCoordinator)(nil)

@@ -2,7 +2,6 @@ package distributed
 
 import (
 	"errors"
-	"os"
 	"regexp"
 	"strconv"
 	"testing"
@@ -11,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/agora-etl/agora/runtime"
+	"github.com/agora-etl/agora/runtime/distributed/internal/leasebackend"
 )
 
 // Lease-ahead's rules (ahead.go), on a real redis-server. The slots are
@@ -19,13 +19,10 @@ import (
 // clock is within the lead before the next one.
 
 func TestAheadScriptLeadIsMaxLeaseAhead(t *testing.T) {
-	src, err := os.ReadFile("lua/acquire.lua")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := regexp.MustCompile(`(?m)^local lead = (\d+)`).FindSubmatch(src)
+	src := leasebackend.Source(leasebackend.AcquireScript)
+	m := regexp.MustCompile(`(?m)^local lead = (\d+)`).FindStringSubmatch(src)
 	if m == nil {
-		t.Fatal("lua/acquire.lua sets no lead")
+		t.Fatal("internal/leasebackend/lua/acquire.lua sets no lead")
 	}
 	if us, _ := strconv.ParseInt(string(m[1]), 10, 64); us != MaxLeaseAhead.Microseconds() {
 		t.Fatalf("acquire.lua lead = %d µs, MaxLeaseAhead = %v", us, MaxLeaseAhead)

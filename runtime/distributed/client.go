@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/agora-etl/agora/internal/redisurl"
 )
 
 // Client defaults agora sets on every topology, unless the URL sets them.
@@ -25,15 +27,15 @@ const (
 // deadline. On one server and with Sentinel, watch checks every new
 // connection's server before the connection carries a command (see
 // epoch.go); nil checks nothing.
-func newPrimaryClient(u redisURL, watch *stateWatch) redis.UniversalClient {
-	switch u.topology {
-	case topologyCluster:
-		o := *u.cluster
+func newPrimaryClient(u redisurl.URL, watch *stateWatch) redis.UniversalClient {
+	switch u.Topology {
+	case redisurl.Cluster:
+		o := *u.Cluster
 		o.ContextTimeoutEnabled = true
 		o.DialerRetries, o.DialerRetryTimeout = dialDefaults(o.DialerRetries, o.DialerRetryTimeout)
 		return redis.NewClusterClient(&o)
-	case topologySentinel:
-		o := *u.failover
+	case redisurl.Sentinel:
+		o := *u.Failover
 		o.ContextTimeoutEnabled = true
 		o.DialerRetries, o.DialerRetryTimeout = dialDefaults(o.DialerRetries, o.DialerRetryTimeout)
 		if watch != nil {
@@ -41,7 +43,7 @@ func newPrimaryClient(u redisURL, watch *stateWatch) redis.UniversalClient {
 		}
 		return redis.NewFailoverClient(&o)
 	default:
-		o := *u.opts
+		o := *u.Options
 		o.ContextTimeoutEnabled = true
 		o.DialerRetries, o.DialerRetryTimeout = dialDefaults(o.DialerRetries, o.DialerRetryTimeout)
 		if watch != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/agora-etl/agora/internal/redistest"
 	"github.com/agora-etl/agora/runtime"
+	"github.com/agora-etl/agora/runtime/distributed/internal/leasebackend"
 )
 
 // On a real 3-master Cluster: the requests of a batch whose keys share a
@@ -21,7 +22,7 @@ func TestClusterBatchesBySlotAndLeasesAhead(t *testing.T) {
 	var pair []string
 	for i := 0; pair == nil && i < 20000; i++ {
 		id := fmt.Sprintf("p%d", i)
-		s := hashSlot(ks.lease(id))
+		s := leasebackend.HashSlot(ks.lease(id))
 		if other, ok := bySlot[s]; ok {
 			pair = []string{other, id}
 		}

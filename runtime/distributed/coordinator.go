@@ -28,6 +28,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/agora-etl/agora/internal/redisurl"
 	"github.com/agora-etl/agora/runtime"
 )
 
@@ -144,7 +145,7 @@ func NewRedisWorkerCoordinator(opts Options) (*RedisWorkerCoordinator, error) {
 	routeRedisClientLogs()
 	clientLogSecrets.add(s.redactor)
 	watch := &stateWatch{keys: keys{prefix: s.KeyPrefix}}
-	if s.primary.topology == topologyCluster {
+	if s.primary.Topology == redisurl.Cluster {
 		watch = nil // each pipeline keeps its own epoch
 	}
 	client := newPrimaryClient(s.primary, watch)
@@ -193,10 +194,10 @@ func (c *RedisWorkerCoordinator) Connect(ctx context.Context) error {
 	ctx, cancel := c.opContext(ctx, opConnect)
 	defer cancel()
 	if err := c.client.Ping(ctx).Err(); err != nil {
-		return c.failure(fmt.Sprintf("connect to %s", c.s.primary.redacted), err)
+		return c.failure(fmt.Sprintf("connect to %s", c.s.primary.Redacted), err)
 	}
 	if err := c.backend.prepare(ctx); err != nil {
-		return c.failure(fmt.Sprintf("prepare %s", c.s.primary.redacted), err)
+		return c.failure(fmt.Sprintf("prepare %s", c.s.primary.Redacted), err)
 	}
 	c.noteOK()
 	return nil
@@ -278,10 +279,10 @@ func (c *RedisWorkerCoordinator) Start(ctx context.Context, workerID string, pip
 			c.grantRefused("connection set-up", err)
 		} else if c.s.FallbackToLocal {
 			c.log.Warn("distributed: Redis unreachable at start; runs will use unfenced local leases until it answers (FallbackToLocal)",
-				"redis", c.s.primary.redacted, "error", err)
+				"redis", c.s.primary.Redacted, "error", err)
 		} else {
 			c.log.Error("distributed: Redis unreachable at start; no lease is granted until it answers",
-				"redis", c.s.primary.redacted, "error", err)
+				"redis", c.s.primary.Redacted, "error", err)
 		}
 	} else if err := c.heartbeat(ctx); err != nil {
 		c.log.Warn("distributed: registering the worker failed; retrying at the next heartbeat", "error", err)
@@ -303,7 +304,7 @@ func (c *RedisWorkerCoordinator) Start(ctx context.Context, workerID string, pip
 		go c.preferenceLoop(stop)
 	}
 	c.log.Info("distributed: worker started",
-		"worker", workerID, "redis", c.s.primary.redacted, "pipelines", pipelineIDs,
+		"worker", workerID, "redis", c.s.primary.Redacted, "pipelines", pipelineIDs,
 		"lease_ttl", c.s.LeaseTTL, "renew_every", c.s.renewEvery, "renewal_deadline", c.s.LeaseRenewalDeadline)
 	return nil
 }

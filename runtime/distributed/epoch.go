@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/agora-etl/agora/runtime"
+	"github.com/agora-etl/agora/runtime/distributed/internal/leasebackend"
 )
 
 // The state epoch: what a grant may not contradict when Redis loses data
@@ -22,7 +23,7 @@ import (
 // a slot granted or completed just before the loss looks free, and a live
 // holder whose record was lost looks dead. The epoch is the Redis time (µs)
 // from which the state is known to be whole, and the acquire script keeps
-// three rules against it (lua/acquire.lua):
+// three rules against it (internal/leasebackend/lua/acquire.lua):
 //
 //   - a cron or Every slot scheduled before the epoch is refused as possibly
 //     done (ErrStateLost, counted and logged once per pipeline and epoch):
@@ -52,9 +53,9 @@ import (
 //     replica): every connection, when it opens, compares the server's
 //     run_id (new at every start of a Redis process) with the one stored in
 //     <prefix>server. A different one moves the epoch to the Redis time
-//     (lua/epoch_bump.lua), before the connection carries any other
-//     command. Every connection to a restarted or promoted server is a new
-//     one.
+//     (internal/leasebackend/lua/epoch_bump.lua), before the connection
+//     carries any other command. Every connection to a restarted or
+//     promoted server is a new one.
 //   - On a Redis Cluster a script reaches only the keys of one hash slot,
 //     so each pipeline keeps its own epoch (<prefix>epoch:{id}), made 1 at
 //     Start when missing, and the Redis time by the acquire script when it
@@ -124,7 +125,7 @@ func (c *RedisWorkerCoordinator) noteEpoch(epoch int64, why string) {
 
 // stateWatch checks, on every new connection to a single server (direct or
 // found through Sentinel), whether the state belongs to that server, and
-// moves the epoch when it may not (see lua/epoch_bump.lua).
+// moves the epoch when it may not (see internal/leasebackend/lua/epoch_bump.lua).
 type stateWatch struct {
 	keys   keys
 	log    func(msg string, args ...any) // WARN, set before connecting
@@ -183,7 +184,7 @@ func (w *stateWatch) check(ctx context.Context, cn *redis.Conn) error {
 	}
 	// EVAL, not EVALSHA: the connection is new, and the script may not
 	// be loaded yet.
-	res, err := epochBumpScript.Eval(ctx, cn, []string{w.keys.server(), w.keys.epoch()}, runID, w.keys.workerPattern()).Int64Slice()
+	res, err := leasebackend.EpochBumpScript.Eval(ctx, cn, []string{w.keys.server(), w.keys.epoch()}, runID, w.keys.workerPattern()).Int64Slice()
 	if err != nil {
 		return fmt.Errorf("distributed: checking the coordination state epoch: %w", err)
 	}
@@ -234,19 +235,20 @@ func infoField(info, name string) string {
 }
 
 // initPipelineEpochs makes the Cluster epoch of each pipeline that has none
-// (lua/epoch_init.lua), in one pipelined round trip, so that a new
-// pipeline's first slots are not taken for slots of lost state.
+// (internal/leasebackend/lua/epoch_init.lua), in one pipelined round trip,
+// so that a new pipeline's first slots are not taken for slots of lost
+// state.
 func (c *RedisWorkerCoordinator) initPipelineEpochs(ctx context.Context, pipelineIDs []string) error {
 	if _, cluster := c.client.(*redis.ClusterClient); !cluster || len(pipelineIDs) == 0 {
 		return nil
 	}
 	ctx, cancel := c.opContext(ctx, opConnect)
 	defer cancel()
-	calls := make([]scriptCall, len(pipelineIDs))
+	calls := make([]leasebackend.Call, len(pipelineIDs))
 	for i, id := range pipelineIDs {
-		calls[i] = scriptCall{script: epochInitScript, keys: []string{c.keys.pipelineEpoch(id)}}
+		calls[i] = leasebackend.Call{Script: leasebackend.EpochInitScript, Keys: []string{c.keys.pipelineEpoch(id)}}
 	}
-	for _, cmd := range runPipelined(ctx, c.client, calls) {
+	for _, cmd := range leasebackend.RunPipelined(ctx, c.client, calls) {
 		if err := cmd.Err(); err != nil {
 			return err
 		}

@@ -45,7 +45,7 @@ func (c *RedisWorkerCoordinator) LeaseHolder(ctx context.Context, pipelineID str
 	now := c.clock.Now()
 	l, ok, err := c.backend.holder(ctx, pipelineID)
 	if err != nil {
-		return runtime.Lease{}, false, fmt.Errorf("distributed: read the lease of %q: %w", pipelineID, c.s.redactor.wrap(err))
+		return runtime.Lease{}, false, fmt.Errorf("distributed: read the lease of %q: %w", pipelineID, c.s.redactor.Wrap(err))
 	}
 	if !ok {
 		return runtime.Lease{}, false, nil

@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/agora-etl/agora/internal/buckets"
+	"github.com/agora-etl/agora/runtime/distributed/internal/leasebackend"
 )
 
 var _ prometheus.Collector = (*RedisWorkerCoordinator)(nil)
@@ -73,7 +74,7 @@ func (c *RedisWorkerCoordinator) Collect(ch chan<- prometheus.Metric) {
 				// Not asked yet is not down: a node is up until it fails.
 				v = 1
 			}
-			ch <- prometheus.MustNewConstMetric(descRedlockNodeUp, prometheus.GaugeValue, v, nodeLabel(n.url.opts))
+			ch <- prometheus.MustNewConstMetric(descRedlockNodeUp, prometheus.GaugeValue, v, nodeLabel(n.url.Options))
 		}
 	}
 	c.metrics.requests.Collect(ch)
@@ -172,14 +173,14 @@ func requestOp(ctx context.Context, cmd redis.Cmder) redisOp {
 	scriptOpsOnce.Do(func() {
 		scriptOps = map[string]redisOp{}
 		for _, s := range []struct {
-			src string
-			op  redisOp
+			script *redis.Script
+			op     redisOp
 		}{
-			{acquireSource, opAcquire}, {renewSource, opRenew}, {heartbeatSource, opHeartbeat},
-			{quorumAcquireSource, opAcquire}, {quorumRenewSource, opRenew}, {quorumReleaseSource, opRelease},
+			{leasebackend.AcquireScript, opAcquire}, {leasebackend.RenewScript, opRenew}, {leasebackend.HeartbeatScript, opHeartbeat},
+			{leasebackend.QuorumAcquireScript, opAcquire}, {leasebackend.QuorumRenewScript, opRenew}, {leasebackend.QuorumReleaseScript, opRelease},
 		} {
-			scriptOps[s.src] = s.op
-			scriptOps[redis.NewScript(s.src).Hash()] = s.op
+			scriptOps[leasebackend.Source(s.script)] = s.op
+			scriptOps[s.script.Hash()] = s.op
 		}
 	})
 	return scriptOps[body]

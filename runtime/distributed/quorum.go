@@ -10,6 +10,9 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/agora-etl/agora/internal/redisurl"
+	"github.com/agora-etl/agora/runtime/distributed/internal/leasebackend"
 )
 
 // Redlock quorum leases
@@ -51,7 +54,7 @@ type quorumBackend struct {
 	nodes    []*quorumNode
 	quorum   int
 	keys     quorumKeys
-	nodeKeys *keyCache // quorumKeys.nodeKeys per pipeline
+	nodeKeys *leasebackend.KeyCache // quorumKeys.nodeKeys per pipeline
 	s        settings
 	log      *slog.Logger
 	guard    *independenceGuard
@@ -67,7 +70,7 @@ type quorumBackend struct {
 	// reservation is how long the primary's reservation lasts.
 	reservation time.Duration
 
-	tasks *taskPool
+	tasks *leasebackend.TaskPool
 	bg    backgroundWork
 
 	failedAcquisitions atomic.Uint64 // token reserved, no quorum in time
@@ -110,19 +113,19 @@ func newQuorumBackend(primary redis.UniversalClient, s settings) (leaseBackend, 
 		return nil, fmt.Errorf("%w: RedlockRedisURLs names %d server(s); quorum mode needs at least %d", ErrInvalidConfig, len(s.quorum), minRedlockNodes)
 	}
 	// The primary's two backends differ in lease TTL only: one key cache.
-	primaryKeyCache := newKeyCache(primaryKeys(s.KeyPrefix))
+	primaryKeyCache := leasebackend.NewKeyCache(primaryKeys(s.KeyPrefix))
 	qk := quorumKeys{prefix: s.KeyPrefix}
 	b := &quorumBackend{
 		primary:     newSingleBackend(primary, s, primaryKeyCache),
 		quorum:      majority(len(s.quorum)),
 		keys:        qk,
-		nodeKeys:    newKeyCache(qk.nodeKeys),
+		nodeKeys:    leasebackend.NewKeyCache(qk.nodeKeys),
 		s:           s,
 		log:         s.Logger,
 		nodeTimeout: quorumNodeTimeout(s.LeaseTTL),
 		validity:    quorumValidity(s.LeaseTTL, s.RedlockClockDriftFactor),
 		stateTTL:    2 * s.LeaseTTL,
-		tasks:       newTaskPool(),
+		tasks:       leasebackend.NewTaskPool(),
 	}
 	b.reservation = min(2*b.nodeTimeout, s.LeaseTTL)
 	rs := s
@@ -137,7 +140,7 @@ func newQuorumBackend(primary redis.UniversalClient, s settings) (leaseBackend, 
 	}
 	b.guard = newIndependenceGuard(len(s.quorum))
 	for i, u := range s.quorum {
-		o := *u.opts
+		o := *u.Options
 		// As for the primary: honour context deadlines on socket reads, and
 		// fail fast on a dead node instead of re-dialling for half a second.
 		o.ContextTimeoutEnabled = true
@@ -157,10 +160,10 @@ func newQuorumBackend(primary redis.UniversalClient, s settings) (leaseBackend, 
 		// RESP2 unless the URL asks otherwise: quorum requests never use
 		// RESP3 push notifications, and without them each reply is read
 		// without first peeking for one.
-		if u.opts.Protocol == 0 {
+		if u.Options.Protocol == 0 {
 			o.Protocol = 2
 		}
-		o.OnConnect = b.guard.onConnect(i, u.redacted)
+		o.OnConnect = b.guard.onConnect(i, u.Redacted)
 		b.nodes = append(b.nodes, &quorumNode{index: i, url: u, client: redis.NewClient(&o)})
 	}
 	return b, nil
@@ -169,7 +172,7 @@ func newQuorumBackend(primary redis.UniversalClient, s settings) (leaseBackend, 
 // quorumNode is one quorum member and what is known of its health.
 type quorumNode struct {
 	index  int
-	url    redisURL
+	url    redisurl.URL
 	client *redis.Client
 
 	reachable atomic.Bool
@@ -187,7 +190,7 @@ func (b *quorumBackend) observe(n *quorumNode, err error) {
 	first := !n.contacted.Swap(true)
 	if err != nil {
 		n.failures.Add(1)
-		msg := b.s.redactor.redact(err.Error())
+		msg := b.s.redactor.Redact(err.Error())
 		n.lastError.Store(&msg)
 	}
 	up := err == nil || (isReplyError(err) && !errors.Is(err, ErrQuorumNotIndependent))
@@ -195,10 +198,10 @@ func (b *quorumBackend) observe(n *quorumNode, err error) {
 	// normal case and says nothing.
 	if was := n.reachable.Swap(up); was != up && !(first && up) {
 		if up {
-			b.log.Info("distributed: Redlock node reachable", "node", n.index, "redis", n.url.redacted)
+			b.log.Info("distributed: Redlock node reachable", "node", n.index, "redis", n.url.Redacted)
 		} else {
-			b.log.Warn("distributed: Redlock node unreachable", "node", n.index, "redis", n.url.redacted,
-				"error", b.s.redactor.wrap(err))
+			b.log.Warn("distributed: Redlock node unreachable", "node", n.index, "redis", n.url.Redacted,
+				"error", b.s.redactor.Wrap(err))
 		}
 	}
 }
@@ -212,7 +215,7 @@ func isReplyError(err error) bool {
 
 // describe names node i in messages.
 func (n *quorumNode) describe() string {
-	return fmt.Sprintf("RedlockRedisURLs[%d] (%s)", n.index, n.url.redacted)
+	return fmt.Sprintf("RedlockRedisURLs[%d] (%s)", n.index, n.url.Redacted)
 }
 
 // quorumKeys builds the keys kept on quorum nodes. They differ from the
@@ -258,7 +261,7 @@ func runOf(ref leaseRef) int64 {
 
 func (b *quorumBackend) close() error {
 	b.waitBackground()
-	b.tasks.close()
+	b.tasks.Close()
 	var errs []error
 	for _, n := range b.nodes {
 		if err := n.client.Close(); err != nil {

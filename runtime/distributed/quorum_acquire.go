@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net"
 	"time"
+
+	"github.com/agora-etl/agora/runtime/distributed/internal/leasebackend"
 )
 
 // ErrQuorumNotReached is wrapped by the errors of Redlock mode when too few
@@ -62,17 +64,17 @@ func (b *quorumBackend) acquire(ctx context.Context, req leaseRequest) (acquireR
 	if err != nil {
 		// Fail closed: without the primary there is no token, so no lease,
 		// however healthy the quorum.
-		return acquireResult{}, fmt.Errorf("primary %s: %w", b.s.primary.redacted, err)
+		return acquireResult{}, fmt.Errorf("primary %s: %w", b.s.primary.Redacted, err)
 	}
 	if res.Outcome != outcomeAcquired {
 		return res, nil
 	}
 	ref := leaseRef{PipelineID: req.PipelineID, Owner: req.Owner, Token: res.Token, RunNumber: res.RunNumber, Mode: req.Mode}
-	keys := b.nodeKeys.get(req.PipelineID)
+	keys := b.nodeKeys.Get(req.PipelineID)
 	args := []any{nodeValue(ref), res.Token, req.Mode, b.s.LeaseTTL.Milliseconds(), req.Owner}
 	n := len(b.nodes)
 	got, rest := fanOutRest(ctx, b, func(ctx context.Context, node *quorumNode) ([]int64, error) {
-		return quorumAcquireScript.Run(ctx, node.client, keys, args...).Int64Slice()
+		return leasebackend.QuorumAcquireScript.Run(ctx, node.client, keys, args...).Int64Slice()
 	}, func(got []nodeReply[[]int64]) bool {
 		// Stop early on success, or when refusals alone rule a majority
 		// out; after a transport failure wait for every node, so the

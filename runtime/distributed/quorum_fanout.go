@@ -47,7 +47,7 @@ func fanOutTo[T any](ctx context.Context, b *quorumBackend, nodes []*quorumNode,
 	shared := newSharedTimeout(context.WithoutCancel(ctx), timeout, len(nodes))
 	ch := make(chan nodeReply[T], len(nodes))
 	for _, n := range nodes {
-		b.tasks.run(func() {
+		b.tasks.Run(func() {
 			v, err := op(shared.ctx, n)
 			shared.done()
 			b.observe(n, err)
@@ -84,7 +84,7 @@ func nodeErrors[T any](b *quorumBackend, got []nodeReply[T]) string {
 	for _, r := range got {
 		answered[r.node.index] = true
 		if r.err != nil {
-			parts = append(parts, fmt.Sprintf("%s: %s", r.node.describe(), b.s.redactor.redact(r.err.Error())))
+			parts = append(parts, fmt.Sprintf("%s: %s", r.node.describe(), b.s.redactor.Redact(r.err.Error())))
 		}
 	}
 	for i, ok := range answered {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/agora-etl/agora/runtime/distributed/internal/leasebackend"
 )
 
 // validate reports whether a majority of quorum nodes hold exactly token as
@@ -70,7 +72,7 @@ func (b *quorumBackend) prepare(ctx context.Context) error {
 	primaryErr := make(chan error, 1)
 	go func() { primaryErr <- b.primary.prepare(ctx) }()
 	got := fanOut(ctx, b, func(ctx context.Context, node *quorumNode) (struct{}, error) {
-		return struct{}{}, loadScripts(ctx, node.client, quorumScripts)
+		return struct{}{}, leasebackend.LoadScripts(ctx, node.client, leasebackend.QuorumScripts)
 	}, nil)
 	return b.enough("are ready", got, <-primaryErr)
 }
@@ -80,7 +82,7 @@ func (b *quorumBackend) prepare(ctx context.Context) error {
 func (b *quorumBackend) enough(what string, got []nodeReply[struct{}], primaryErr error) error {
 	var errs []error
 	if primaryErr != nil {
-		errs = append(errs, fmt.Errorf("primary %s: %w", b.s.primary.redacted, primaryErr))
+		errs = append(errs, fmt.Errorf("primary %s: %w", b.s.primary.Redacted, primaryErr))
 	}
 	ok := 0
 	for _, r := range got {

@@ -169,7 +169,7 @@ func (b *quorumBackend) verifyStart(ctx context.Context) error {
 		wg.Go(func() {
 			text, err := n.client.Info(ctx, "server").Result()
 			if err != nil && !errors.Is(err, ErrQuorumNotIndependent) {
-				err = infoError(i, n.url.redacted, err)
+				err = infoError(i, n.url.Redacted, err)
 			}
 			infos[i] = answer{parseServerInfo(text).runID, err}
 		})
@@ -185,13 +185,13 @@ func (b *quorumBackend) verifyStart(ctx context.Context) error {
 		case a.err != nil:
 			b.observe(n, a.err)
 			b.log.Warn("distributed: Redlock node unreachable at start; it is checked when it first answers",
-				"node", i, "redis", n.url.redacted, "error", b.s.redactor.wrap(a.err))
+				"node", i, "redis", n.url.Redacted, "error", b.s.redactor.Wrap(a.err))
 		default:
 			b.observe(n, nil)
 			if primary.err == nil && a.runID != "" && a.runID == primary.runID {
 				n.isPrimary.Store(true)
 				b.log.Info("distributed: a Redlock node is the primary Redis; it counts as one quorum node",
-					"node", i, "redis", n.url.redacted)
+					"node", i, "redis", n.url.Redacted)
 			}
 		}
 	}

@@ -5,19 +5,21 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+
+	"github.com/agora-etl/agora/runtime/distributed/internal/leasebackend"
 )
 
 // releaseOp deletes ref's lease on one node (recording the completed slot
 // when completed).
 func (b *quorumBackend) releaseOp(ref leaseRef, completed bool) func(context.Context, *quorumNode) (int64, error) {
-	keys := b.nodeKeys.get(ref.PipelineID)
+	keys := b.nodeKeys.Get(ref.PipelineID)
 	flag := 0
 	if completed {
 		flag = 1
 	}
 	args := []any{nodeValue(ref), ref.Token, ref.Mode, flag, b.stateTTL.Milliseconds(), b.s.onceTTL.Milliseconds()}
 	return func(ctx context.Context, node *quorumNode) (int64, error) {
-		return quorumReleaseScript.Run(ctx, node.client, keys, args...).Int64()
+		return leasebackend.QuorumReleaseScript.Run(ctx, node.client, keys, args...).Int64()
 	}
 }
 
@@ -60,7 +62,7 @@ func (b *quorumBackend) finish(ctx context.Context, ref leaseRef, completed bool
 
 	var errs []error
 	if err := <-primaryErr; err != nil {
-		errs = append(errs, fmt.Errorf("primary %s: %w", b.s.primary.redacted, err))
+		errs = append(errs, fmt.Errorf("primary %s: %w", b.s.primary.Redacted, err))
 	}
 	owned := deleted >= b.quorum
 	if !owned && kept <= n-b.quorum {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/agora-etl/agora/runtime/distributed/internal/leasebackend"
 )
 
 // renewCodes are one node's answers to a renewal round, one per lease.
@@ -25,17 +27,17 @@ func (b *quorumBackend) renew(ctx context.Context, refs []leaseRef) []renewResul
 	start := time.Now()
 
 	ttl := b.s.LeaseTTL.Milliseconds()
-	calls := make([]scriptCall, len(refs))
+	calls := make([]leasebackend.Call, len(refs))
 	for i, ref := range refs {
-		calls[i] = scriptCall{
-			script: quorumRenewScript,
-			keys:   b.nodeKeys.get(ref.PipelineID),
-			args:   []any{nodeValue(ref), ttl, ref.Mode},
+		calls[i] = leasebackend.Call{
+			Script: leasebackend.QuorumRenewScript,
+			Keys:   b.nodeKeys.Get(ref.PipelineID),
+			Args:   []any{nodeValue(ref), ttl, ref.Mode},
 		}
 	}
 	n := len(b.nodes)
 	got := fanOut(ctx, b, func(ctx context.Context, node *quorumNode) (renewCodes, error) {
-		cmds := runPipelined(ctx, node.client, calls)
+		cmds := leasebackend.RunPipelined(ctx, node.client, calls)
 		out := renewCodes{codes: make([]int64, len(cmds)), errs: make([]error, len(cmds))}
 		var first error
 		for i, cmd := range cmds {
@@ -47,7 +49,7 @@ func (b *quorumBackend) renew(ctx context.Context, refs []leaseRef) []renewResul
 				// Counted here: a decided round does not wait for this node.
 				b.reseated.Add(1)
 				b.log.Info("distributed: lease put back on a Redlock node that had lost it",
-					"pipeline", refs[i].PipelineID, "token", refs[i].Token, "node", node.index, "redis", node.url.redacted)
+					"pipeline", refs[i].PipelineID, "token", refs[i].Token, "node", node.index, "redis", node.url.Redacted)
 			}
 		}
 		return out, first

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agora-etl/agora/internal/redistest"
 	"github.com/agora-etl/agora/runtime"
+	"github.com/agora-etl/agora/runtime/distributed/internal/leasebackend"
 )
 
 // scriptNode runs the quorum scripts directly against one real server.
@@ -37,7 +38,7 @@ func qref(owner string, token, mode int64) leaseRef {
 
 func (n *scriptNode) acquire(r leaseRef) []int64 {
 	n.t.Helper()
-	res, err := quorumAcquireScript.Run(context.Background(), n.c, n.k, nodeValue(r), r.Token, r.Mode, 60000, r.Owner).Int64Slice()
+	res, err := leasebackend.QuorumAcquireScript.Run(context.Background(), n.c, n.k, nodeValue(r), r.Token, r.Mode, 60000, r.Owner).Int64Slice()
 	if err != nil {
 		n.t.Fatalf("acquire %+v: %v", r, err)
 	}
@@ -50,7 +51,7 @@ func (n *scriptNode) release(r leaseRef, completed bool) int64 {
 	if completed {
 		flag = 1
 	}
-	res, err := quorumReleaseScript.Run(context.Background(), n.c, n.k, nodeValue(r), r.Token, r.Mode, flag, 120000, 120000).Int64()
+	res, err := leasebackend.QuorumReleaseScript.Run(context.Background(), n.c, n.k, nodeValue(r), r.Token, r.Mode, flag, 120000, 120000).Int64()
 	if err != nil {
 		n.t.Fatalf("release %+v: %v", r, err)
 	}
@@ -59,7 +60,7 @@ func (n *scriptNode) release(r leaseRef, completed bool) int64 {
 
 func (n *scriptNode) renew(r leaseRef) int64 {
 	n.t.Helper()
-	res, err := quorumRenewScript.Run(context.Background(), n.c, n.k, nodeValue(r), 60000, r.Mode).Int64()
+	res, err := leasebackend.QuorumRenewScript.Run(context.Background(), n.c, n.k, nodeValue(r), 60000, r.Mode).Int64()
 	if err != nil {
 		n.t.Fatalf("renew %+v: %v", r, err)
 	}

@@ -60,7 +60,7 @@ func (b *quorumBackend) status() any {
 	}
 	for i, n := range b.nodes {
 		ns := RedlockNodeStatus{
-			URL:       n.url.redacted,
+			URL:       n.url.Redacted,
 			Reachable: n.reachable.Load(),
 			Contacted: n.contacted.Load(),
 			Primary:   n.isPrimary.Load(),

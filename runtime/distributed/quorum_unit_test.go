@@ -113,27 +113,3 @@ func TestTallyAcquire(t *testing.T) {
 		t.Fatalf("tallyAcquire = %+v, want %+v", tally, want)
 	}
 }
-
-func TestTaskPoolReusesIdleGoroutines(t *testing.T) {
-	p := newTaskPool()
-	defer p.close()
-	done := make(chan struct{})
-	for range 100 {
-		p.run(func() { done <- struct{}{} })
-		<-done
-	}
-	// Work arriving while every goroutine is busy still runs at once.
-	block := make(chan struct{})
-	started := make(chan struct{}, 3)
-	for range 3 {
-		p.run(func() { started <- struct{}{}; <-block })
-	}
-	for range 3 {
-		select {
-		case <-started:
-		case <-time.After(time.Second):
-			t.Fatal("a task waited for a busy goroutine")
-		}
-	}
-	close(block)
-}

@@ -8,6 +8,8 @@ import (
 	"sync"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/agora-etl/agora/internal/redisurl"
 )
 
 // routeRedisClientLogs sends the go-redis client's own log lines (dial
@@ -42,12 +44,12 @@ var clientLogSecrets redactorSet
 // redactorSet is a growing set of redactors, safe for concurrent use.
 type redactorSet struct {
 	mu   sync.RWMutex
-	list []*redactor
+	list []*redisurl.Redactor
 }
 
 // add registers r (nil or empty ones are skipped).
-func (s *redactorSet) add(r *redactor) {
-	if r == nil || r.rep == nil {
+func (s *redactorSet) add(r *redisurl.Redactor) {
+	if r.Empty() {
 		return
 	}
 	s.mu.Lock()
@@ -56,9 +58,9 @@ func (s *redactorSet) add(r *redactor) {
 }
 
 // remove forgets r.
-func (s *redactorSet) remove(r *redactor) {
+func (s *redactorSet) remove(r *redisurl.Redactor) {
 	s.mu.Lock()
-	s.list = slices.DeleteFunc(s.list, func(x *redactor) bool { return x == r })
+	s.list = slices.DeleteFunc(s.list, func(x *redisurl.Redactor) bool { return x == r })
 	s.mu.Unlock()
 }
 
@@ -67,7 +69,7 @@ func (s *redactorSet) redact(text string) string {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	for _, r := range s.list {
-		text = r.redact(text)
+		text = r.Redact(text)
 	}
 	return text
 }

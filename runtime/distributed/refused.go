@@ -70,7 +70,7 @@ func (c *RedisWorkerCoordinator) grantRefused(what string, err error) {
 	if !ok {
 		return
 	}
-	reason = c.s.redactor.redact(reason)
+	reason = c.s.redactor.Redact(reason)
 	if c.health.refused.Swap(&reason) != nil {
 		return
 	}
@@ -78,7 +78,7 @@ func (c *RedisWorkerCoordinator) grantRefused(what string, err error) {
 	if !logIt {
 		return
 	}
-	args := []any{"redis", c.s.primary.redacted, "reason", reason}
+	args := []any{"redis", c.s.primary.Redacted, "reason", reason}
 	if unlogged > 0 {
 		args = append(args, "unlogged_refusals", unlogged)
 	}
@@ -89,7 +89,7 @@ func (c *RedisWorkerCoordinator) grantRefused(what string, err error) {
 // grantRefused).
 func (c *RedisWorkerCoordinator) acceptedWrite() {
 	if c.health.refused.Swap(nil) != nil && c.health.refusedLog.up() {
-		c.log.Info("distributed: Redis accepts writes again", "redis", c.s.primary.redacted)
+		c.log.Info("distributed: Redis accepts writes again", "redis", c.s.primary.Redacted)
 	}
 }
 

@@ -14,6 +14,8 @@ import (
 	"unicode"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/agora-etl/agora/runtime/distributed/internal/leasebackend"
 )
 
 // WorkerInfo is one worker's registry record.
@@ -52,7 +54,7 @@ func (c *RedisWorkerCoordinator) heartbeat(ctx context.Context) error {
 	ctx, cancel := c.opContext(ctx, opHeartbeat)
 	defer cancel()
 	sent := c.clock.Now()
-	epoch, err := call.script.Run(ctx, c.client, call.keys, call.args...).Int64()
+	epoch, err := call.Script.Run(ctx, c.client, call.Keys, call.Args...).Int64()
 	if err != nil {
 		c.grantRefused("heartbeat", err)
 		return c.failure("heartbeat", err)
@@ -66,11 +68,11 @@ func (c *RedisWorkerCoordinator) heartbeat(ctx context.Context) error {
 
 // recordCall returns the heartbeat script call that writes the worker
 // record, or false when the worker is not running.
-func (c *RedisWorkerCoordinator) recordCall() (scriptCall, bool) {
+func (c *RedisWorkerCoordinator) recordCall() (leasebackend.Call, bool) {
 	c.mu.Lock()
 	if !c.running {
 		c.mu.Unlock()
-		return scriptCall{}, false
+		return leasebackend.Call{}, false
 	}
 	rec := c.record
 	c.mu.Unlock()
@@ -87,13 +89,13 @@ func (c *RedisWorkerCoordinator) recordCall() (scriptCall, bool) {
 	ttl := c.workerRecordTTL().Milliseconds()
 	if _, cluster := c.client.(*redis.ClusterClient); cluster {
 		// On a Cluster the record and the epoch live in different slots.
-		return scriptCall{script: heartbeatScript, keys: []string{c.keys.worker(rec.id)}, args: append([]any{ttl}, fields...)}, true
+		return leasebackend.Call{Script: leasebackend.HeartbeatScript, Keys: []string{c.keys.worker(rec.id)}, Args: append([]any{ttl}, fields...)}, true
 	}
 	// The record carries the epoch (see epoch.go).
-	return scriptCall{
-		script: heartbeatScript,
-		keys:   []string{c.keys.worker(rec.id), c.keys.epoch()},
-		args:   append([]any{ttl, c.epoch.Load(), c.keys.workerPattern()}, fields...),
+	return leasebackend.Call{
+		Script: leasebackend.HeartbeatScript,
+		Keys:   []string{c.keys.worker(rec.id), c.keys.epoch()},
+		Args:   append([]any{ttl, c.epoch.Load(), c.keys.workerPattern()}, fields...),
 	}, true
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/agora-etl/agora/runtime"
+	"github.com/agora-etl/agora/runtime/distributed/internal/leasebackend"
 )
 
 func TestReleaseHandsOverAtOnce(t *testing.T) {
@@ -159,7 +160,7 @@ func (h *holdAcquire) DialHook(next redis.DialHook) redis.DialHook { return next
 
 func (h *holdAcquire) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		if cmd.Name() == "evalsha" && len(cmd.Args()) > 1 && cmd.Args()[1] == acquireScript.Hash() {
+		if cmd.Name() == "evalsha" && len(cmd.Args()) > 1 && cmd.Args()[1] == leasebackend.AcquireScript.Hash() {
 			first := false
 			h.once.Do(func() { first = true })
 			if first {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/agora-etl/agora/internal/redistest"
 	"github.com/agora-etl/agora/runtime"
+	"github.com/agora-etl/agora/runtime/distributed/internal/leasebackend"
 )
 
 // tripCounter is a go-redis hook counting network round trips: one per
@@ -135,8 +136,8 @@ func TestRoundTripsPerOperation(t *testing.T) {
 	if n := noScriptReplies(t, admin); n != 0 {
 		t.Errorf("the server answered NOSCRIPT %d times in steady state; want 0", n)
 	}
-	for _, s := range []*redis.Script{acquireScript, renewScript, heartbeatScript} {
-		if got, want := s.Hash(), sha1Hex(scriptSource(s)); got != want {
+	for _, s := range []*redis.Script{leasebackend.AcquireScript, leasebackend.RenewScript, leasebackend.HeartbeatScript} {
+		if got, want := s.Hash(), sha1Hex(leasebackend.Source(s)); got != want {
 			t.Errorf("script hash %q after Connect, want its SHA1 %q", got, want)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/agora-etl/agora/runtime"
+	"github.com/agora-etl/agora/runtime/distributed/internal/leasebackend"
 )
 
 // singleBackend keeps every lease on the primary Redis. Acquire, release,
@@ -17,7 +18,7 @@ import (
 // trip for all leases.
 type singleBackend struct {
 	client redis.UniversalClient
-	keys   *keyCache // lease, token, done and once keys per pipeline
+	keys   *leasebackend.KeyCache // lease, token, done and once keys per pipeline
 	s      settings
 
 	// Boxed once: the per-call allocations of arguments are a measurable
@@ -36,9 +37,9 @@ type singleBackend struct {
 
 // newSingleBackend returns a backend on client; keys may be shared with
 // another backend on the same primary and prefix (nil: a new cache).
-func newSingleBackend(client redis.UniversalClient, s settings, keys *keyCache) *singleBackend {
+func newSingleBackend(client redis.UniversalClient, s settings, keys *leasebackend.KeyCache) *singleBackend {
 	if keys == nil {
-		keys = newKeyCache(primaryKeys(s.KeyPrefix))
+		keys = leasebackend.NewKeyCache(primaryKeys(s.KeyPrefix))
 	}
 	b := &singleBackend{
 		client: client, keys: keys, s: s,
@@ -63,13 +64,13 @@ func primaryKeys(prefix string) func(pipelineID string) []string {
 }
 
 // pipelineKeys returns the lease, token, done and once keys of a pipeline.
-func (b *singleBackend) pipelineKeys(pipelineID string) []string { return b.keys.get(pipelineID) }
+func (b *singleBackend) pipelineKeys(pipelineID string) []string { return b.keys.Get(pipelineID) }
 
 // prepare loads the scripts on every master of a cluster: SCRIPT LOAD has
 // no key, so through a ClusterClient it would reach one node.
 func (b *singleBackend) prepare(ctx context.Context) error {
 	return forEachPrimaryNode(ctx, b.client, func(ctx context.Context, node redis.Cmdable) error {
-		return loadScripts(ctx, node, primaryScripts)
+		return leasebackend.LoadScripts(ctx, node, leasebackend.PrimaryScripts)
 	})
 }
 
@@ -87,7 +88,7 @@ func (b *singleBackend) close() error { return nil }
 
 func (b *singleBackend) acquire(ctx context.Context, req leaseRequest) (acquireResult, error) {
 	keys, args := b.acquireCall([]leaseRequest{req})
-	reply, err := acquireScript.Run(ctx, b.client, keys, args...).Int64()
+	reply, err := leasebackend.AcquireScript.Run(ctx, b.client, keys, args...).Int64()
 	if err != nil {
 		return acquireResult{}, err
 	}
@@ -211,19 +212,19 @@ func (b *singleBackend) renew(ctx context.Context, refs []leaseRef) []renewResul
 
 // renewAfter renews refs in one pipelined round trip that first runs
 // first, when not nil (the worker record's refresh), and returns its error.
-func (b *singleBackend) renewAfter(ctx context.Context, first *scriptCall, refs []leaseRef) ([]renewResult, error) {
-	calls := make([]scriptCall, 0, len(refs)+1)
+func (b *singleBackend) renewAfter(ctx context.Context, first *leasebackend.Call, refs []leaseRef) ([]renewResult, error) {
+	calls := make([]leasebackend.Call, 0, len(refs)+1)
 	if first != nil {
 		calls = append(calls, *first)
 	}
 	for _, ref := range refs {
-		calls = append(calls, scriptCall{
-			script: renewScript,
-			keys:   b.pipelineKeys(ref.PipelineID)[:1],
-			args:   []any{ref.value(), b.ttlArg},
+		calls = append(calls, leasebackend.Call{
+			Script: leasebackend.RenewScript,
+			Keys:   b.pipelineKeys(ref.PipelineID)[:1],
+			Args:   []any{ref.value(), b.ttlArg},
 		})
 	}
-	cmds := runPipelined(ctx, b.client, calls)
+	cmds := leasebackend.RunPipelined(ctx, b.client, calls)
 	var firstErr error
 	if first != nil {
 		firstErr = cmds[0].Err()

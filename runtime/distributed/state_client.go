@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/agora-etl/agora/internal/redisurl"
 )
 
 // NewStateClient returns a go-redis client for a URL of the forms
@@ -12,7 +14,7 @@ import (
 // that keep their state beside the leases, such as the file source's read
 // marks, connect through it. Errors never quote a password.
 func NewStateClient(rawURL string) (redis.UniversalClient, error) {
-	u, err := parseRedisURL(rawURL)
+	u, err := redisurl.Parse(rawURL)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 	}

@@ -34,7 +34,7 @@ type health struct {
 // wraps ErrRedisRefusing, and Redis stays reachable; grantRefused logs it.
 func (c *RedisWorkerCoordinator) failure(what string, err error) error {
 	if _, refused := refusedReply(err); refused {
-		err = fmt.Errorf("distributed: %s: %w: %w", what, ErrRedisRefusing, c.s.redactor.wrap(err))
+		err = fmt.Errorf("distributed: %s: %w: %w", what, ErrRedisRefusing, c.s.redactor.Wrap(err))
 		c.stats.errors.Add(1)
 		c.stats.refused.Add(1)
 		msg := err.Error()
@@ -42,7 +42,7 @@ func (c *RedisWorkerCoordinator) failure(what string, err error) error {
 		c.noteOK()
 		return err
 	}
-	err = fmt.Errorf("distributed: %s: %w", what, c.s.redactor.wrap(err))
+	err = fmt.Errorf("distributed: %s: %w", what, c.s.redactor.Wrap(err))
 	c.stats.errors.Add(1)
 	msg := err.Error()
 	c.health.lastError.Store(&msg)
@@ -59,7 +59,7 @@ func (c *RedisWorkerCoordinator) failure(what string, err error) error {
 			// The primary answered; too few quorum nodes did. The error names them.
 			c.log.Warn("distributed: Redlock quorum unreachable", args...)
 		} else {
-			c.log.Warn("distributed: Redis unreachable", append([]any{"redis", c.s.primary.redacted}, args...)...)
+			c.log.Warn("distributed: Redis unreachable", append([]any{"redis", c.s.primary.Redacted}, args...)...)
 		}
 	}
 	return err
@@ -68,7 +68,7 @@ func (c *RedisWorkerCoordinator) failure(what string, err error) error {
 // noteOK records a successful Redis operation.
 func (c *RedisWorkerCoordinator) noteOK() {
 	if !c.health.reachable.Swap(true) && c.health.log.up() {
-		c.log.Info("distributed: Redis reachable again", "redis", c.s.primary.redacted)
+		c.log.Info("distributed: Redis reachable again", "redis", c.s.primary.Redacted)
 	}
 }
 
@@ -189,9 +189,9 @@ type LeaseStatus struct {
 func (c *RedisWorkerCoordinator) Status() any {
 	st := CoordinatorStatus{
 		Mode:            "redis",
-		Redis:           c.s.primary.redacted,
-		Topology:        string(c.s.primary.topology),
-		Nodes:           append([]string{}, c.s.primary.nodes...),
+		Redis:           c.s.primary.Redacted,
+		Topology:        string(c.s.primary.Topology),
+		Nodes:           append([]string{}, c.s.primary.Nodes...),
 		Reachable:       c.health.reachable.Load(),
 		FallbackToLocal: c.s.FallbackToLocal,
 		LeaseTTL:        c.s.LeaseTTL.String(),
@@ -214,7 +214,7 @@ func (c *RedisWorkerCoordinator) Status() any {
 	if len(c.s.quorum) > 0 {
 		st.Mode = "redlock"
 	}
-	if f := c.s.primary.failover; f != nil {
+	if f := c.s.primary.Failover; f != nil {
 		st.MasterName = f.MasterName
 	}
 	if msg := c.health.lastError.Load(); msg != nil {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agora-etl/agora/internal/redisurl"
 	"github.com/agora-etl/agora/runtime"
 )
 
@@ -42,9 +43,9 @@ const minRedlockNodes = 3
 // derived from them.
 type settings struct {
 	Options
-	primary  redisURL
-	quorum   []redisURL
-	redactor *redactor
+	primary  redisurl.URL
+	quorum   []redisurl.URL
+	redactor *redisurl.Redactor
 
 	// renewEvery is the renewal cadence: min(LeaseTTL/3, HeartbeatInterval,
 	// LeaseRenewalDeadline/2), so at least two renewals fit in the deadline.
@@ -86,7 +87,7 @@ func check(o Options, names settingNames, requireURL bool) (settings, error) {
 			bad("%s is set but %s is empty: the primary Redis keeps the registry and fencing counters in quorum mode too",
 				names.RedlockRedisURLs, names.RedisURL)
 		}
-	} else if u, err := parseRedisURL(o.RedisURL); err != nil {
+	} else if u, err := redisurl.Parse(o.RedisURL); err != nil {
 		bad("%s: %v", names.RedisURL, err)
 	} else {
 		s.primary = u
@@ -153,23 +154,23 @@ func check(o Options, names settingNames, requireURL bool) (settings, error) {
 		}
 		seen := map[string]int{}
 		for i, raw := range o.RedlockRedisURLs {
-			u, err := parseRedisURL(raw)
+			u, err := redisurl.Parse(raw)
 			if err != nil {
 				bad("%s[%d]: %v", names.RedlockRedisURLs, i, err)
 				continue
 			}
-			if u.topology != topologySingle {
+			if u.Topology != redisurl.Single {
 				// A Cluster shard or a Sentinel-managed primary fails over to
 				// a replica that may lack the latest writes: not an
 				// independent vote.
 				bad("%s[%d] (%s) names a Redis %s; each quorum node must be one independent master, named by a redis://, rediss:// or unix:// URL",
-					names.RedlockRedisURLs, i, u.redacted, u.topology)
+					names.RedlockRedisURLs, i, u.Redacted, u.Topology)
 				continue
 			}
 			key := endpointKey(u)
 			if j, dup := seen[key]; dup {
 				bad("%s[%d] (%s) is the same server as %s[%d]; quorum nodes must be independent",
-					names.RedlockRedisURLs, i, u.redacted, names.RedlockRedisURLs, j)
+					names.RedlockRedisURLs, i, u.Redacted, names.RedlockRedisURLs, j)
 				continue
 			}
 			seen[key] = i
@@ -187,7 +188,7 @@ func check(o Options, names settingNames, requireURL bool) (settings, error) {
 	if s.Clock == nil {
 		s.Clock = runtime.SystemClock{}
 	}
-	s.redactor = newRedactor(append([]string{o.RedisURL}, o.RedlockRedisURLs...)...)
+	s.redactor = redisurl.NewRedactor(append([]string{o.RedisURL}, o.RedlockRedisURLs...)...)
 	s.renewEvery = min(s.LeaseTTL/3, s.HeartbeatInterval, s.LeaseRenewalDeadline/2)
 	s.retryDelay = min(max(s.renewEvery/4, 10*time.Millisecond), 5*time.Second)
 	s.opTimeout = min(max(s.LeaseRenewalDeadline/2, 50*time.Millisecond), 5*time.Second)
@@ -199,6 +200,6 @@ func check(o Options, names settingNames, requireURL bool) (settings, error) {
 
 // endpointKey names the server a URL reaches. The database is left out: two
 // databases of one server fail together, so they are not independent nodes.
-func endpointKey(u redisURL) string {
-	return u.opts.Network + "|" + strings.ToLower(u.opts.Addr)
+func endpointKey(u redisurl.URL) string {
+	return u.Options.Network + "|" + strings.ToLower(u.Options.Addr)
 }

@@ -1,4 +1,4 @@
-package distributed
+package redisurl
 
 import (
 	"errors"
@@ -11,33 +11,33 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// topology says how the primary Redis is deployed, and so which go-redis
-// client reaches it.
-type topology string
+// Topology says how a Redis is deployed, and so which go-redis client
+// reaches it.
+type Topology string
 
 const (
-	// topologySingle is one server: a go-redis Client.
-	topologySingle topology = "single"
-	// topologyCluster is a Redis Cluster: a go-redis ClusterClient, which
-	// sends each command to the master of its key's hash slot.
-	topologyCluster topology = "cluster"
-	// topologySentinel is a primary found through Sentinels: a go-redis
-	// failover Client, which follows the primary when Sentinel fails over.
-	topologySentinel topology = "sentinel"
+	// Single is one server: a go-redis Client.
+	Single Topology = "single"
+	// Cluster is a Redis Cluster: a go-redis ClusterClient, which sends
+	// each command to the master of its key's hash slot.
+	Cluster Topology = "cluster"
+	// Sentinel is a primary found through Sentinels: a go-redis failover
+	// Client, which follows the primary when Sentinel fails over.
+	Sentinel Topology = "sentinel"
 )
 
 // topologyScheme maps a Cluster or Sentinel scheme to the scheme go-redis's
 // URL parsers take (redis or rediss) and the topology.
-func topologyScheme(scheme string) (base string, topo topology, ok bool) {
+func topologyScheme(scheme string) (base string, topo Topology, ok bool) {
 	switch scheme {
 	case "redis+cluster":
-		return "redis", topologyCluster, true
+		return "redis", Cluster, true
 	case "rediss+cluster":
-		return "rediss", topologyCluster, true
+		return "rediss", Cluster, true
 	case "redis+sentinel":
-		return "redis", topologySentinel, true
+		return "redis", Sentinel, true
 	case "rediss+sentinel":
-		return "rediss", topologySentinel, true
+		return "rediss", Sentinel, true
 	}
 	return "", "", false
 }
@@ -52,13 +52,13 @@ func topologyScheme(scheme string) (base string, topo topology, ok bool) {
 // In a Cluster URL the credentials are the nodes'. In a Sentinel URL the
 // user part authenticates to the Sentinels and the username and password
 // parameters to the primary. rediss+… uses TLS for every connection.
-func parseTopologyURL(raw string, u *url.URL, shown, base string, topo topology) (redisURL, error) {
-	fail := func(format string, args ...any) (redisURL, error) {
-		return redisURL{}, fmt.Errorf("%q: "+format, append([]any{shown}, args...)...)
+func parseTopologyURL(raw string, u *url.URL, shown, base string, topo Topology) (URL, error) {
+	fail := func(format string, args ...any) (URL, error) {
+		return URL{}, fmt.Errorf("%q: "+format, append([]any{shown}, args...)...)
 	}
 	q := u.Query()
 	switch topo {
-	case topologyCluster:
+	case Cluster:
 		if p := strings.Trim(u.Path, "/"); p != "" && p != "0" {
 			return fail("path %q: Redis Cluster has database 0 only; drop the path", u.Path)
 		}
@@ -68,13 +68,13 @@ func parseTopologyURL(raw string, u *url.URL, shown, base string, topo topology)
 		if q.Has("username") || q.Has("password") {
 			return fail("put the cluster's credentials in the user part (%s://user:password@host:port), not in parameters", u.Scheme)
 		}
-	case topologySentinel:
+	case Sentinel:
 		if strings.TrimSpace(q.Get("master_name")) == "" {
 			return fail("has no master_name; add ?master_name=NAME, the name the Sentinels monitor the primary by")
 		}
 	}
 	c := *u
-	if topo == topologyCluster {
+	if topo == Cluster {
 		c.Path = "" // "/" and "/0" are allowed above; checkTCPURL reads paths as databases
 	}
 	if err := checkTCPURL(&c); err != nil {
@@ -88,21 +88,21 @@ func parseTopologyURL(raw string, u *url.URL, shown, base string, topo topology)
 	// go-redis takes redis:// and rediss://; everything after the scheme
 	// is passed as written.
 	rewritten := base + raw[strings.Index(raw, "://"):]
-	r := newRedactor(raw, rewritten)
-	out := redisURL{redacted: shown, topology: topo}
+	r := NewRedactor(raw, rewritten)
+	out := URL{Redacted: shown, Topology: topo}
 	switch topo {
-	case topologyCluster:
+	case Cluster:
 		opts, err := redis.ParseClusterURL(rewritten)
 		if err != nil {
-			return fail("%s", r.redact(err.Error()))
+			return fail("%s", r.Redact(err.Error()))
 		}
-		out.cluster, out.nodes = opts, append([]string(nil), opts.Addrs...)
-	case topologySentinel:
+		out.Cluster, out.Nodes = opts, append([]string(nil), opts.Addrs...)
+	case Sentinel:
 		opts, err := redis.ParseFailoverURL(rewritten)
 		if err != nil {
-			return fail("%s", r.redact(err.Error()))
+			return fail("%s", r.Redact(err.Error()))
 		}
-		out.failover, out.nodes = opts, append([]string(nil), opts.SentinelAddrs...)
+		out.Failover, out.Nodes = opts, append([]string(nil), opts.SentinelAddrs...)
 	}
 	return out, nil
 }

@@ -1,4 +1,4 @@
-package distributed
+package leasebackend
 
 import (
 	"context"
@@ -12,7 +12,11 @@ import (
 // its keys share the pipeline's hash tag) and is sent with EVALSHA, falling
 // back to EVAL when the server does not know it yet (NOSCRIPT, e.g. after a
 // restart). Release and completion need none: they are plain commands (see
-// singleBackend.release and queueRecord).
+// runtime/distributed's singleBackend.release and queueRecord).
+//
+// AcquireScript grants leases (lua/acquire.lua), RenewScript extends them,
+// HeartbeatScript refreshes a worker record, EpochBumpScript and
+// EpochInitScript keep the state epoch (runtime/distributed's epoch.go).
 var (
 	//go:embed lua/acquire.lua
 	acquireSource string
@@ -25,16 +29,19 @@ var (
 	//go:embed lua/epoch_init.lua
 	epochInitSource string
 
-	acquireScript   = newScript(acquireSource)
-	renewScript     = newScript(renewSource)
-	heartbeatScript = newScript(heartbeatSource)
-	epochBumpScript = newScript(epochBumpSource)
-	epochInitScript = newScript(epochInitSource)
+	AcquireScript   = newScript(acquireSource)
+	RenewScript     = newScript(renewSource)
+	HeartbeatScript = newScript(heartbeatSource)
+	EpochBumpScript = newScript(epochBumpSource)
+	EpochInitScript = newScript(epochInitSource)
 
-	primaryScripts = []*redis.Script{acquireScript, renewScript, heartbeatScript, epochInitScript}
+	// PrimaryScripts are the scripts the primary Redis runs, loaded when
+	// the coordinator connects (the epoch bump runs once per new
+	// connection, with EVAL).
+	PrimaryScripts = []*redis.Script{AcquireScript, RenewScript, HeartbeatScript, EpochInitScript}
 )
 
-// loadScripts makes the server know scripts (one pipelined round trip), so
+// LoadScripts makes the server know scripts (one pipelined round trip), so
 // the first request after connecting needs no EVAL fallback.
 //
 // It sends SCRIPT LOAD itself rather than calling Script.Load: from go-redis
@@ -43,11 +50,11 @@ var (
 // EVALSHA would ask for "" and fall back to EVAL. The scripts keep the
 // SHA1 NewScript computed locally; the server's answer is only checked
 // against it.
-func loadScripts(ctx context.Context, c redis.Cmdable, scripts []*redis.Script) error {
+func LoadScripts(ctx context.Context, c redis.Cmdable, scripts []*redis.Script) error {
 	cmds := make([]*redis.StringCmd, len(scripts))
 	_, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, s := range scripts {
-			cmds[i] = p.ScriptLoad(ctx, scriptSource(s))
+			cmds[i] = p.ScriptLoad(ctx, Source(s))
 		}
 		return nil
 	})
@@ -74,33 +81,34 @@ func newScript(src string) *redis.Script {
 	return s
 }
 
-// scriptSource returns the Lua source of a script newScript made.
-func scriptSource(s *redis.Script) string { return scriptSources[s] }
+// Source returns the Lua source of one of the package's scripts ("" for
+// any other script).
+func Source(s *redis.Script) string { return scriptSources[s] }
 
-// isNoScript reports whether err says the server lacks a script.
-func isNoScript(err error) bool { return redis.HasErrorPrefix(err, "NOSCRIPT") }
+// IsNoScript reports whether err says the server lacks a script.
+func IsNoScript(err error) bool { return redis.HasErrorPrefix(err, "NOSCRIPT") }
 
-// scriptCall is one script invocation inside a pipeline.
-type scriptCall struct {
-	script *redis.Script
-	keys   []string
-	args   []any
+// Call is one script invocation inside a pipeline.
+type Call struct {
+	Script *redis.Script
+	Keys   []string
+	Args   []any
 }
 
-// runPipelined runs calls in one pipelined round trip with EVALSHA. Calls
+// RunPipelined runs calls in one pipelined round trip with EVALSHA. Calls
 // the server answered NOSCRIPT are sent again with EVAL in a second round
 // trip, which only happens after the server lost its script cache.
-func runPipelined(ctx context.Context, c redis.Cmdable, calls []scriptCall) []*redis.Cmd {
+func RunPipelined(ctx context.Context, c redis.Cmdable, calls []Call) []*redis.Cmd {
 	cmds := make([]*redis.Cmd, len(calls))
 	_, _ = c.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, call := range calls {
-			cmds[i] = call.script.EvalSha(ctx, p, call.keys, call.args...)
+			cmds[i] = call.Script.EvalSha(ctx, p, call.Keys, call.Args...)
 		}
 		return nil
 	})
 	var retry []int
 	for i, cmd := range cmds {
-		if isNoScript(cmd.Err()) {
+		if IsNoScript(cmd.Err()) {
 			retry = append(retry, i)
 		}
 	}
@@ -110,7 +118,7 @@ func runPipelined(ctx context.Context, c redis.Cmdable, calls []scriptCall) []*r
 	_, _ = c.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for _, i := range retry {
 			call := calls[i]
-			cmds[i] = call.script.Eval(ctx, p, call.keys, call.args...)
+			cmds[i] = call.Script.Eval(ctx, p, call.Keys, call.Args...)
 		}
 		return nil
 	})

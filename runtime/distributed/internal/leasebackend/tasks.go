@@ -1,4 +1,4 @@
-package distributed
+package leasebackend
 
 import (
 	"sync"
@@ -8,23 +8,24 @@ import (
 // taskIdle is how long an idle task goroutine waits for work before ending.
 const taskIdle = 5 * time.Second
 
-// taskPool runs the requests of quorum fan-outs on goroutines that outlive
+// TaskPool runs the requests of quorum fan-outs on goroutines that outlive
 // one request: a fresh goroutine per request would grow a fresh stack inside
 // go-redis every time, which costs as much as the request's own work on the
 // client. A request goes to an idle goroutine when there is one and to a new
 // one otherwise, so a stalled node never holds up others.
-type taskPool struct {
+type TaskPool struct {
 	tasks chan func()
 	quit  chan struct{}
 	once  sync.Once
 }
 
-func newTaskPool() *taskPool {
-	return &taskPool{tasks: make(chan func()), quit: make(chan struct{})}
+// NewTaskPool returns a TaskPool with no goroutines yet.
+func NewTaskPool() *TaskPool {
+	return &TaskPool{tasks: make(chan func()), quit: make(chan struct{})}
 }
 
-// run runs f on an idle goroutine, or on a new one.
-func (p *taskPool) run(f func()) {
+// Run runs f on an idle goroutine, or on a new one.
+func (p *TaskPool) Run(f func()) {
 	select {
 	case p.tasks <- f:
 	default:
@@ -32,7 +33,7 @@ func (p *taskPool) run(f func()) {
 	}
 }
 
-func (p *taskPool) work(f func()) {
+func (p *TaskPool) work(f func()) {
 	f()
 	idle := time.NewTimer(taskIdle)
 	defer idle.Stop()
@@ -49,5 +50,5 @@ func (p *taskPool) work(f func()) {
 	}
 }
 
-// close ends the idle goroutines; busy ones end after their task.
-func (p *taskPool) close() { p.once.Do(func() { close(p.quit) }) }
+// Close ends the idle goroutines; busy ones end after their task.
+func (p *TaskPool) Close() { p.once.Do(func() { close(p.quit) }) }

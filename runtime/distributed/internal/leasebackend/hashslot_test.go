@@ -1,4 +1,4 @@
-package distributed
+package leasebackend
 
 import "testing"
 
@@ -13,8 +13,8 @@ func TestHashSlotMatchesRedisCluster(t *testing.T) {
 		"foo{{bar}}zap":                    4015, // the tag is "{bar"
 		"agora:distributed:lease:{p00001}": 985,
 	} {
-		if got := hashSlot(key); got != want {
-			t.Errorf("hashSlot(%q) = %d, want %d", key, got, want)
+		if got := HashSlot(key); got != want {
+			t.Errorf("HashSlot(%q) = %d, want %d", key, got, want)
 		}
 	}
 }

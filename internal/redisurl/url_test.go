@@ -1,4 +1,4 @@
-package distributed
+package redisurl
 
 import (
 	"errors"
@@ -27,19 +27,19 @@ func TestParseRedisURLForms(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.raw, func(t *testing.T) {
-			u, err := parseRedisURL(tt.raw)
+			u, err := Parse(tt.raw)
 			if err != nil {
-				t.Fatalf("parseRedisURL: %v", err)
+				t.Fatalf("Parse: %v", err)
 			}
-			o := u.opts
+			o := u.Options
 			if o.Network != tt.network || o.Addr != tt.addr || o.Username != tt.user || o.Password != tt.pwd || o.DB != tt.db {
 				t.Errorf("got network=%s addr=%s user=%q password=%q db=%d", o.Network, o.Addr, o.Username, o.Password, o.DB)
 			}
 			if (o.TLSConfig != nil) != tt.tls {
 				t.Errorf("TLS = %v, want %v", o.TLSConfig != nil, tt.tls)
 			}
-			if u.redacted != tt.shown {
-				t.Errorf("redacted = %q, want %q", u.redacted, tt.shown)
+			if u.Redacted != tt.shown {
+				t.Errorf("redacted = %q, want %q", u.Redacted, tt.shown)
 			}
 		})
 	}
@@ -69,9 +69,9 @@ func TestParseRedisURLErrorsNeverShowThePassword(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.want, func(t *testing.T) {
-			_, err := parseRedisURL(tt.raw)
+			_, err := Parse(tt.raw)
 			if err == nil {
-				t.Fatalf("parseRedisURL(%q) succeeded", tt.raw)
+				t.Fatalf("Parse(%q) succeeded", tt.raw)
 			}
 			if !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("error %q does not say %q", err, tt.want)
@@ -85,10 +85,10 @@ func TestParseRedisURLErrorsNeverShowThePassword(t *testing.T) {
 
 func TestRedactorRemovesEverySpellingAndKeepsTheChain(t *testing.T) {
 	raw := "redis://alice:p%40ss%2Fw0rd@host:6379/0"
-	r := newRedactor(raw)
+	r := NewRedactor(raw)
 	sentinel := errors.New("boom")
 	err := fmt.Errorf("dial %s failed, password p@ss/w0rd, escaped p%%40ss%%2Fw0rd: %w", raw, sentinel)
-	got := r.wrap(err)
+	got := r.Wrap(err)
 	if !errors.Is(got, sentinel) {
 		t.Fatal("wrap lost the error chain")
 	}
@@ -101,11 +101,11 @@ func TestRedactorRemovesEverySpellingAndKeepsTheChain(t *testing.T) {
 	if !strings.Contains(msg, "redis://alice:xxxxx@host:6379/0") {
 		t.Errorf("message %q does not show the redacted URL", msg)
 	}
-	if r.wrap(nil) != nil {
+	if r.Wrap(nil) != nil {
 		t.Error("wrap(nil) != nil")
 	}
 	plain := errors.New("nothing secret")
-	if r.wrap(plain) != plain {
+	if r.Wrap(plain) != plain {
 		t.Error("wrap changed an error without secrets")
 	}
 }
@@ -126,18 +126,18 @@ func TestParseRedisURLPasswordTheParserMisreads(t *testing.T) {
 		{"rediss://0:@00#@00", "@00#"},
 		{"unix://0:#000@/00", "#000"},
 	} {
-		_, err := parseRedisURL(tc.raw)
+		_, err := Parse(tc.raw)
 		if err == nil {
-			t.Errorf("parseRedisURL(%q) succeeded; want it refused", tc.raw)
+			t.Errorf("Parse(%q) succeeded; want it refused", tc.raw)
 			continue
 		}
 		msg := err.Error()
 		if !strings.Contains(msg, "percent-encode") {
-			t.Errorf("parseRedisURL(%q) = %q; want the advice to percent-encode", tc.raw, msg)
+			t.Errorf("Parse(%q) = %q; want the advice to percent-encode", tc.raw, msg)
 		}
 		for _, piece := range passwordPieces(tc.password) {
 			if strings.Contains(msg, piece) {
-				t.Errorf("parseRedisURL(%q) error %q shows %q of the password", tc.raw, msg, piece)
+				t.Errorf("Parse(%q) error %q shows %q of the password", tc.raw, msg, piece)
 			}
 		}
 	}
@@ -153,4 +153,26 @@ func passwordPieces(pw string) []string {
 		}
 	}
 	return out
+}
+
+// TestParseErrorsShowTheRedactedURL: an error names the URL, password
+// replaced, so the reader sees which URL is wrong.
+func TestParseErrorsShowTheRedactedURL(t *testing.T) {
+	for _, raw := range []string{
+		"redis://:hunter2@127.0.0.1:6379/notadb",
+		"http://:hunter2@127.0.0.1:6379",
+		"redis+cluster://:hunter2@127.0.0.1:7000/3",
+		"redis+sentinel://:hunter2@127.0.0.1:26379",
+	} {
+		_, err := Parse(raw)
+		if err == nil {
+			t.Fatalf("Parse(%q) succeeded", raw)
+		}
+		if strings.Contains(err.Error(), "hunter2") {
+			t.Errorf("error for %q shows the password: %v", raw, err)
+		}
+		if !strings.Contains(err.Error(), ":xxxxx@127.0.0.1") {
+			t.Errorf("error for %q does not show the redacted URL: %v", raw, err)
+		}
+	}
 }

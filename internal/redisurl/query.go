@@ -1,4 +1,4 @@
-package distributed
+package redisurl
 
 import (
 	"strings"

@@ -1,23 +1,25 @@
-package distributed
+package leasebackend
 
 import "sync"
 
-// keyCache remembers the keys built for each pipeline. Every lease operation
+// KeyCache remembers the keys built for each pipeline. Every lease operation
 // needs them, and building them afresh allocates several strings per
 // operation; a worker has a fixed set of pipelines, so the cache stays as
 // small as that set.
-type keyCache struct {
+type KeyCache struct {
 	build func(pipelineID string) []string
 	m     sync.Map // pipeline id → []string
 }
 
-func newKeyCache(build func(pipelineID string) []string) *keyCache {
-	return &keyCache{build: build}
+// NewKeyCache returns a KeyCache that builds a pipeline's keys with build,
+// once.
+func NewKeyCache(build func(pipelineID string) []string) *KeyCache {
+	return &KeyCache{build: build}
 }
 
-// get returns pipelineID's keys. Callers may reslice the result but must
+// Get returns pipelineID's keys. Callers may reslice the result but must
 // not write to it: it is shared.
-func (c *keyCache) get(pipelineID string) []string {
+func (c *KeyCache) Get(pipelineID string) []string {
 	if ks, ok := c.m.Load(pipelineID); ok {
 		return ks.([]string)
 	}

@@ -1,13 +1,13 @@
-package distributed
+package leasebackend
 
 import "strings"
 
-// hashSlot is the Redis Cluster hash slot of key: CRC16 (XMODEM) of its
+// HashSlot is the Redis Cluster hash slot of key: CRC16 (XMODEM) of its
 // hash tag (the text between the first "{" and the first "}" after it,
 // when not empty) or of the whole key, modulo 16384. The acquire calls of
 // a burst on a Cluster are grouped by it: requests whose keys share a slot
-// go to one script call (see acquireMany).
-func hashSlot(key string) uint16 {
+// go to one script call (see runtime/distributed's acquireMany).
+func HashSlot(key string) uint16 {
 	if i := strings.IndexByte(key, '{'); i >= 0 {
 		if j := strings.IndexByte(key[i+1:], '}'); j > 0 {
 			key = key[i+1 : i+1+j]
