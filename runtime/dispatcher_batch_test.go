@@ -22,6 +22,24 @@ type batchCoord struct {
 	batches []int
 }
 
+func (c *batchCoord) Capabilities() runtime.Capabilities {
+	caps := c.fakeCoord.Capabilities()
+	caps.BatchLeaser = c
+	return caps
+}
+
+func (c *slowBatchCoord) Capabilities() runtime.Capabilities {
+	caps := c.batchCoord.Capabilities()
+	caps.BatchLeaser = c
+	return caps
+}
+
+func (c *deferCoord) Capabilities() runtime.Capabilities {
+	caps := c.batchCoord.Capabilities()
+	caps.BatchLeaser, caps.LeaseDeferrer = c, c
+	return caps
+}
+
 func (c *batchCoord) TryAcquireLease(ctx context.Context, id string, n int64) (bool, error) {
 	c.singles.Add(1)
 	return c.fakeCoord.TryAcquireLease(ctx, id, n)
