@@ -1,0 +1,24 @@
+package runtime_test
+
+import (
+	"testing"
+
+	"github.com/agora-etl/agora/runtime"
+	"github.com/agora-etl/agora/runtime/coordinatortest"
+)
+
+// wrappedCoord is the wrapper a user writes around a coordinator: embedding
+// forwards every method, Capabilities included.
+type wrappedCoord struct{ runtime.Coordinator }
+
+func TestLocalCoordinatorKeepsTheContract(t *testing.T) {
+	coordinatortest.Run(t, func(*testing.T) runtime.Coordinator {
+		return runtime.NewLocalCoordinator(nil)
+	}, coordinatortest.Alone(), coordinatortest.Unfenced())
+}
+
+func TestWrappedLocalCoordinatorKeepsTheContract(t *testing.T) {
+	coordinatortest.Run(t, func(*testing.T) runtime.Coordinator {
+		return wrappedCoord{runtime.NewLocalCoordinator(nil)}
+	}, coordinatortest.Alone(), coordinatortest.Unfenced())
+}
