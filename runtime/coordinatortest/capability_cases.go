@@ -89,11 +89,11 @@ func testBatch(t *testing.T, f *fleet) {
 		}
 		sl, sheld := w.c.CurrentLease(singles[i].PipelineID)
 		bl, bheld := w.c.CurrentLease(batch[i].PipelineID)
-		auto := batch[i].RunNumber == runtime.RunNumberAuto
-		if sheld != bheld || (sheld && !auto && sl.RunNumber != bl.RunNumber) {
+		slot := batch[i].RunNumber > 0
+		if sheld != bheld || (sheld && slot && sl.RunNumber != bl.RunNumber) {
 			t.Errorf("%s: holds %+v (%v) after the batch; the single twin %+v (%v)", batch[i].PipelineID, bl, bheld, sl, sheld)
 		}
-		if r.Acquired && batch[i].RunNumber != runtime.RunNumberAuto {
+		if r.Acquired {
 			w.granted(batch[i].PipelineID, batch[i].RunNumber)
 		}
 	}

@@ -22,7 +22,7 @@ func testFleetExclusive(t *testing.T, f *fleet) {
 	b.mustAcquire("q", f.slot(0))
 	a.mustRefuse("q", f.slot(0))
 	a.release("p")
-	b.mustAcquire("p", f.slot(0))
+	b.mustAcquireSoon("p", f.slot(0))
 	a.mustNotValidate("p", first.FencingToken)
 	b.mustNotValidate("p", first.FencingToken)
 }
@@ -90,14 +90,15 @@ func testFleetRace(t *testing.T, f *fleet) {
 	}
 }
 
-// A stopped worker's leases are free for the others at once.
+// A stopped worker's leases are free for the others (at once, or within
+// moments: see freeWait).
 func testFleetStop(t *testing.T, f *fleet) {
 	a, b := f.worker("p", "q"), f.worker("p", "q")
 	a.mustAcquire("p", f.slot(0))
 	a.mustAcquire("q", runtime.RunNumberAuto)
 	a.stop()
-	b.mustAcquire("p", f.slot(0))
-	b.mustAcquire("q", runtime.RunNumberAuto)
+	b.mustAcquireSoon("p", f.slot(0))
+	b.mustAcquireSoon("q", runtime.RunNumberAuto)
 }
 
 // A lease lost by one worker is reported to it and can go to another.
@@ -105,7 +106,7 @@ func testFleetLost(t *testing.T, f *fleet) {
 	a, b := f.worker("p"), f.worker("p")
 	lease := a.mustAcquire("p", f.slot(0))
 	f.s.cfg.lose(t, a.c, "p")
-	b.mustAcquire("p", f.slot(0))
+	b.mustAcquireSoon("p", f.slot(0))
 	if err := a.c.RenewLease(ctx(t), "p"); err == nil {
 		t.Fatal("RenewLease of a lease lost to another worker succeeded")
 	}

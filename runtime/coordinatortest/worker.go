@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/agora-etl/agora/runtime"
 )
@@ -43,6 +44,31 @@ func (w *worker) mustAcquire(pipelineID string, run int64) runtime.Lease {
 	return w.granted(pipelineID, run)
 }
 
+// freeWait bounds how long a lease another worker gave up (or lost) may
+// still be refused: a Redlock coordinator frees the primary's short
+// reservation just after a majority of its nodes let the lease go.
+const freeWait = 5 * time.Second
+
+// mustAcquireSoon is mustAcquire for a lease another worker just gave up
+// or lost: refusals as held are asked again, for up to freeWait.
+func (w *worker) mustAcquireSoon(pipelineID string, run int64) runtime.Lease {
+	w.t.Helper()
+	deadline := time.Now().Add(freeWait)
+	for {
+		ok, err := w.acquire(pipelineID, run)
+		if err != nil {
+			w.t.Fatalf("%s: TryAcquireLease(%q, %d) = %v, %v; want true, nil", w.id, pipelineID, run, ok, err)
+		}
+		if ok {
+			return w.granted(pipelineID, run)
+		}
+		if time.Now().After(deadline) {
+			w.t.Fatalf("%s: TryAcquireLease(%q, %d) still refused as held after %v", w.id, pipelineID, run, freeWait)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
 // granted checks the lease w holds for pipelineID after a grant for run.
 func (w *worker) granted(pipelineID string, run int64) runtime.Lease {
 	w.t.Helper()
@@ -53,13 +79,15 @@ func (w *worker) granted(pipelineID string, run int64) runtime.Lease {
 	if lease.PipelineID != pipelineID || lease.WorkerID != w.id {
 		w.t.Errorf("%s: lease of %q by %q; want %q by %q", w.id, lease.PipelineID, lease.WorkerID, pipelineID, w.id)
 	}
+	// A slot's lease names the slot; Auto and Once leases carry a number
+	// the coordinator hands out, positive for Auto.
 	switch {
-	case run == runtime.RunNumberAuto:
-		if lease.RunNumber <= 0 {
-			w.t.Errorf("%s: RunNumberAuto granted run number %d; want a positive one", w.id, lease.RunNumber)
-		}
-	case lease.RunNumber != run:
-		w.t.Errorf("%s: lease of %q for run %d; want %d", w.id, pipelineID, lease.RunNumber, run)
+	case run > 0 && (lease.RunNumber != run || !lease.Slot):
+		w.t.Errorf("%s: lease of %q for run %d (slot %v); want slot %d", w.id, pipelineID, lease.RunNumber, lease.Slot, run)
+	case run <= 0 && lease.Slot:
+		w.t.Errorf("%s: lease of %q for run %d asked for with %d is marked a slot", w.id, pipelineID, lease.RunNumber, run)
+	case run == runtime.RunNumberAuto && lease.RunNumber <= 0:
+		w.t.Errorf("%s: RunNumberAuto granted run number %d; want a positive one", w.id, lease.RunNumber)
 	}
 	w.f.checkToken(w, lease)
 	ok, err := w.c.ValidateLease(ctx(w.t), pipelineID, lease.FencingToken)
