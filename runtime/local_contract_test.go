@@ -22,3 +22,11 @@ func TestWrappedLocalCoordinatorKeepsTheContract(t *testing.T) {
 		return wrappedCoord{runtime.NewLocalCoordinator(nil)}
 	}, coordinatortest.Alone(), coordinatortest.Unfenced())
 }
+
+// The wrapper forwards the local coordinator's capabilities, all of them.
+func TestWrappedLocalCoordinatorForwardsItsCapabilities(t *testing.T) {
+	local := runtime.NewLocalCoordinator(nil)
+	if got, want := (wrappedCoord{local}).Capabilities(), local.Capabilities(); got != want {
+		t.Fatalf("wrapped capabilities %+v, want the local coordinator's %+v", got, want)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 
 func capabilityCases() []testCase {
 	return []testCase{
+		{name: "Capabilities", run: testCapabilities},
 		{name: "BatchEqualsSingle", run: testBatch},
 		{name: "DeferLeaseAlone", run: testDeferred},
 		{name: "FleetDeferredStillGranted", fleet: true, run: testFleetDeferred},
@@ -22,6 +24,37 @@ func capabilityCases() []testCase {
 		{name: "FleetLeaseHolder", fleet: true, run: testFleetHolder},
 		{name: "LastCompleted", run: testLastCompleted},
 		{name: "RunRecorder", run: testRecorder},
+		{name: "NothingPaused", run: testNotPaused},
+	}
+}
+
+// Capabilities answers the same every time (the pool reads it once); with
+// Strict, every field is set.
+func testCapabilities(t *testing.T, f *fleet) {
+	w := f.worker("p")
+	first, again := reflect.ValueOf(w.caps), reflect.ValueOf(w.c.Capabilities())
+	var missing []string
+	for i := range first.NumField() {
+		name := first.Type().Field(i).Name
+		have := !first.Field(i).IsNil()
+		if have != !again.Field(i).IsNil() {
+			t.Errorf("Capabilities().%s is set in one call and not in the next", name)
+		}
+		if !have {
+			missing = append(missing, name)
+		}
+	}
+	if f.s.cfg.strict && len(missing) > 0 {
+		t.Errorf("the coordinator has no %v (Strict: it should have every capability)", missing)
+	}
+}
+
+// A pipeline nobody paused is not paused.
+func testNotPaused(t *testing.T, f *fleet) {
+	w := f.worker("p")
+	f.needs(w.caps.FleetController != nil, "FleetController")
+	if w.caps.FleetController.Paused("p") {
+		t.Fatal("Paused of a pipeline nobody paused = true")
 	}
 }
 
@@ -53,7 +86,7 @@ func testBatch(t *testing.T, f *fleet) {
 		}
 	}
 	w := f.worker(ids...)
-	needs(t, w.caps.BatchLeaser != nil, "BatchLeaser")
+	f.needs(w.caps.BatchLeaser != nil, "BatchLeaser")
 	prepare := func(twin string) []runtime.LeaseRequest {
 		w.mustAcquire(twin+"-held", f.slot(0))
 		if w.caps.RunCompleter != nil {
@@ -109,7 +142,7 @@ func testBatch(t *testing.T, f *fleet) {
 // expected to take the slot.
 func testDeferred(t *testing.T, f *fleet) {
 	w := f.worker("p", "q")
-	needs(t, w.caps.BatchLeaser != nil && w.caps.LeaseDeferrer != nil, "LeaseDeferrer")
+	f.needs(w.caps.BatchLeaser != nil && w.caps.LeaseDeferrer != nil, "LeaseDeferrer")
 	for _, req := range []runtime.LeaseRequest{
 		{PipelineID: "p", RunNumber: f.slot(0)}, {PipelineID: "q", RunNumber: runtime.RunNumberAuto},
 	} {
@@ -124,7 +157,7 @@ func testDeferred(t *testing.T, f *fleet) {
 func testFleetDeferred(t *testing.T, f *fleet) {
 	ids := []string{"d0", "d1", "d2", "d3", "d4", "d5"}
 	a, b := f.worker(ids...), f.worker(ids...)
-	needs(t, b.caps.BatchLeaser != nil && b.caps.LeaseDeferrer != nil, "LeaseDeferrer")
+	f.needs(b.caps.BatchLeaser != nil && b.caps.LeaseDeferrer != nil, "LeaseDeferrer")
 	_ = a
 	reqs := make([]runtime.LeaseRequest, len(ids))
 	for i, id := range ids {
@@ -146,7 +179,7 @@ func testFleetDeferred(t *testing.T, f *fleet) {
 // decides nothing (ErrAskAtSlot) and the slot is then asked for as usual.
 func testAhead(t *testing.T, f *fleet) {
 	w := f.worker("p")
-	needs(t, w.caps.BatchLeaser != nil && w.caps.LeaseAheader != nil, "LeaseAheader")
+	f.needs(w.caps.BatchLeaser != nil && w.caps.LeaseAheader != nil, "LeaseAheader")
 	if a := w.caps.LeaseAheader.LeaseAhead(); a < 0 {
 		t.Fatalf("LeaseAhead() = %v; want ≥ 0", a)
 	}
@@ -166,7 +199,7 @@ func testAhead(t *testing.T, f *fleet) {
 
 func testHealth(t *testing.T, f *fleet) {
 	w := f.worker("p")
-	needs(t, w.caps.HealthReporter != nil, "HealthReporter")
+	f.needs(w.caps.HealthReporter != nil, "HealthReporter")
 	if err := w.caps.HealthReporter.Healthy(ctx(t)); err != nil {
 		t.Fatalf("Healthy after Start: %v", err)
 	}
@@ -174,7 +207,7 @@ func testHealth(t *testing.T, f *fleet) {
 
 func testStatus(t *testing.T, f *fleet) {
 	w := f.worker("p")
-	needs(t, w.caps.StatusReporter != nil, "StatusReporter")
+	f.needs(w.caps.StatusReporter != nil, "StatusReporter")
 	w.mustAcquire("p", f.slot(0))
 	b, err := json.Marshal(w.caps.StatusReporter.Status())
 	if err != nil {
@@ -188,7 +221,7 @@ func testStatus(t *testing.T, f *fleet) {
 // LeaseHolder names the lease in force, then none once it is given back.
 func testHolder(t *testing.T, f *fleet) {
 	w := f.worker("p")
-	needs(t, w.caps.LeaseHolderReporter != nil, "LeaseHolderReporter")
+	f.needs(w.caps.LeaseHolderReporter != nil, "LeaseHolderReporter")
 	if _, held, err := w.caps.LeaseHolderReporter.LeaseHolder(ctx(t), "p"); held || err != nil {
 		t.Fatalf("LeaseHolder of a pipeline never leased: held %v, %v", held, err)
 	}
@@ -203,7 +236,7 @@ func testHolder(t *testing.T, f *fleet) {
 // Another worker's LeaseHolder names the holder.
 func testFleetHolder(t *testing.T, f *fleet) {
 	a, b := f.worker("p"), f.worker("p")
-	needs(t, b.caps.LeaseHolderReporter != nil, "LeaseHolderReporter")
+	f.needs(b.caps.LeaseHolderReporter != nil, "LeaseHolderReporter")
 	lease := a.mustAcquire("p", f.slot(0))
 	b.mustRefuse("p", f.slot(0))
 	checkHolder(t, b, a, lease)
@@ -224,7 +257,7 @@ func checkHolder(t *testing.T, asker, holder *worker, lease runtime.Lease) {
 // LastCompleted is the last completed slot, and never goes back.
 func testLastCompleted(t *testing.T, f *fleet) {
 	w := f.worker("p")
-	needs(t, w.caps.CompletionReader != nil && w.caps.RunCompleter != nil, "CompletionReader")
+	f.needs(w.caps.CompletionReader != nil && w.caps.RunCompleter != nil, "CompletionReader")
 	last := func() (int64, bool) {
 		t.Helper()
 		s, ok, err := w.caps.CompletionReader.LastCompleted(ctx(t), "p")
@@ -251,7 +284,7 @@ func testLastCompleted(t *testing.T, f *fleet) {
 // history reads the runs back, newest first.
 func testRecorder(t *testing.T, f *fleet) {
 	w := f.worker("p")
-	needs(t, w.caps.RunRecorder != nil, "RunRecorder")
+	f.needs(w.caps.RunRecorder != nil, "RunRecorder")
 	end := time.Now()
 	finish := func(lease runtime.Lease, outcome runtime.RunOutcome) {
 		t.Helper()
@@ -272,9 +305,7 @@ func testRecorder(t *testing.T, f *fleet) {
 	finish(w.mustAcquire("p", f.slot(1)), runtime.OutcomeFailed)
 	finish(w.mustAcquire("p", f.slot(1)), runtime.OutcomeSucceeded)
 	w.mustRefuseDone("p", f.slot(1))
-	if w.caps.RunHistoryReader == nil {
-		return
-	}
+	f.needs(w.caps.RunHistoryReader != nil, "RunHistoryReader")
 	hist, err := w.caps.RunHistoryReader.RunHistory(ctx(t), "p", 0)
 	if err != nil {
 		t.Fatalf("RunHistory: %v", err)

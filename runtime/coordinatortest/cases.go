@@ -68,7 +68,7 @@ func testReleased(t *testing.T, f *fleet) {
 // before it; later slots are granted.
 func testCompleted(t *testing.T, f *fleet) {
 	w := f.worker("p")
-	needs(t, w.caps.RunCompleter != nil, "RunCompleter")
+	f.needs(w.caps.RunCompleter != nil, "RunCompleter")
 	w.mustAcquire("p", f.slot(5))
 	w.complete("p")
 	w.mustRefuseDone("p", f.slot(5))
@@ -83,7 +83,7 @@ func testCompleted(t *testing.T, f *fleet) {
 // A completed Once run is refused for good; a released one is not.
 func testOnce(t *testing.T, f *fleet) {
 	w := f.worker("p")
-	needs(t, w.caps.RunCompleter != nil, "RunCompleter")
+	f.needs(w.caps.RunCompleter != nil, "RunCompleter")
 	w.mustAcquire("p", runtime.RunNumberOnce)
 	w.release("p")
 	w.mustAcquire("p", runtime.RunNumberOnce)

@@ -49,6 +49,7 @@ type Option func(*config)
 type config struct {
 	alone    bool
 	unfenced bool
+	strict   bool
 	lose     func(t *testing.T, c runtime.Coordinator, pipelineID string)
 }
 
@@ -56,6 +57,11 @@ type config struct {
 // decides for its own process only, like runtime.LocalCoordinator): the
 // cases that need two workers of one fleet are not run.
 func Alone() Option { return func(c *config) { c.alone = true } }
+
+// Strict fails, instead of skipping, every case whose capability the
+// coordinator lacks: for a coordinator that has them all (the Redis one),
+// so that a wrapper of it that lost one is caught.
+func Strict() Option { return func(c *config) { c.strict = true } }
 
 // Unfenced says the coordinator's leases carry fencing token 0, as the
 // local coordinator's do. Without it every grant must carry a token

@@ -175,10 +175,15 @@ func (w *worker) stop() {
 	}
 }
 
-// needs skips the test unless the capability is there.
-func needs(t *testing.T, have bool, name string) {
-	t.Helper()
-	if !have {
-		t.Skipf("the coordinator has no %s", name)
+// needs skips the test unless the capability is there; with Strict it
+// fails it.
+func (f *fleet) needs(have bool, name string) {
+	f.t.Helper()
+	switch {
+	case have:
+	case f.s.cfg.strict:
+		f.t.Fatalf("the coordinator has no %s (Strict: it should have every capability)", name)
+	default:
+		f.t.Skipf("the coordinator has no %s", name)
 	}
 }
