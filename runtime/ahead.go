@@ -85,7 +85,7 @@ func (d *dispatcher) dispatchAhead(early []*runner) {
 // back, due at its slot (or at that look).
 func (d *dispatcher) askAhead(batch []*runner) {
 	defer d.batching.Done()
-	deferrer, _ := d.leaser.(LeaseDeferrer)
+	deferrer := d.deferrer
 	var a leaseAsk
 	for _, r := range batch {
 		if r.isStopped() || r.env.paused(r) {

@@ -25,6 +25,12 @@ type aheadCoord struct {
 	asked []aheadAsk
 }
 
+func (c *aheadCoord) Capabilities() runtime.Capabilities {
+	caps := c.controlCoord.Capabilities()
+	caps.BatchLeaser, caps.LeaseDeferrer, caps.LeaseAheader = c, c, c
+	return caps
+}
+
 type aheadAsk struct {
 	at    time.Time
 	run   int64

@@ -69,10 +69,11 @@ func (p *CatchUpPolicy) UnmarshalText(b []byte) error {
 	return nil
 }
 
-// CompletionReader is implemented by coordinators that remember, fleet-wide,
-// the last slot of each pipeline that completed (the distributed one does).
-// A cron pipeline with a catch-up policy other than CatchUpSkip asks it when
-// it starts, so slots missed while every replica was down are caught up.
+// CompletionReader is the capability (Capabilities.CompletionReader) of
+// coordinators that remember, fleet-wide, the last slot of each pipeline
+// that completed (the distributed one does). A cron pipeline with a catch-up
+// policy other than CatchUpSkip asks it when it starts, so slots missed
+// while every replica was down are caught up.
 type CompletionReader interface {
 	// LastCompleted returns the last completed slot of pipelineID in Unix
 	// seconds, and false when none is recorded.
@@ -96,8 +97,8 @@ func (r *runner) catchingUp() bool {
 // start (or after it failed, at each attempt until it answers), and marks
 // the slots after it and up to now as to be caught up.
 func (r *runner) probeCompleted(nowN int64) {
-	cr, ok := r.env.coord.(CompletionReader)
-	if !ok {
+	cr := r.env.caps.CompletionReader
+	if cr == nil {
 		r.probe = false
 		return
 	}

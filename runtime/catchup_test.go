@@ -20,6 +20,12 @@ type completionCoord struct {
 	last int64
 }
 
+func (c *completionCoord) Capabilities() runtime.Capabilities {
+	caps := c.fakeCoord.Capabilities()
+	caps.CompletionReader = c
+	return caps
+}
+
 func (c *completionCoord) LastCompleted(context.Context, string) (int64, bool, error) {
 	c.lmu.Lock()
 	defer c.lmu.Unlock()

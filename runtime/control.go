@@ -5,9 +5,10 @@ import (
 	"time"
 )
 
-// FleetController is implemented by coordinators that carry operators'
-// fleet-wide commands (distributed.RedisWorkerCoordinator does, fed by
-// "fleet pause", "fleet resume" and "fleet trigger"):
+// FleetController is the capability (Capabilities.FleetController) of
+// coordinators that carry operators' fleet-wide commands
+// (distributed.RedisWorkerCoordinator does, fed by "fleet pause", "fleet
+// resume" and "fleet trigger"):
 //
 //   - a paused pipeline is not attempted: before asking for a lease the pool
 //     asks Paused, and a paused attempt is skipped (reason paused in /status
@@ -25,28 +26,29 @@ type FleetController interface {
 	SetTriggerHandler(handler func(pipelineID string))
 }
 
-// ScheduleReporter is implemented by coordinators that publish each
-// pipeline's schedule for fleet tooling (the worker record that "fleet
-// pipelines" reads). The pool calls SetSchedules before Start, with
-// Schedule.String of every pipeline by id.
+// ScheduleReporter is the capability (Capabilities.ScheduleReporter) of
+// coordinators that publish each pipeline's schedule for fleet tooling (the
+// worker record that "fleet pipelines" reads). The pool calls SetSchedules
+// before Start, with Schedule.String of every pipeline by id.
 type ScheduleReporter interface {
 	SetSchedules(schedules map[string]string)
 }
 
-// InterruptedRerunner is implemented by coordinators that can tell a
-// pipeline's worker, when it takes over the lease of a holder that died,
-// which earlier slot that holder left unfinished, and grant that slot
-// instead (see ScheduledPipeline.RerunInterrupted). The pool calls
-// SetRerunInterrupted before Start with the ids of the pipelines that ask
-// for it.
+// InterruptedRerunner is the capability (Capabilities.InterruptedRerunner)
+// of coordinators that can tell a pipeline's worker, when it takes over the
+// lease of a holder that died, which earlier slot that holder left
+// unfinished, and grant that slot instead (see
+// ScheduledPipeline.RerunInterrupted). The pool calls SetRerunInterrupted
+// before Start with the ids of the pipelines that ask for it.
 type InterruptedRerunner interface {
 	SetRerunInterrupted(pipelineIDs []string)
 }
 
-// reportSchedules hands coord the pipelines' schedules when it wants them,
-// and the pipelines that re-run interrupted slots.
-func reportSchedules(coord Coordinator, pipelines []*ScheduledPipeline) {
-	if rr, ok := coord.(InterruptedRerunner); ok {
+// reportSchedules hands the coordinator whose capabilities are caps the
+// pipelines' schedules when it wants them, and the pipelines that re-run
+// interrupted slots.
+func reportSchedules(caps Capabilities, pipelines []*ScheduledPipeline) {
+	if rr := caps.InterruptedRerunner; rr != nil {
 		var ids []string
 		for _, sp := range pipelines {
 			if sp.RerunInterrupted {
@@ -55,8 +57,8 @@ func reportSchedules(coord Coordinator, pipelines []*ScheduledPipeline) {
 		}
 		rr.SetRerunInterrupted(ids)
 	}
-	sr, ok := coord.(ScheduleReporter)
-	if !ok {
+	sr := caps.ScheduleReporter
+	if sr == nil {
 		return
 	}
 	m := make(map[string]string, len(pipelines))

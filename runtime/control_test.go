@@ -18,6 +18,12 @@ type controlCoord struct {
 	handler func(string)
 }
 
+func (c *controlCoord) Capabilities() runtime.Capabilities {
+	caps := c.fakeCoord.Capabilities()
+	caps.FleetController = c
+	return caps
+}
+
 var _ runtime.FleetController = (*controlCoord)(nil)
 
 func newControlCoord() *controlCoord {

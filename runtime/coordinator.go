@@ -38,7 +38,10 @@ var ErrNilPipeline = errors.New("runtime: factory returned a nil pipeline")
 // Coordinator decides which worker owns a run. The pool asks for a lease before
 // every run and releases it afterwards. The in-process coordinator the pool
 // uses by default grants every lease; distributed.RedisWorkerCoordinator shares
-// leases across a fleet of replicas.
+// leases across a fleet of replicas. What a coordinator can do beyond these
+// methods (complete a slot, decide leases in batches, report health…) it
+// says in one value, Capabilities, so that a coordinator wrapping another
+// one forwards all of it with one method.
 type Coordinator interface {
 	// Start registers the worker and its pipelines and starts background work
 	// such as heartbeats and lease renewal.
@@ -62,18 +65,22 @@ type Coordinator interface {
 	// SetLeaseLostCallback sets the function called, once per lease, when a
 	// held lease is lost (expired, taken over, or not renewable in time).
 	SetLeaseLostCallback(cb func(pipelineID string, lease Lease))
+	// Capabilities returns the optional capabilities the coordinator has.
+	// The pool calls it once, before Start, and keeps the answer.
+	Capabilities() Capabilities
 }
 
-// RunCompleter is implemented by coordinators that remember completed slots.
-// After a successful run the pool calls CompleteLease instead of
-// ReleaseLease: it releases the lease and records its run number as done, in
-// one step, so no replica runs that slot again.
+// RunCompleter is the capability (Capabilities.RunCompleter) of
+// coordinators that remember completed slots. After a successful run the
+// pool calls CompleteLease instead of ReleaseLease: it releases the lease
+// and records its run number as done, in one step, so no replica runs that
+// slot again.
 type RunCompleter interface {
 	CompleteLease(ctx context.Context, pipelineID string) error
 }
 
-// BatchLeaser is implemented by coordinators that can decide many lease
-// requests in one round trip. The pool then asks for the leases of the runs
+// BatchLeaser is the capability (Capabilities.BatchLeaser) of coordinators
+// that can decide many lease requests in one round trip. The pool then asks for the leases of the runs
 // due together (a cron second shared by thousands of pipelines) in batches,
 // one goroutine per batch, instead of one blocking request per run.
 type BatchLeaser interface {
@@ -82,8 +89,8 @@ type BatchLeaser interface {
 	TryAcquireLeases(ctx context.Context, reqs []LeaseRequest) []LeaseReply
 }
 
-// LeaseDeferrer is implemented by a BatchLeaser that spreads a fleet's
-// lease requests: when every replica asks for every slot, all but one of
+// LeaseDeferrer is the capability (Capabilities.LeaseDeferrer) of a
+// BatchLeaser that spreads a fleet's lease requests: when every replica asks for every slot, all but one of
 // them ask in vain. DeferLease says, per request, how long this worker
 // should wait before asking, because another live worker is expected to
 // take the slot first (0: ask now). The pool sends a batch's other requests
@@ -95,8 +102,8 @@ type LeaseDeferrer interface {
 	DeferLease(req LeaseRequest) time.Duration
 }
 
-// LeaseAheader is implemented by a BatchLeaser that can grant a cron slot's
-// lease a little before the slot's boundary (lease-ahead), so that at the
+// LeaseAheader is the capability (Capabilities.LeaseAheader) of a
+// BatchLeaser that can grant a cron slot's lease a little before the slot's boundary (lease-ahead), so that at the
 // boundary the run only has to start. The pool then asks LeaseAhead before
 // each slot (never more than half the interval before it), with Ahead set
 // in the LeaseRequest; see docs/distributed.md, "Lease-ahead".
@@ -130,21 +137,21 @@ type LeaseReply struct {
 	Err      error
 }
 
-// HealthReporter is implemented by coordinators that can say whether they are
-// usable. /readyz answers 503 while Healthy returns an error.
+// HealthReporter is the capability (Capabilities.HealthReporter) of
+// coordinators that can say whether they are usable. /readyz answers 503 while Healthy returns an error.
 type HealthReporter interface {
 	Healthy(ctx context.Context) error
 }
 
-// StatusReporter is implemented by coordinators with state worth showing in
-// /status (for example reachability of each Redis node). The value must
+// StatusReporter is the capability (Capabilities.StatusReporter) of
+// coordinators with state worth showing in /status (for example reachability of each Redis node). The value must
 // marshal to JSON.
 type StatusReporter interface {
 	Status() any
 }
 
-// LeaseHolderReporter is implemented by coordinators that can say who holds
-// a lease they refused. When a run is skipped because the lease is held
+// LeaseHolderReporter is the capability (Capabilities.LeaseHolderReporter)
+// of coordinators that can say who holds a lease they refused. When a run is skipped because the lease is held
 // elsewhere, the pool asks (at most once per HeldLeaseLogInterval per
 // pipeline) and logs the holder and when its lease expires: a dead holder's
 // runs are taken over then.

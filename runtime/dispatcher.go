@@ -35,6 +35,9 @@ type dispatcher struct {
 	// leaser, when the coordinator is one, gets the lease requests of the
 	// runners due together in one call per batch (see acquireBatch).
 	leaser BatchLeaser
+	// deferrer, when not nil, spreads the leaser's requests over the
+	// fleet (the coordinator's LeaseDeferrer).
+	deferrer LeaseDeferrer
 	// ahead is how long before a cron slot its lease is asked for, when
 	// the leaser is a LeaseAheader (ahead.go); 0: at the slot.
 	ahead time.Duration
@@ -595,7 +598,7 @@ func (d *dispatcher) queue(due []*runner) {
 // come due together and ask in batches of their own.
 func (d *dispatcher) acquireBatch(batch []*runner) {
 	defer d.batching.Done()
-	deferrer, _ := d.leaser.(LeaseDeferrer)
+	deferrer := d.deferrer
 	var now leaseAsk
 	queued := batch[:0:0]
 	for _, r := range batch {

@@ -22,6 +22,12 @@ type batchCoord struct {
 	batches []int
 }
 
+func (c *batchCoord) Capabilities() runtime.Capabilities {
+	caps := c.fakeCoord.Capabilities()
+	caps.BatchLeaser = c
+	return caps
+}
+
 func (c *batchCoord) TryAcquireLease(ctx context.Context, id string, n int64) (bool, error) {
 	c.singles.Add(1)
 	return c.fakeCoord.TryAcquireLease(ctx, id, n)
@@ -117,6 +123,12 @@ type slowBatchCoord struct {
 	once  sync.Once
 }
 
+func (c *slowBatchCoord) Capabilities() runtime.Capabilities {
+	caps := c.batchCoord.Capabilities()
+	caps.BatchLeaser = c
+	return caps
+}
+
 func (c *slowBatchCoord) TryAcquireLeases(ctx context.Context, reqs []runtime.LeaseRequest) []runtime.LeaseReply {
 	c.once.Do(func() { close(c.asked) })
 	time.Sleep(50 * time.Millisecond)
@@ -150,6 +162,12 @@ type deferCoord struct {
 	defers map[string]time.Duration
 	mu     sync.Mutex
 	asked  map[string]time.Time
+}
+
+func (c *deferCoord) Capabilities() runtime.Capabilities {
+	caps := c.batchCoord.Capabilities()
+	caps.BatchLeaser, caps.LeaseDeferrer = c, c
+	return caps
 }
 
 func (c *deferCoord) DeferLease(req runtime.LeaseRequest) time.Duration {

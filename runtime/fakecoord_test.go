@@ -35,6 +35,11 @@ type fakeCoord struct {
 	grantRun func(id string, n int64) int64
 }
 
+// Capabilities: a fakeCoord completes slots and reports health and status.
+func (c *fakeCoord) Capabilities() runtime.Capabilities {
+	return runtime.Capabilities{RunCompleter: c, HealthReporter: c, StatusReporter: c}
+}
+
 func newFakeCoord() *fakeCoord {
 	return &fakeCoord{held: map[string]runtime.Lease{}, granted: map[string]int64{}, token: 100}
 }

@@ -125,7 +125,7 @@ func (h *HealthServer) notReady(ctx context.Context) string {
 	if reason := stateNotReady(pr.state.Load()); reason != "" {
 		return reason
 	}
-	if hr, ok := pr.env.coord.(HealthReporter); ok {
+	if hr := pr.env.caps.HealthReporter; hr != nil {
 		cctx, cancel := context.WithTimeout(ctx, healthCheckTimeout)
 		defer cancel()
 		if err := hr.Healthy(cctx); err != nil {
@@ -158,12 +158,11 @@ func (h *HealthServer) status(w http.ResponseWriter, _ *http.Request) {
 	_ = enc.Encode(h.pool.Status())
 }
 
-// coordinatorStatus marshals the coordinator's Status when it has one. A
-// value that does not marshal is reported as an error string rather than
-// breaking /status.
-func coordinatorStatus(c Coordinator, logger *slog.Logger) json.RawMessage {
-	sr, ok := c.(StatusReporter)
-	if !ok {
+// coordinatorStatus marshals the coordinator's Status when it has one
+// (sr not nil). A value that does not marshal is reported as an error
+// string rather than breaking /status.
+func coordinatorStatus(sr StatusReporter, logger *slog.Logger) json.RawMessage {
+	if sr == nil {
 		return nil
 	}
 	b, err := json.Marshal(sr.Status())

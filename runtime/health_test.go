@@ -197,6 +197,12 @@ type slowHealthCoord struct {
 	once          sync.Once
 }
 
+func (c *slowHealthCoord) Capabilities() runtime.Capabilities {
+	caps := c.fakeCoord.Capabilities()
+	caps.HealthReporter = c
+	return caps
+}
+
 func (c *slowHealthCoord) Healthy(context.Context) error {
 	c.once.Do(func() { close(c.asked) })
 	<-c.answer

@@ -31,7 +31,7 @@ func (r *runner) heldElsewhere(runNumber int64) {
 		return
 	}
 	attrs := []slog.Attr{slog.Uint64("skipped", skipped)}
-	if rep, ok := r.env.coord.(LeaseHolderReporter); ok {
+	if rep := r.env.caps.LeaseHolderReporter; rep != nil {
 		ctx, cancel := context.WithTimeout(r.env.hard, LeaseAcquireTimeout)
 		holder, held, err := rep.LeaseHolder(ctx, r.id())
 		cancel()

@@ -19,6 +19,12 @@ type holderCoord struct {
 	err    error
 }
 
+func (c *holderCoord) Capabilities() runtime.Capabilities {
+	caps := c.fakeCoord.Capabilities()
+	caps.LeaseHolderReporter = c
+	return caps
+}
+
 func (c *holderCoord) LeaseHolder(_ context.Context, id string) (runtime.Lease, bool, error) {
 	if c.err != nil {
 		return runtime.Lease{}, false, c.err

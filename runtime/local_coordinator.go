@@ -233,10 +233,18 @@ func (c *LocalCoordinator) Status() any {
 	return st
 }
 
-// Compile-time checks of the optional interfaces.
-var (
-	_ Coordinator    = (*LocalCoordinator)(nil)
-	_ RunCompleter   = (*LocalCoordinator)(nil)
-	_ HealthReporter = (*LocalCoordinator)(nil)
-	_ StatusReporter = (*LocalCoordinator)(nil)
-)
+// Capabilities: the local coordinator completes slots, records and reads
+// back its run history, and reports health and status. It decides leases
+// one at a time (in memory, each takes well under a microsecond) and
+// carries no fleet commands.
+func (c *LocalCoordinator) Capabilities() Capabilities {
+	return Capabilities{
+		RunCompleter:     c,
+		HealthReporter:   c,
+		StatusReporter:   c,
+		RunRecorder:      c,
+		RunHistoryReader: c,
+	}
+}
+
+var _ Coordinator = (*LocalCoordinator)(nil)

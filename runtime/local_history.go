@@ -35,6 +35,27 @@ func (c *LocalCoordinator) recordRun(e *localEntry, rec RunRecord) {
 	e.mu.Unlock()
 }
 
+// FinishRun gives the lease of rec.PipelineID back, completing it when
+// rec.Outcome is OutcomeSucceeded or OutcomeSlotDone, and records rec in
+// the run history. RunNumber and WorkerID are taken from the lease held;
+// FencingToken is 0, as in every local lease. A pool running on the
+// LocalCoordinator itself does the same without this call; a coordinator
+// wrapping one reaches it through Capabilities.RunRecorder.
+func (c *LocalCoordinator) FinishRun(_ context.Context, rec RunRecord) error {
+	e := c.entry(rec.PipelineID)
+	e.mu.Lock()
+	if e.held {
+		rec.RunNumber, rec.FencingToken = e.runNumber, 0
+		if w := c.workerID.Load(); w != nil {
+			rec.WorkerID = *w
+		}
+	}
+	e.mu.Unlock()
+	c.releaseEntry(e, rec.Outcome == OutcomeSucceeded || rec.Outcome == OutcomeSlotDone)
+	c.recordRun(e, rec)
+	return nil
+}
+
 // SetRunHistory sets how much run history the coordinator keeps in memory
 // (by default the last 100 runs per pipeline, for 7 days); Off keeps none
 // and forgets what was kept.

@@ -311,9 +311,9 @@ func (p *WorkerPool) Run(ctx context.Context) error {
 	pr.env.tracing = runTracing{provider: cfg.tracerProvider, workerID: cfg.workerID}
 	pr.d = newDispatcher(cfg.clock, pr.onFinish, len(p.pipelines))
 	pr.env.d = pr.d
-	if b, ok := coord.(BatchLeaser); ok && pr.env.local == nil {
-		pr.d.leaser = b
-		if a, ok := coord.(LeaseAheader); ok {
+	if b := pr.env.caps.BatchLeaser; b != nil && pr.env.local == nil {
+		pr.d.leaser, pr.d.deferrer = b, pr.env.caps.LeaseDeferrer
+		if a := pr.env.caps.LeaseAheader; a != nil {
 			pr.d.ahead = min(a.LeaseAhead(), MaxLeaseAhead)
 		}
 	}
@@ -369,7 +369,7 @@ func (p *WorkerPool) Run(ctx context.Context) error {
 	for _, log := range cfg.startLogs {
 		log(logger)
 	}
-	reportSchedules(coord, p.pipelines)
+	reportSchedules(pr.env.caps, p.pipelines)
 	coord.SetLeaseLostCallback(pr.onLeaseLost)
 	if fc := pr.env.control; fc != nil {
 		fc.SetTriggerHandler(pr.onTrigger)
@@ -585,6 +585,6 @@ func (p *WorkerPool) Status() PoolStatus {
 	for i, r := range pr.runners {
 		st.Pipelines[i] = r.status()
 	}
-	st.Coordinator = coordinatorStatus(pr.env.coord, pr.env.logger)
+	st.Coordinator = coordinatorStatus(pr.env.caps.StatusReporter, pr.env.logger)
 	return st
 }

@@ -14,6 +14,7 @@ type runEnv struct {
 	clock     Clock
 	coord     Coordinator
 	local     *LocalCoordinator // set when coord is one: no context or timeout needed
+	caps      Capabilities      // coord's, read once
 	completer RunCompleter
 	recorder  RunRecorder     // nil when the coordinator keeps no run history
 	control   FleetController // nil when the coordinator carries no commands
@@ -37,9 +38,10 @@ type runEnv struct {
 func newRunEnv(clock Clock, coord Coordinator, logger *slog.Logger, parent context.Context) *runEnv {
 	env := &runEnv{clock: clock, coord: coord, logger: logger, parent: parent}
 	env.local, _ = coord.(*LocalCoordinator)
-	env.completer, _ = coord.(RunCompleter)
-	env.recorder, _ = coord.(RunRecorder)
-	env.control, _ = coord.(FleetController)
+	env.caps = coord.Capabilities()
+	env.completer = env.caps.RunCompleter
+	env.recorder = env.caps.RunRecorder
+	env.control = env.caps.FleetController
 	env.hard, env.cancelHard = context.WithCancelCause(parent)
 	return env
 }

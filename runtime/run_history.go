@@ -72,19 +72,19 @@ type RunRecord struct {
 // MaxRunErrorLen bounds the error text a RunRecord keeps.
 const MaxRunErrorLen = 2048
 
-// RunRecorder is implemented by coordinators that keep a run history. The
-// pool then ends each run with FinishRun instead of ReleaseLease or
-// CompleteLease: it gives the lease back (completing it when the outcome is
-// OutcomeSucceeded) and records rec in the same step, so recording costs no
-// extra round trip. The coordinator fills in RunNumber, FencingToken and
-// WorkerID from the lease it holds.
+// RunRecorder is the capability (Capabilities.RunRecorder) of coordinators
+// that keep a run history. The pool then ends each run with FinishRun
+// instead of ReleaseLease or CompleteLease: it gives the lease back
+// (completing it when the outcome is OutcomeSucceeded) and records rec in
+// the same step, so recording costs no extra round trip. The coordinator
+// fills in RunNumber, FencingToken and WorkerID from the lease it holds.
 type RunRecorder interface {
 	FinishRun(ctx context.Context, rec RunRecord) error
 }
 
-// RunHistoryReader is implemented by coordinators whose run history can be
-// read back: the newest runs of a pipeline first, at most limit of them
-// (limit <= 0: all that are kept).
+// RunHistoryReader is the capability (Capabilities.RunHistoryReader) of
+// coordinators whose run history can be read back: the newest runs of a
+// pipeline first, at most limit of them (limit <= 0: all that are kept).
 type RunHistoryReader interface {
 	RunHistory(ctx context.Context, pipelineID string, limit int) ([]RunRecord, error)
 }

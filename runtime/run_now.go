@@ -113,7 +113,7 @@ func (p *WorkerPool) RunNow(ctx context.Context, pipelineIDs ...string) error {
 			r.logRun(slog.LevelWarn, "lease lost: cancelling the run", lease)
 		}
 	})
-	reportSchedules(coord, selected)
+	reportSchedules(env.caps, selected)
 	if err := coord.Start(ctx, cfg.workerID, ids); err != nil {
 		return fmt.Errorf("runtime: starting coordinator: %w", err)
 	}

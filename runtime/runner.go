@@ -236,7 +236,7 @@ func (r *runner) stopChan() <-chan struct{} {
 func (r *runner) begin(now time.Time) {
 	if r.sp.Schedule.Kind() == ScheduleCron {
 		r.next = r.nextCron(now.UnixNano())
-		if _, ok := r.env.coord.(CompletionReader); ok && r.catchingUp() {
+		if r.env.caps.CompletionReader != nil && r.catchingUp() {
 			// The first attempt reads what the fleet last completed.
 			r.probe, r.next = true, now.UnixNano()
 		}

@@ -1,0 +1,69 @@
+package runtime
+
+// Capabilities is what a Coordinator can do beyond the methods of the
+// Coordinator interface, in one value: Coordinator.Capabilities returns
+// it, and the pool reads it once per Run (or RunNow, or
+// ScheduledPipeline.Start), before Start, and keeps it. Each field is one
+// optional capability; a nil field is one the coordinator lacks, and the
+// pool then does what that field's comment says. No capability is found
+// by a type assertion on the coordinator, so a coordinator that wraps
+// another one keeps every capability of the inner one by forwarding this
+// one method — which a struct embedding the inner Coordinator does by
+// itself:
+//
+//	type loggingCoordinator struct {
+//		runtime.Coordinator // forwards Capabilities, batching included
+//		log *slog.Logger
+//	}
+//
+// A wrapper that changes how leases are taken or given back (it overrides
+// TryAcquireLease, ReleaseLease) sees the batched and combined paths only
+// if it replaces BatchLeaser, RunCompleter and RunRecorder in the inner
+// Capabilities with its own (or sets them nil, so the pool falls back to
+// the methods it overrides). The contract every coordinator keeps, with
+// or without capabilities, is tested by package runtime/coordinatortest.
+type Capabilities struct {
+	// RunCompleter completes a lease after a successful run: released, and
+	// its slot recorded as done, so no replica runs it again. nil: the pool
+	// releases it with ReleaseLease.
+	RunCompleter RunCompleter
+	// BatchLeaser decides many lease requests in one call. nil: the pool
+	// asks TryAcquireLease once per run, each in its own goroutine.
+	BatchLeaser BatchLeaser
+	// LeaseDeferrer spreads a fleet's lease requests over its workers; read
+	// only with BatchLeaser. nil: every request is sent at once.
+	LeaseDeferrer LeaseDeferrer
+	// LeaseAheader asks for cron slots' leases before their boundaries;
+	// read only with BatchLeaser. nil: leases are asked for at the slot.
+	LeaseAheader LeaseAheader
+	// HealthReporter tells /readyz whether the coordinator is usable. nil:
+	// always usable.
+	HealthReporter HealthReporter
+	// StatusReporter adds the coordinator's state to /status. nil:
+	// /status has no "coordinator" member.
+	StatusReporter StatusReporter
+	// LeaseHolderReporter names who holds a refused lease, for the log
+	// line of a skipped run. nil: the line names no holder.
+	LeaseHolderReporter LeaseHolderReporter
+	// CompletionReader reads the fleet's last completed slot, so a cron
+	// pipeline catches up the slots missed while every replica was down.
+	// nil: nothing is caught up at start.
+	CompletionReader CompletionReader
+	// FleetController carries operators' pause and trigger commands. nil:
+	// no pipeline is ever paused or triggered from outside.
+	FleetController FleetController
+	// ScheduleReporter receives every pipeline's schedule before Start,
+	// for fleet tooling. nil: the schedules are not published.
+	ScheduleReporter ScheduleReporter
+	// InterruptedRerunner receives, before Start, the pipelines that re-run
+	// an interrupted slot (ScheduledPipeline.RerunInterrupted). nil: the
+	// setting has no effect.
+	InterruptedRerunner InterruptedRerunner
+	// RunRecorder gives a lease back and records its run in one step. nil:
+	// the pool gives leases back with RunCompleter or ReleaseLease, and no
+	// run history is kept by the coordinator.
+	RunRecorder RunRecorder
+	// RunHistoryReader reads the run history back, for tools. The pool
+	// does not use it.
+	RunHistoryReader RunHistoryReader
+}

@@ -1,0 +1,321 @@
+package coordinatortest
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/agora-etl/agora/runtime"
+)
+
+func capabilityCases() []testCase {
+	return []testCase{
+		{name: "Capabilities", run: testCapabilities},
+		{name: "BatchEqualsSingle", run: testBatch},
+		{name: "DeferLeaseAlone", run: testDeferred},
+		{name: "FleetDeferredStillGranted", fleet: true, run: testFleetDeferred},
+		{name: "LeaseAhead", run: testAhead},
+		{name: "Health", run: testHealth},
+		{name: "Status", run: testStatus},
+		{name: "LeaseHolder", run: testHolder},
+		{name: "FleetLeaseHolder", fleet: true, run: testFleetHolder},
+		{name: "LastCompleted", run: testLastCompleted},
+		{name: "RunRecorder", run: testRecorder},
+		{name: "NothingPaused", run: testNotPaused},
+	}
+}
+
+// Capabilities answers the same every time (the pool reads it once); with
+// Strict, every field is set.
+func testCapabilities(t *testing.T, f *fleet) {
+	w := f.worker("p")
+	first, again := reflect.ValueOf(w.caps), reflect.ValueOf(w.c.Capabilities())
+	var missing []string
+	for i := range first.NumField() {
+		name := first.Type().Field(i).Name
+		have := !first.Field(i).IsNil()
+		if have != !again.Field(i).IsNil() {
+			t.Errorf("Capabilities().%s is set in one call and not in the next", name)
+		}
+		if !have {
+			missing = append(missing, name)
+		}
+	}
+	if f.s.cfg.strict && len(missing) > 0 {
+		t.Errorf("the coordinator has no %v (Strict: it should have every capability)", missing)
+	}
+}
+
+// A pipeline nobody paused is not paused.
+func testNotPaused(t *testing.T, f *fleet) {
+	w := f.worker("p")
+	f.needs(w.caps.FleetController != nil, "FleetController")
+	if w.caps.FleetController.Paused("p") {
+		t.Fatal("Paused of a pipeline nobody paused = true")
+	}
+}
+
+// reply is a lease answer reduced to what the contract fixes.
+type reply struct {
+	Acquired bool
+	Done     bool // refused with ErrSlotCompleted
+	Failed   error
+}
+
+func replyOf(ok bool, err error) reply {
+	switch {
+	case errors.Is(err, runtime.ErrSlotCompleted):
+		return reply{Acquired: ok, Done: true}
+	case err != nil:
+		return reply{Acquired: ok, Failed: err}
+	}
+	return reply{Acquired: ok}
+}
+
+// A batch decides each request as TryAcquireLease would have: the same
+// requests on twin pipelines in the same states get the same answers and
+// the same leases.
+func testBatch(t *testing.T, f *fleet) {
+	var ids []string
+	for _, twin := range []string{"single", "batch"} {
+		for _, k := range []string{"free", "held", "done", "once", "auto"} {
+			ids = append(ids, twin+"-"+k)
+		}
+	}
+	w := f.worker(ids...)
+	f.needs(w.caps.BatchLeaser != nil, "BatchLeaser")
+	prepare := func(twin string) []runtime.LeaseRequest {
+		w.mustAcquire(twin+"-held", f.slot(0))
+		if w.caps.RunCompleter != nil {
+			w.mustAcquire(twin+"-done", f.slot(2))
+			w.complete(twin + "-done")
+		}
+		return []runtime.LeaseRequest{
+			{PipelineID: twin + "-free", RunNumber: f.slot(1)},
+			{PipelineID: twin + "-held", RunNumber: f.slot(1)},
+			{PipelineID: twin + "-done", RunNumber: f.slot(1)},
+			{PipelineID: twin + "-once", RunNumber: runtime.RunNumberOnce},
+			{PipelineID: twin + "-auto", RunNumber: runtime.RunNumberAuto},
+		}
+	}
+	singles := prepare("single")
+	var want []reply
+	for _, r := range singles {
+		want = append(want, replyOf(w.acquire(r.PipelineID, r.RunNumber)))
+	}
+	batch := prepare("batch")
+	replies := w.caps.BatchLeaser.TryAcquireLeases(ctx(t), batch)
+	if len(replies) != len(batch) {
+		t.Fatalf("TryAcquireLeases answered %d requests of %d", len(replies), len(batch))
+	}
+	for i, r := range replies {
+		got := replyOf(r.Acquired, r.Err)
+		if got.Failed != nil || want[i].Failed != nil {
+			t.Errorf("%s: batch %v, single %v; want no failure", batch[i].PipelineID, got.Failed, want[i].Failed)
+			continue
+		}
+		if got != want[i] {
+			t.Errorf("%s run %d: batch answered %+v, a single request %+v", batch[i].PipelineID, batch[i].RunNumber, got, want[i])
+		}
+		sl, sheld := w.c.CurrentLease(singles[i].PipelineID)
+		bl, bheld := w.c.CurrentLease(batch[i].PipelineID)
+		slot := batch[i].RunNumber > 0
+		if sheld != bheld || (sheld && slot && sl.RunNumber != bl.RunNumber) {
+			t.Errorf("%s: holds %+v (%v) after the batch; the single twin %+v (%v)", batch[i].PipelineID, bl, bheld, sl, sheld)
+		}
+		if r.Acquired {
+			w.granted(batch[i].PipelineID, batch[i].RunNumber)
+		}
+	}
+	if want[0] != (reply{Acquired: true}) || want[1] != (reply{}) {
+		t.Errorf("single answers %+v; want a grant for the free pipeline and a refusal for the held one", want)
+	}
+	if w.caps.RunCompleter != nil && want[2] != (reply{Done: true}) {
+		t.Errorf("single answer for a slot before a completed one %+v; want ErrSlotCompleted", want[2])
+	}
+}
+
+// The only worker of a fleet is told to ask at once: nobody else is
+// expected to take the slot.
+func testDeferred(t *testing.T, f *fleet) {
+	w := f.worker("p", "q")
+	f.needs(w.caps.BatchLeaser != nil && w.caps.LeaseDeferrer != nil, "LeaseDeferrer")
+	for _, req := range []runtime.LeaseRequest{
+		{PipelineID: "p", RunNumber: f.slot(0)}, {PipelineID: "q", RunNumber: runtime.RunNumberAuto},
+	} {
+		if d := w.caps.LeaseDeferrer.DeferLease(req); d != 0 {
+			t.Errorf("DeferLease(%+v) = %v for the only worker of the fleet; want 0", req, d)
+		}
+	}
+}
+
+// With two workers running the same pipelines, whatever each is told to
+// defer, a worker asking alone gets every free lease.
+func testFleetDeferred(t *testing.T, f *fleet) {
+	ids := []string{"d0", "d1", "d2", "d3", "d4", "d5"}
+	f.worker(ids...) // another live worker, which may be preferred for some
+	b := f.worker(ids...)
+	f.needs(b.caps.BatchLeaser != nil && b.caps.LeaseDeferrer != nil, "LeaseDeferrer")
+	reqs := make([]runtime.LeaseRequest, len(ids))
+	for i, id := range ids {
+		reqs[i] = runtime.LeaseRequest{PipelineID: id, RunNumber: f.slot(0)}
+		if d := b.caps.LeaseDeferrer.DeferLease(reqs[i]); d < 0 {
+			t.Errorf("DeferLease(%+v) = %v; want ≥ 0", reqs[i], d)
+		}
+	}
+	for i, r := range b.caps.BatchLeaser.TryAcquireLeases(ctx(t), reqs) {
+		if !r.Acquired || r.Err != nil {
+			t.Errorf("%s: a free lease asked for after its deferral: %v, %v; want granted", ids[i], r.Acquired, r.Err)
+			continue
+		}
+		b.granted(ids[i], f.slot(0))
+	}
+}
+
+// A request sent ahead of its slot either grants that slot only, or
+// decides nothing (ErrAskAtSlot) and the slot is then asked for as usual.
+func testAhead(t *testing.T, f *fleet) {
+	w := f.worker("p")
+	f.needs(w.caps.BatchLeaser != nil && w.caps.LeaseAheader != nil, "LeaseAheader")
+	if a := w.caps.LeaseAheader.LeaseAhead(); a < 0 {
+		t.Fatalf("LeaseAhead() = %v; want ≥ 0", a)
+	}
+	// A minute ahead: more than any lease-ahead the pool uses.
+	r := w.caps.BatchLeaser.TryAcquireLeases(ctx(t), []runtime.LeaseRequest{{PipelineID: "p", RunNumber: f.slot(0), Ahead: true}})[0]
+	switch {
+	case r.Acquired:
+		w.granted("p", f.slot(0))
+		w.mustRefuse("p", f.slot(0))
+	case errors.Is(r.Err, runtime.ErrAskAtSlot):
+		w.mustNotHold("p")
+		w.mustAcquire("p", f.slot(0))
+	default:
+		t.Fatalf("a free slot asked for ahead: %v, %v; want a grant or ErrAskAtSlot", r.Acquired, r.Err)
+	}
+}
+
+func testHealth(t *testing.T, f *fleet) {
+	w := f.worker("p")
+	f.needs(w.caps.HealthReporter != nil, "HealthReporter")
+	if err := w.caps.HealthReporter.Healthy(ctx(t)); err != nil {
+		t.Fatalf("Healthy after Start: %v", err)
+	}
+}
+
+func testStatus(t *testing.T, f *fleet) {
+	w := f.worker("p")
+	f.needs(w.caps.StatusReporter != nil, "StatusReporter")
+	w.mustAcquire("p", f.slot(0))
+	b, err := json.Marshal(w.caps.StatusReporter.Status())
+	if err != nil {
+		t.Fatalf("Status does not marshal to JSON: %v", err)
+	}
+	if string(b) == "null" {
+		t.Fatal("Status is null")
+	}
+}
+
+// LeaseHolder names the lease in force, then none once it is given back.
+func testHolder(t *testing.T, f *fleet) {
+	w := f.worker("p")
+	f.needs(w.caps.LeaseHolderReporter != nil, "LeaseHolderReporter")
+	if _, held, err := w.caps.LeaseHolderReporter.LeaseHolder(ctx(t), "p"); held || err != nil {
+		t.Fatalf("LeaseHolder of a pipeline never leased: held %v, %v", held, err)
+	}
+	lease := w.mustAcquire("p", f.slot(0))
+	checkHolder(t, w, w, lease)
+	w.release("p")
+	if h, held, err := w.caps.LeaseHolderReporter.LeaseHolder(ctx(t), "p"); held || err != nil {
+		t.Fatalf("LeaseHolder after the release: %+v held %v, %v; want none", h, held, err)
+	}
+}
+
+// Another worker's LeaseHolder names the holder.
+func testFleetHolder(t *testing.T, f *fleet) {
+	a, b := f.worker("p"), f.worker("p")
+	f.needs(b.caps.LeaseHolderReporter != nil, "LeaseHolderReporter")
+	lease := a.mustAcquire("p", f.slot(0))
+	b.mustRefuse("p", f.slot(0))
+	checkHolder(t, b, a, lease)
+}
+
+func checkHolder(t *testing.T, asker, holder *worker, lease runtime.Lease) {
+	t.Helper()
+	h, held, err := asker.caps.LeaseHolderReporter.LeaseHolder(ctx(t), lease.PipelineID)
+	if !held || err != nil {
+		t.Fatalf("%s: LeaseHolder(%q) while %s holds it: held %v, %v", asker.id, lease.PipelineID, holder.id, held, err)
+	}
+	if h.WorkerID != holder.id || h.RunNumber != lease.RunNumber || h.FencingToken != lease.FencingToken {
+		t.Errorf("%s: LeaseHolder = %s run %d token %d; want %s run %d token %d", asker.id,
+			h.WorkerID, h.RunNumber, h.FencingToken, holder.id, lease.RunNumber, lease.FencingToken)
+	}
+}
+
+// LastCompleted is the last completed slot, and never goes back.
+func testLastCompleted(t *testing.T, f *fleet) {
+	w := f.worker("p")
+	f.needs(w.caps.CompletionReader != nil && w.caps.RunCompleter != nil, "CompletionReader")
+	last := func() (int64, bool) {
+		t.Helper()
+		s, ok, err := w.caps.CompletionReader.LastCompleted(ctx(t), "p")
+		if err != nil {
+			t.Fatalf("LastCompleted: %v", err)
+		}
+		return s, ok
+	}
+	if s, ok := last(); ok {
+		t.Fatalf("LastCompleted of a pipeline that never completed = %d", s)
+	}
+	w.mustAcquire("p", f.slot(3))
+	w.complete("p")
+	w.mustAcquire("p", f.slot(4))
+	w.release("p")
+	w.mustAcquire("p", runtime.RunNumberAuto)
+	w.complete("p")
+	if s, ok := last(); !ok || s != f.slot(3) {
+		t.Fatalf("LastCompleted = %d, %v; want %d, the last slot completed", s, ok, f.slot(3))
+	}
+}
+
+// FinishRun completes after a success and releases otherwise, and the run
+// history reads the runs back, newest first.
+func testRecorder(t *testing.T, f *fleet) {
+	w := f.worker("p")
+	f.needs(w.caps.RunRecorder != nil, "RunRecorder")
+	end := time.Now()
+	finish := func(lease runtime.Lease, outcome runtime.RunOutcome) {
+		t.Helper()
+		// Each run ends a second after the one before, so newest first
+		// is one order.
+		end = end.Add(time.Second)
+		start := end.Add(-time.Millisecond)
+		rec := runtime.RunRecord{PipelineID: "p", RunNumber: lease.RunNumber, FencingToken: lease.FencingToken, WorkerID: lease.WorkerID,
+			Start: start, End: end, Duration: end.Sub(start), Outcome: outcome}
+		if outcome != runtime.OutcomeSucceeded {
+			rec.Error = fmt.Sprintf("run %d failed", lease.RunNumber)
+		}
+		if err := w.caps.RunRecorder.FinishRun(ctx(t), rec); err != nil {
+			t.Fatalf("FinishRun(%s): %v", outcome, err)
+		}
+		w.mustNotHold("p")
+	}
+	finish(w.mustAcquire("p", f.slot(1)), runtime.OutcomeFailed)
+	finish(w.mustAcquire("p", f.slot(1)), runtime.OutcomeSucceeded)
+	w.mustRefuseDone("p", f.slot(1))
+	f.needs(w.caps.RunHistoryReader != nil, "RunHistoryReader")
+	hist, err := w.caps.RunHistoryReader.RunHistory(ctx(t), "p", 0)
+	if err != nil {
+		t.Fatalf("RunHistory: %v", err)
+	}
+	if len(hist) != 2 {
+		t.Fatalf("RunHistory has %d runs, want 2: %+v", len(hist), hist)
+	}
+	for i, want := range []runtime.RunOutcome{runtime.OutcomeSucceeded, runtime.OutcomeFailed} {
+		if h := hist[i]; h.Outcome != want || h.RunNumber != f.slot(1) || h.WorkerID != w.id {
+			t.Errorf("RunHistory[%d] = %s run %d by %q; want %s run %d by %q", i, h.Outcome, h.RunNumber, h.WorkerID, want, f.slot(1), w.id)
+		}
+	}
+}
