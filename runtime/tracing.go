@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
 
+	"github.com/agora-etl/agora/internal/isnil"
 	"github.com/agora-etl/agora/tracing"
 )
 
@@ -136,30 +137,16 @@ type noTracer struct{ trace.Tracer }
 // same no-op span.
 func (r *runner) resolveTracer() trace.Tracer {
 	tp := r.sp.TracerProvider
-	if isNilProvider(tp) {
+	if isnil.Value(tp) {
 		tp = r.env.tracing.provider
 	}
-	if isNilProvider(tp) {
+	if isnil.Value(tp) {
 		return untraced
 	}
 	if _, ok := tp.(noop.TracerProvider); ok {
 		return untraced
 	}
 	return tp.Tracer(tracerName)
-}
-
-// isNilProvider reports whether tp is nil or a typed nil hiding in a non-nil
-// interface.
-func isNilProvider(tp trace.TracerProvider) bool {
-	if tp == nil {
-		return true
-	}
-	v := reflect.ValueOf(tp)
-	switch v.Kind() {
-	case reflect.Pointer, reflect.Map, reflect.Func, reflect.Chan, reflect.Slice, reflect.Interface:
-		return v.IsNil()
-	}
-	return false
 }
 
 // runBase returns the parent of a run's context: the pool's, with span as
@@ -234,7 +221,7 @@ type flusher interface {
 func (p *WorkerPool) tracerProviders() []trace.TracerProvider {
 	var tps []trace.TracerProvider
 	add := func(tp trace.TracerProvider) {
-		if isNilProvider(tp) {
+		if isnil.Value(tp) {
 			return
 		}
 		// Comparing interfaces panics on uncomparable dynamic types; those
@@ -286,7 +273,7 @@ func (p *WorkerPool) flushAndRunHooks(ctx context.Context) {
 
 // flushProvider flushes the provider of a pipeline started alone.
 func flushProvider(ctx context.Context, tp trace.TracerProvider) {
-	if isNilProvider(tp) {
+	if isnil.Value(tp) {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ShutdownHookTimeout)
@@ -308,7 +295,7 @@ func forceFlush(ctx context.Context, tp trace.TracerProvider) error {
 // OTLP when the environment names an OTLP endpoint: how a generated worker
 // is traced without code. The pool owns the provider.
 func traceFromEnv(ctx context.Context, pool *WorkerPool, logger *slog.Logger) error {
-	if !isNilProvider(pool.cfg.tracerProvider) || !tracing.EndpointConfigured() || tracing.Disabled() {
+	if !isnil.Value(pool.cfg.tracerProvider) || !tracing.EndpointConfigured() || tracing.Disabled() {
 		return nil
 	}
 	tp, err := tracing.NewTracerProvider(ctx, tracing.Config{Exporter: tracing.ExporterOTLP}, logger)
