@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/agora-etl/agora/internal/texttable"
 )
 
 // Command is a subcommand of every worker binary: Main runs it, instead of
@@ -148,15 +150,15 @@ func pipelinesCommand(pool *WorkerPool, stdout io.Writer, now time.Time) int {
 	pool.mu.Lock()
 	pipelines := append([]*ScheduledPipeline(nil), pool.pipelines...)
 	pool.mu.Unlock()
-	t := newTextTable(stdout, "PIPELINE", "SCHEDULE", "NEXT (UTC)", "NEXT (LOCAL)")
+	t := texttable.New(stdout, "PIPELINE", "SCHEDULE", "NEXT (UTC)", "NEXT (LOCAL)")
 	for _, sp := range pipelines {
 		if sp == nil {
 			continue
 		}
 		utc, local := nextFires(sp.Schedule, now, 3)
-		t.row(sp.PipelineID, sp.Schedule.String(), utc, local)
+		t.Row(sp.PipelineID, sp.Schedule.String(), utc, local)
 	}
-	t.flush()
+	_ = t.Flush()
 	return ExitOK
 }
 

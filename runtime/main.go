@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agora-etl/agora/internal/slogdefault"
+	"github.com/agora-etl/agora/internal/texttable"
 )
 
 // Exit statuses of Main.
@@ -288,12 +289,12 @@ func printHelp(w io.Writer, name string, fs *flag.FlagSet, getWorker func() (*Wo
 	fmt.Fprintf(w, "usage: %s [flags] [command [args]]\n\n", name)
 	fmt.Fprintf(w, "Runs the worker pool until interrupted (SIGINT, SIGTERM or SIGHUP: graceful shutdown; a second: now).\n\n")
 	fmt.Fprintln(w, "Commands:")
-	t := newTextTable(w)
+	t := texttable.New(w)
 	for _, c := range allCommands() {
-		t.row("  "+c.Name, c.Summary)
+		t.Row("  "+c.Name, c.Summary)
 	}
-	t.row("  help", "print this help")
-	t.flush()
+	t.Row("  help", "print this help")
+	_ = t.Flush()
 	fmt.Fprintln(w, "\nFlags:")
 	out := fs.Output()
 	fs.SetOutput(w)
@@ -313,11 +314,11 @@ func printHelp(w io.Writer, name string, fs *flag.FlagSet, getWorker func() (*Wo
 	pool.mu.Lock()
 	pipelines := append([]*ScheduledPipeline(nil), pool.pipelines...)
 	pool.mu.Unlock()
-	t = newTextTable(w)
+	t = texttable.New(w)
 	for _, sp := range pipelines {
 		if sp != nil {
-			t.row("  "+sp.PipelineID, sp.Schedule.String())
+			t.Row("  "+sp.PipelineID, sp.Schedule.String())
 		}
 	}
-	t.flush()
+	_ = t.Flush()
 }
