@@ -10,17 +10,18 @@ import (
 
 	"github.com/agora-etl/agora/etl"
 	"github.com/agora-etl/agora/fleet"
+	"github.com/agora-etl/agora/internal/exitcode"
 )
 
 // Exit codes of Main.
 const (
 	// ExitOK follows success.
-	ExitOK = 0
+	ExitOK = exitcode.OK
 	// ExitFailure follows a failed run, an invalid config file or a worker
 	// that failed.
-	ExitFailure = 1
+	ExitFailure = exitcode.Failure
 	// ExitUsage follows an unknown command, flag or missing argument.
-	ExitUsage = 2
+	ExitUsage = exitcode.Usage
 )
 
 // Option configures Main.

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agora-etl/agora/internal/exitcode"
 	"github.com/agora-etl/agora/internal/slogdefault"
 	"github.com/agora-etl/agora/internal/texttable"
 )
@@ -21,16 +22,16 @@ import (
 // Exit statuses of Main.
 const (
 	// ExitOK follows a clean shutdown.
-	ExitOK = 0
+	ExitOK = exitcode.OK
 	// ExitFailure follows a terminal pipeline error, runs cancelled by the
 	// graceful timeout, or bad configuration (flags, getWorker's error,
 	// validation).
-	ExitFailure = 1
+	ExitFailure = exitcode.Failure
 	// ExitUsage follows a subcommand given the wrong arguments.
-	ExitUsage = 2
+	ExitUsage = exitcode.Usage
 	// ExitInterrupted follows a forced shutdown by a second interrupt
 	// (128 + SIGINT).
-	ExitInterrupted = 130
+	ExitInterrupted = exitcode.Interrupted
 )
 
 // Main is the entry point of a worker binary: it parses flags, builds the pool
