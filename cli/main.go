@@ -39,7 +39,8 @@ type env struct {
 }
 
 // WithRegistry makes config files look component types up in r instead of
-// Builtins(), so a program can add components of its own.
+// Builtins() (config.DefaultRegistry()), so a program can add components
+// of its own.
 func WithRegistry(r *etl.Registry) Option { return func(e *env) { e.registry = r } }
 
 // WithOutput sets where the commands write (default os.Stdout and
