@@ -49,14 +49,6 @@ func WithOutput(stdout, stderr io.Writer) Option {
 	return func(e *env) { e.stdout, e.stderr = stdout, stderr }
 }
 
-// WithContext sets the context commands run under. Cancelling it shuts a
-// worker down gracefully, like SIGINT.
-func WithContext(ctx context.Context) Option { return func(e *env) { e.ctx = ctx } }
-
-// WithGoTool sets the go command --module builds with (default "go" from
-// PATH).
-func WithGoTool(path string) Option { return func(e *env) { e.goTool = path } }
-
 // Main runs the agora command with args (without the program name) and
 // returns its exit code.
 func Main(args []string, opts ...Option) int {

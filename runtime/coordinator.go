@@ -145,7 +145,7 @@ type StatusReporter interface {
 
 // LeaseHolderReporter is implemented by coordinators that can say who holds
 // a lease they refused. When a run is skipped because the lease is held
-// elsewhere, the pool asks (at most once per HeldLeaseLogInterval per
+// elsewhere, the pool asks (at most once per heldLeaseLogInterval per
 // pipeline) and logs the holder and when its lease expires: a dead holder's
 // runs are taken over then.
 type LeaseHolderReporter interface {

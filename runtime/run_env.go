@@ -90,7 +90,7 @@ func (env *runEnv) acquire(r *runner, runNumber int64, now time.Time, pre *preAc
 		// Granted in a batch (refusals never get here).
 		r.pre = nil
 	} else {
-		ctx, cancel := context.WithTimeout(env.hard, LeaseAcquireTimeout)
+		ctx, cancel := context.WithTimeout(env.hard, leaseAcquireTimeout)
 		ok, err := env.coord.TryAcquireLease(ctx, id, runNumber)
 		cancel()
 		if !ok || err != nil {
@@ -127,7 +127,7 @@ func (env *runEnv) finishLease(runCtx context.Context, r *runner, success bool) 
 		return nil
 	}
 	id := r.sp.PipelineID
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(runCtx), LeaseReleaseTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(runCtx), leaseReleaseTimeout)
 	defer cancel()
 	if success && env.completer != nil {
 		return env.completer.CompleteLease(ctx, id)
@@ -138,7 +138,7 @@ func (env *runEnv) finishLease(runCtx context.Context, r *runner, success bool) 
 // finishRun gives the lease back and records the run, in one step, with
 // the same context rules as finishLease.
 func (env *runEnv) finishRun(runCtx context.Context, rec RunRecord) error {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(runCtx), LeaseReleaseTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(runCtx), leaseReleaseTimeout)
 	defer cancel()
 	return env.recorder.FinishRun(ctx, rec)
 }

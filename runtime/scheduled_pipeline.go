@@ -131,12 +131,12 @@ func (sp *ScheduledPipeline) Start(ctx context.Context) error {
 				r.shift(back)
 			}
 			lastSeen = now
-			wait := MaxWait
+			wait := maxWait
 			if r.next != 0 {
 				if now.UnixNano() >= r.next {
 					break
 				}
-				wait = min(time.Duration(r.next-now.UnixNano()), MaxWait)
+				wait = min(time.Duration(r.next-now.UnixNano()), maxWait)
 			}
 			if timer == nil {
 				timer = clock.NewTimer(wait)
