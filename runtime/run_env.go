@@ -56,7 +56,8 @@ func (env *runEnv) cancelAll(cause error) {
 func (env *runEnv) now() time.Time { return env.clock.Now().Round(0) }
 
 // enterBusy and leaveBusy bracket code that may block for long; see
-// dispatcher.enterBusy. Alone (Start) there is nobody to tell.
+// dispatcher.enterBusy. Without a dispatcher (RunNow) there is nobody to
+// tell.
 func (env *runEnv) enterBusy() {
 	if env.d != nil {
 		env.d.enterBusy()

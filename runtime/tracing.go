@@ -271,18 +271,6 @@ func (p *WorkerPool) flushAndRunHooks(ctx context.Context) {
 	}
 }
 
-// flushProvider flushes the provider of a pipeline started alone.
-func flushProvider(ctx context.Context, tp trace.TracerProvider) {
-	if isnil.Value(tp) {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ShutdownHookTimeout)
-	defer cancel()
-	if err := forceFlush(ctx, tp); err != nil {
-		slog.Default().Warn("flushing spans failed", slog.Any("error", err))
-	}
-}
-
 // forceFlush calls tp's ForceFlush, when it has one.
 func forceFlush(ctx context.Context, tp trace.TracerProvider) error {
 	if f, ok := tp.(flusher); ok {
