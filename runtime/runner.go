@@ -16,7 +16,7 @@ const (
 	// LateSlotGrace is how late a cron slot may start and still run. A slot
 	// found more than this late (the previous run overran it, the process was
 	// paused or suspended, the wall clock jumped forward) is skipped, counted
-	// in MissedSlots and logged (see missedSlotLogInterval); when several
+	// in MissedSlots and logged (a warning a minute at most); when several
 	// slots were missed only the newest one within the grace runs, so a
 	// pipeline never runs a burst of catch-up runs.
 	LateSlotGrace = time.Minute

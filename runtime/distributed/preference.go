@@ -98,8 +98,9 @@ func (c *RedisWorkerCoordinator) usesPreference() bool {
 	return !cluster
 }
 
-// DeferLease asks the pool to send a slot request deferredAskDelay late
-// when another live worker is the pipeline's preferred worker.
+// DeferLease asks the pool to send a slot request 300 ms
+// (deferredAskDelay) late when another live worker is the pipeline's
+// preferred worker.
 func (c *RedisWorkerCoordinator) DeferLease(req runtime.LeaseRequest) time.Duration {
 	if req.RunNumber <= 0 || !c.notPreferred(req.PipelineID) {
 		return 0
