@@ -1,23 +1,16 @@
 package cli
 
 import (
+	"github.com/agora-etl/agora/config"
 	"github.com/agora-etl/agora/etl"
 	"github.com/agora-etl/agora/etl/kafka"
-	"github.com/agora-etl/agora/etl/postgres"
-	"github.com/agora-etl/agora/etl/sqlite"
 )
 
-// Builtins returns a new registry holding every component the agora
-// command ships with: etl.Builtins() and the kafka, postgres and sqlite
-// sources and sinks. Add components of your own to it and pass it to Main with
-// WithRegistry.
-func Builtins() *etl.Registry {
-	r := etl.Builtins()
-	kafka.Register(r)
-	postgres.Register(r)
-	sqlite.Register(r)
-	return r
-}
+// Builtins returns config.DefaultRegistry(): a new registry holding every
+// component the agora command ships with, etl.Builtins() and the kafka,
+// postgres and sqlite sources and sinks. Add components of your own to it
+// and pass it to Main with WithRegistry.
+func Builtins() *etl.Registry { return config.DefaultRegistry() }
 
 // closeIdleComponents releases what components keep between runs, once the
 // runs are over: the kafka source's consumer clients leave their groups,

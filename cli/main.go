@@ -10,17 +10,18 @@ import (
 
 	"github.com/agora-etl/agora/etl"
 	"github.com/agora-etl/agora/fleet"
+	"github.com/agora-etl/agora/internal/exitcode"
 )
 
 // Exit codes of Main.
 const (
 	// ExitOK follows success.
-	ExitOK = 0
+	ExitOK = exitcode.OK
 	// ExitFailure follows a failed run, an invalid config file or a worker
 	// that failed.
-	ExitFailure = 1
+	ExitFailure = exitcode.Failure
 	// ExitUsage follows an unknown command, flag or missing argument.
-	ExitUsage = 2
+	ExitUsage = exitcode.Usage
 )
 
 // Option configures Main.
@@ -38,7 +39,8 @@ type env struct {
 }
 
 // WithRegistry makes config files look component types up in r instead of
-// Builtins(), so a program can add components of its own.
+// Builtins() (config.DefaultRegistry()), so a program can add components
+// of its own.
 func WithRegistry(r *etl.Registry) Option { return func(e *env) { e.registry = r } }
 
 // WithOutput sets where the commands write (default os.Stdout and
@@ -46,14 +48,6 @@ func WithRegistry(r *etl.Registry) Option { return func(e *env) { e.registry = r
 func WithOutput(stdout, stderr io.Writer) Option {
 	return func(e *env) { e.stdout, e.stderr = stdout, stderr }
 }
-
-// WithContext sets the context commands run under. Cancelling it shuts a
-// worker down gracefully, like SIGINT.
-func WithContext(ctx context.Context) Option { return func(e *env) { e.ctx = ctx } }
-
-// WithGoTool sets the go command --module builds with (default "go" from
-// PATH).
-func WithGoTool(path string) Option { return func(e *env) { e.goTool = path } }
 
 // Main runs the agora command with args (without the program name) and
 // returns its exit code.

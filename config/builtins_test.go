@@ -4,10 +4,12 @@ import (
 	"context"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/agora-etl/agora/etl"
 	"github.com/agora-etl/agora/runtime"
 )
 
@@ -107,5 +109,38 @@ source = { type = "file", path = "in/a.jsonl", after_read = "mvoe", null_if = ["
 	want = want[4:]
 	if err == nil || err.Error() != strings.Join(want, "\n") {
 		t.Errorf("diagnostics:\n%v\nwant\n%s", err, strings.Join(want, "\n"))
+	}
+}
+
+// Rule: the default registry is the complete one: etl's light set and the
+// kafka, postgres and sqlite components, so a file naming them loads
+// without WithRegistry.
+func TestDefaultRegistryHasEveryBuiltinComponent(t *testing.T) {
+	r := DefaultRegistry()
+	for _, kind := range []etl.Kind{etl.KindSource, etl.KindSink} {
+		want := append(etl.Builtins().Names(kind), "kafka", "postgres", "sqlite")
+		for _, name := range want {
+			if !slices.Contains(r.Names(kind), name) {
+				t.Errorf("no %s %q among %v", kind, name, r.Names(kind))
+			}
+		}
+	}
+	if slices.Contains(etl.Builtins().Names(etl.KindSink), "postgres") {
+		t.Error("etl.Builtins has the postgres sink: etl would link a driver")
+	}
+	if _, err := Parse("pipelines.toml", []byte(`format = "agora/v1"
+
+[pipelines.copy.source]
+type = "sqlite"
+path = "shop.db"
+query = "SELECT id FROM orders"
+
+[pipelines.copy.schedule]
+mode = "once"
+
+[[pipelines.copy.sinks]]
+type = "stdout"
+`)); err != nil {
+		t.Fatalf("a sqlite source without WithRegistry: %v", err)
 	}
 }

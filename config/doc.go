@@ -8,7 +8,7 @@
 // — is a Diagnostic at the file, line and column it concerns, and all of them
 // come back together as one Diagnostics error:
 //
-//	f, err := config.Load("pipelines.toml") // components: etl.Builtins()
+//	f, err := config.Load("pipelines.toml") // components: DefaultRegistry()
 //	if err != nil {
 //		return err // pipelines.toml:12:1: pipelines.orders.schedule: unknown key "minute" (did you mean "minutes"?)
 //	}

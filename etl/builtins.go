@@ -12,6 +12,12 @@ import (
 //
 // Each call returns a fresh registry, which a program may extend with its
 // own components or overrides.
+//
+// This is the light set: etl is what user Go code and generated workers
+// import, so it brings no database driver or Kafka client. The complete
+// registry, with the kafka, postgres and sqlite components from etl's
+// subpackages, is config.DefaultRegistry, which config files and the agora
+// command use by default.
 func Builtins() *Registry {
 	r := NewRegistry()
 	RegisterSource(r, "iterable", "records written inline in the configuration",

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"sort"
 	"sync"
+
+	"github.com/agora-etl/agora/internal/isnil"
 )
 
 // Kind says whether a component reads or writes records.
@@ -112,7 +114,7 @@ func (s *ComponentSpec) buildChecked(ctx context.Context, cfg any) (any, error) 
 	if err != nil {
 		return nil, fmt.Errorf("%s %q: %w", s.Kind, s.Type, err)
 	}
-	if c == nil || reflect.ValueOf(c).Kind() == reflect.Pointer && reflect.ValueOf(c).IsNil() {
+	if isnil.Value(c) {
 		return nil, fmt.Errorf("etl: %s %q: constructor returned nil", s.Kind, s.Type)
 	}
 	return c, nil

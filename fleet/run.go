@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/agora-etl/agora/fleet/ui"
+	"github.com/agora-etl/agora/internal/exitcode"
 	"github.com/agora-etl/agora/internal/redact"
 	"github.com/agora-etl/agora/runtime"
 	"github.com/agora-etl/agora/runtime/distributed"
@@ -30,12 +31,12 @@ import (
 // Exit statuses of Run.
 const (
 	// ExitOK means the command did what it was asked.
-	ExitOK = 0
+	ExitOK = exitcode.OK
 	// ExitFailure means Redis was unreachable, the settings were wrong, or a
 	// pipeline is unknown to the fleet.
-	ExitFailure = 1
+	ExitFailure = exitcode.Failure
 	// ExitUsage means the command line was wrong.
-	ExitUsage = 2
+	ExitUsage = exitcode.Usage
 )
 
 // usageText lists the subcommands.

@@ -21,7 +21,7 @@ import (
 // the coordinator then only looks whether the slot was granted elsewhere.
 // When it was not, the reply ErrAskAtSlot (the preferred worker's record is
 // gone) has the worker ask at the boundary without deferring, so a dead
-// preferred worker costs no DeferredAskDelay once its record expired; any
+// preferred worker costs no deferred ask (300 ms) once its record expired; any
 // other undecided reply takes the path without lease-ahead, deferral
 // included.
 //

@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"time"
+
+	"github.com/agora-etl/agora/internal/isnil"
 )
 
 // attempt takes the lease, runs the pipeline and gives the lease back. now
@@ -241,7 +243,7 @@ func (r *runner) build(ctx context.Context) (p Pipeline, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("factory: %w", err)
 	}
-	if isNilPipeline(p) {
+	if isnil.Value(p) {
 		return nil, ErrNilPipeline
 	}
 	return p, nil

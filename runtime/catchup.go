@@ -103,7 +103,7 @@ func (r *runner) probeCompleted(nowN int64) {
 		return
 	}
 	r.env.enterBusy()
-	ctx, cancel := context.WithTimeout(r.env.hard, LeaseAcquireTimeout)
+	ctx, cancel := context.WithTimeout(r.env.hard, leaseAcquireTimeout)
 	last, known, err := cr.LastCompleted(ctx, r.id())
 	cancel()
 	r.env.leaveBusy()

@@ -11,6 +11,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/agora-etl/agora/internal/buildinfo"
+	"github.com/agora-etl/agora/internal/texttable"
 )
 
 // Command is a subcommand of every worker binary: Main runs it, instead of
@@ -105,29 +108,11 @@ func helpSections() []HelpSection {
 }
 
 // Version returns the version of the agora module the binary was built
-// with ("(devel)" for a build inside the module itself).
-func Version() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "(unknown)"
-	}
-	const path = "github.com/agora-etl/agora"
-	if bi.Main.Path == path {
-		if bi.Main.Version != "" {
-			return bi.Main.Version
-		}
-		return "(devel)"
-	}
-	for _, dep := range bi.Deps {
-		if dep.Path == path {
-			if dep.Replace != nil && dep.Replace.Version != "" {
-				return dep.Replace.Version
-			}
-			return dep.Version
-		}
-	}
-	return "(devel)"
-}
+// with: what `agora version`, a worker's version subcommand, its record in
+// Redis and the agora_build_info metric print (see internal/buildinfo for
+// how it is worked out: the agora module's version, "(devel)" with the VCS
+// revision for a build inside the module itself).
+func Version() string { return buildinfo.Version() }
 
 // versionCommand prints the versions of agora, the binary's module and Go.
 func versionCommand(stdout io.Writer) int {
@@ -148,15 +133,15 @@ func pipelinesCommand(pool *WorkerPool, stdout io.Writer, now time.Time) int {
 	pool.mu.Lock()
 	pipelines := append([]*ScheduledPipeline(nil), pool.pipelines...)
 	pool.mu.Unlock()
-	t := newTextTable(stdout, "PIPELINE", "SCHEDULE", "NEXT (UTC)", "NEXT (LOCAL)")
+	t := texttable.New(stdout, "PIPELINE", "SCHEDULE", "NEXT (UTC)", "NEXT (LOCAL)")
 	for _, sp := range pipelines {
 		if sp == nil {
 			continue
 		}
 		utc, local := nextFires(sp.Schedule, now, 3)
-		t.row(sp.PipelineID, sp.Schedule.String(), utc, local)
+		t.Row(sp.PipelineID, sp.Schedule.String(), utc, local)
 	}
-	t.flush()
+	_ = t.Flush()
 	return ExitOK
 }
 

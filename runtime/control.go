@@ -74,8 +74,8 @@ const (
 	// TriggerRetryInterval is how often a claimed trigger asks for the lease
 	// again while it is held elsewhere.
 	TriggerRetryInterval = time.Second
-	// TriggerPatience bounds how long a claimed trigger waits for the lease.
-	TriggerPatience = 10 * time.Minute
+	// triggerPatience bounds how long a claimed trigger waits for the lease.
+	triggerPatience = 10 * time.Minute
 )
 
 // paused reports whether the coordinator says r's pipeline is paused.
@@ -110,11 +110,11 @@ func (pr *poolRun) runner(pipelineID string) *runner {
 
 // triggered makes the run a trigger asked for: one attempt numbered
 // RunNumberAuto, asked again every TriggerRetryInterval while the lease is
-// held elsewhere, for up to TriggerPatience. The schedule's plan is left
+// held elsewhere, for up to triggerPatience. The schedule's plan is left
 // alone; the status counts the run like any other.
 func (r *runner) triggered(env *runEnv) {
 	r.logRun(slog.LevelInfo, "run triggered", Lease{RunNumber: RunNumberAuto})
-	giveUp := r.now().Add(TriggerPatience)
+	giveUp := r.now().Add(triggerPatience)
 	for {
 		r.mu.Lock()
 		state, next := r.st.state, r.st.next
@@ -133,7 +133,7 @@ func (r *runner) triggered(env *runEnv) {
 		}
 		if !r.now().Before(giveUp) || r.isStopped() {
 			r.logRun(slog.LevelWarn, "triggered run given up: the lease stayed unavailable", Lease{RunNumber: RunNumberAuto},
-				slog.Duration("waited", TriggerPatience))
+				slog.Duration("waited", triggerPatience))
 			return
 		}
 		t := env.clock.NewTimer(TriggerRetryInterval)

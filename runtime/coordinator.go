@@ -151,10 +151,10 @@ type StatusReporter interface {
 }
 
 // LeaseHolderReporter is the capability (Capabilities.LeaseHolderReporter)
-// of coordinators that can say who holds a lease they refused. When a run is skipped because the lease is held
-// elsewhere, the pool asks (at most once per HeldLeaseLogInterval per
-// pipeline) and logs the holder and when its lease expires: a dead holder's
-// runs are taken over then.
+// of coordinators that can say who holds a lease they refused. When a run
+// is skipped because the lease is held elsewhere, the pool asks (at most
+// once a minute per pipeline) and logs the holder and when its lease
+// expires: a dead holder's runs are taken over then.
 type LeaseHolderReporter interface {
 	// LeaseHolder returns the lease in force for pipelineID, whichever worker
 	// holds it, and false when none is. ExpiresAt is by this worker's clock,

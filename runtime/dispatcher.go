@@ -391,7 +391,7 @@ func (d *dispatcher) loop() {
 			early = early[:0]
 			d.mu.Lock()
 		}
-		wait := MaxWait
+		wait := maxWait
 		spinTo := int64(0)
 		if len(d.heap) > 0 {
 			due := d.heap[0].due
@@ -681,7 +681,7 @@ func (d *dispatcher) ask(env *runEnv, a leaseAsk) {
 	if len(a.reqs) == 0 {
 		return
 	}
-	ctx, cancel := context.WithTimeout(env.hard, LeaseAcquireTimeout)
+	ctx, cancel := context.WithTimeout(env.hard, leaseAcquireTimeout)
 	replies := d.leaser.TryAcquireLeases(ctx, a.reqs)
 	cancel()
 	for i, p := range a.pres {

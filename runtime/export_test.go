@@ -22,16 +22,30 @@ func (p *WorkerPool) Quiet() (quiet, ok bool) {
 	if pr == nil {
 		return false, false
 	}
-	if pr.d.running.Load() != 0 {
+	return pr.d.quiet()
+}
+
+// Quiet is WorkerPool.Quiet for a pipeline Start runs: ok is false when it
+// is not started.
+func (sp *ScheduledPipeline) Quiet() (quiet, ok bool) {
+	r := sp.active.Load()
+	if r == nil || r.env.d == nil {
+		return false, false
+	}
+	return r.env.d.quiet()
+}
+
+func (d *dispatcher) quiet() (quiet, ok bool) {
+	if d.running.Load() != 0 {
 		return false, true
 	}
-	before := pr.d.dispatched.Load()
-	if !pr.d.sync() {
+	before := d.dispatched.Load()
+	if !d.sync() {
 		return false, false
 	}
 	// A run dispatched and finished while the loop handled the sync may
 	// have moved the clock; only a pass that started nothing is quiet.
-	return pr.d.running.Load() == 0 && pr.d.dispatched.Load() == before, true
+	return d.running.Load() == 0 && d.dispatched.Load() == before, true
 }
 
 // Pipelines returns the registered pipelines.

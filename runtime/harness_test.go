@@ -185,7 +185,8 @@ func (d *standaloneDriver) start(t *testing.T, sps ...*runtime.ScheduledPipeline
 	}
 }
 
-// settle waits until the Start goroutine sleeps on its timer or returned.
+// settle waits until no run is in flight and the dispatcher of the pool
+// Start runs the pipeline in has handled everything, or Start returned.
 func (d *standaloneDriver) settle(t *testing.T) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
@@ -193,9 +194,15 @@ func (d *standaloneDriver) settle(t *testing.T) {
 		if d.returned() {
 			return
 		}
-		if d.clock.WaitForTimers(1, 2*time.Millisecond) {
+		quiet, ok := d.sp.Quiet()
+		if quiet {
 			return
 		}
+		if !ok {
+			time.Sleep(100 * time.Microsecond)
+			continue
+		}
+		time.Sleep(50 * time.Microsecond)
 	}
 	t.Fatalf("standalone scheduler did not settle")
 }

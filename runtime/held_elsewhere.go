@@ -6,20 +6,20 @@ import (
 	"time"
 )
 
-// HeldLeaseLogInterval is the least time between two log lines about one
+// heldLeaseLogInterval is the least time between two log lines about one
 // pipeline's runs being skipped because another worker holds its lease. The
 // skips in between are logged at debug level and counted in /status.
-const HeldLeaseLogInterval = time.Minute
+const heldLeaseLogInterval = time.Minute
 
 // heldElsewhere logs a run skipped because another worker holds the lease:
-// at info level, at most once per HeldLeaseLogInterval, naming the holder
+// at info level, at most once per heldLeaseLogInterval, naming the holder
 // and its lease's expiry when the coordinator can tell (LeaseHolderReporter).
 // A replica whose peer died then says why it waits, and for how long.
 func (r *runner) heldElsewhere(runNumber int64) {
 	now := r.now()
 	r.mu.Lock()
 	last := r.heldLogged
-	due := last == 0 || now.UnixNano()-last >= int64(HeldLeaseLogInterval) || now.UnixNano() < last
+	due := last == 0 || now.UnixNano()-last >= int64(heldLeaseLogInterval) || now.UnixNano() < last
 	if due {
 		r.heldLogged = now.UnixNano()
 	}
@@ -32,7 +32,7 @@ func (r *runner) heldElsewhere(runNumber int64) {
 	}
 	attrs := []slog.Attr{slog.Uint64("skipped", skipped)}
 	if rep := r.env.caps.LeaseHolderReporter; rep != nil {
-		ctx, cancel := context.WithTimeout(r.env.hard, LeaseAcquireTimeout)
+		ctx, cancel := context.WithTimeout(r.env.hard, leaseAcquireTimeout)
 		holder, held, err := rep.LeaseHolder(ctx, r.id())
 		cancel()
 		switch {

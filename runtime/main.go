@@ -14,22 +14,24 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agora-etl/agora/internal/exitcode"
 	"github.com/agora-etl/agora/internal/slogdefault"
+	"github.com/agora-etl/agora/internal/texttable"
 )
 
 // Exit statuses of Main.
 const (
 	// ExitOK follows a clean shutdown.
-	ExitOK = 0
+	ExitOK = exitcode.OK
 	// ExitFailure follows a terminal pipeline error, runs cancelled by the
 	// graceful timeout, or bad configuration (flags, getWorker's error,
 	// validation).
-	ExitFailure = 1
+	ExitFailure = exitcode.Failure
 	// ExitUsage follows a subcommand given the wrong arguments.
-	ExitUsage = 2
+	ExitUsage = exitcode.Usage
 	// ExitInterrupted follows a forced shutdown by a second interrupt
 	// (128 + SIGINT).
-	ExitInterrupted = 130
+	ExitInterrupted = exitcode.Interrupted
 )
 
 // Main is the entry point of a worker binary: it parses flags, builds the pool
@@ -295,12 +297,12 @@ func printHelp(w io.Writer, name string, fs *flag.FlagSet, getWorker func() (*Wo
 	fmt.Fprintf(w, "usage: %s [flags] [command [args]]\n\n", name)
 	fmt.Fprintf(w, "Runs the worker pool until interrupted (SIGINT, SIGTERM or SIGHUP: graceful shutdown; a second: now).\n\n")
 	fmt.Fprintln(w, "Commands:")
-	t := newTextTable(w)
+	t := texttable.New(w)
 	for _, c := range allCommands() {
-		t.row("  "+c.Name, c.Summary)
+		t.Row("  "+c.Name, c.Summary)
 	}
-	t.row("  help", "print this help")
-	t.flush()
+	t.Row("  help", "print this help")
+	_ = t.Flush()
 	fmt.Fprintln(w, "\nFlags:")
 	out := fs.Output()
 	fs.SetOutput(w)
@@ -320,11 +322,11 @@ func printHelp(w io.Writer, name string, fs *flag.FlagSet, getWorker func() (*Wo
 	pool.mu.Lock()
 	pipelines := append([]*ScheduledPipeline(nil), pool.pipelines...)
 	pool.mu.Unlock()
-	t = newTextTable(w)
+	t = texttable.New(w)
 	for _, sp := range pipelines {
 		if sp != nil {
-			t.row("  "+sp.PipelineID, sp.Schedule.String())
+			t.Row("  "+sp.PipelineID, sp.Schedule.String())
 		}
 	}
-	t.flush()
+	_ = t.Flush()
 }

@@ -6,13 +6,13 @@ import (
 	"time"
 )
 
-// MissedSlotLogInterval is the least time between two warnings about one
+// missedSlotLogInterval is the least time between two warnings about one
 // pipeline's skipped cron slots. The first skip is logged at once; the
 // slots skipped after it within the interval are counted and reported
 // together by the next warning, with when the count began. Every skip is
 // counted in /status (missed_slots) and the agora_skipped_runs_total
 // metric as it happens.
-const MissedSlotLogInterval = time.Minute
+const missedSlotLogInterval = time.Minute
 
 // missedCause says why cron slots were skipped.
 type missedCause int
@@ -36,7 +36,7 @@ type missedLog struct {
 }
 
 // reportMissed counts n skipped cron slots (a lower bound unless exact)
-// and logs them, aggregated to a warning per MissedSlotLogInterval that
+// and logs them, aggregated to a warning per missedSlotLogInterval that
 // says what happened. running is the slot run instead (Unix ns), 0 when
 // none was.
 func (r *runner) reportMissed(n uint64, exact bool, running int64, cause missedCause) {
@@ -52,7 +52,7 @@ func (r *runner) reportMissed(n uint64, exact bool, running int64, cause missedC
 	}
 	m.counts[cause] += n
 	m.inexact = m.inexact || !exact
-	due := m.loggedAt == 0 || nowN-m.loggedAt >= int64(MissedSlotLogInterval) || nowN < m.loggedAt
+	due := m.loggedAt == 0 || nowN-m.loggedAt >= int64(missedSlotLogInterval) || nowN < m.loggedAt
 	var counts [2]uint64
 	var since int64
 	inexact := false

@@ -49,7 +49,7 @@ func newMissedRunner(t *testing.T, spec string, at time.Time, logs *bytes.Buffer
 // TestSkippedSlotsAreLoggedOncePerMinuteWithTheirCause is the fleet whose
 // lease requests queue for more than a second: every attempt finds the next
 // slot already due, so each skips one slot. The skips are all counted, but
-// logged at most once per MissedSlotLogInterval, saying that a newer slot
+// logged at most once per missedSlotLogInterval, saying that a newer slot
 // overtook them rather than that they were more than the grace late.
 func TestSkippedSlotsAreLoggedOncePerMinuteWithTheirCause(t *testing.T) {
 	logs := &bytes.Buffer{}

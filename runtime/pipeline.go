@@ -1,6 +1,10 @@
 package runtime
 
-import "context"
+import (
+	"context"
+
+	"github.com/agora-etl/agora/internal/isnil"
+)
 
 // Pipeline is one unit of scheduled work. Run should return when the work is
 // done or ctx is cancelled. A pipeline that also implements io.Closer is
@@ -32,7 +36,7 @@ func FactoryOf[P Pipeline](build func(context.Context) (P, error)) Factory {
 		if err != nil {
 			return nil, err
 		}
-		if isNilPipeline(p) {
+		if isnil.Value(p) {
 			return nil, ErrNilPipeline
 		}
 		return p, nil

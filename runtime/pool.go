@@ -69,6 +69,9 @@ type poolConfig struct {
 	startLogs       []func(*slog.Logger)
 	notifier        notify.Notifier
 	runHistory      *RunHistoryPolicy
+	// alone is a pool ScheduledPipeline.Start runs its pipeline in:
+	// cancelling Run's context cancels the runs in flight.
+	alone bool
 }
 
 // PoolOption configures a WorkerPool.
@@ -300,9 +303,13 @@ func (p *WorkerPool) Run(ctx context.Context) error {
 		coord = local
 	}
 
+	parent := context.WithoutCancel(ctx)
+	if cfg.alone {
+		parent = ctx
+	}
 	pr := &poolRun{
 		pool:     p,
-		env:      newRunEnv(cfg.clock, coord, logger, context.WithoutCancel(ctx)),
+		env:      newRunEnv(cfg.clock, coord, logger, parent),
 		runners:  make([]*runner, 0, len(p.pipelines)),
 		terminal: make(chan struct{}),
 	}

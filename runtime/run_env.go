@@ -58,7 +58,8 @@ func (env *runEnv) cancelAll(cause error) {
 func (env *runEnv) now() time.Time { return env.clock.Now().Round(0) }
 
 // enterBusy and leaveBusy bracket code that may block for long; see
-// dispatcher.enterBusy. Alone (Start) there is nobody to tell.
+// dispatcher.enterBusy. Without a dispatcher (RunNow) there is nobody to
+// tell.
 func (env *runEnv) enterBusy() {
 	if env.d != nil {
 		env.d.enterBusy()
@@ -92,7 +93,7 @@ func (env *runEnv) acquire(r *runner, runNumber int64, now time.Time, pre *preAc
 		// Granted in a batch (refusals never get here).
 		r.pre = nil
 	} else {
-		ctx, cancel := context.WithTimeout(env.hard, LeaseAcquireTimeout)
+		ctx, cancel := context.WithTimeout(env.hard, leaseAcquireTimeout)
 		ok, err := env.coord.TryAcquireLease(ctx, id, runNumber)
 		cancel()
 		if !ok || err != nil {
@@ -129,7 +130,7 @@ func (env *runEnv) finishLease(runCtx context.Context, r *runner, success bool) 
 		return nil
 	}
 	id := r.sp.PipelineID
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(runCtx), LeaseReleaseTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(runCtx), leaseReleaseTimeout)
 	defer cancel()
 	if success && env.completer != nil {
 		return env.completer.CompleteLease(ctx, id)
@@ -140,7 +141,7 @@ func (env *runEnv) finishLease(runCtx context.Context, r *runner, success bool) 
 // finishRun gives the lease back and records the run, in one step, with
 // the same context rules as finishLease.
 func (env *runEnv) finishRun(runCtx context.Context, rec RunRecord) error {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(runCtx), LeaseReleaseTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(runCtx), leaseReleaseTimeout)
 	defer cancel()
 	return env.recorder.FinishRun(ctx, rec)
 }

@@ -16,7 +16,7 @@ const (
 	// LateSlotGrace is how late a cron slot may start and still run. A slot
 	// found more than this late (the previous run overran it, the process was
 	// paused or suspended, the wall clock jumped forward) is skipped, counted
-	// in MissedSlots and logged (see MissedSlotLogInterval); when several
+	// in MissedSlots and logged (a warning a minute at most); when several
 	// slots were missed only the newest one within the grace runs, so a
 	// pipeline never runs a burst of catch-up runs.
 	LateSlotGrace = time.Minute
@@ -24,15 +24,15 @@ const (
 	// coordinator again after it did not get the lease or could not ask.
 	// Cron and Every pipelines try again at their next slot instead.
 	LeaseRetryInterval = time.Second
-	// LeaseAcquireTimeout bounds asking a coordinator other than the local
+	// leaseAcquireTimeout bounds asking a coordinator other than the local
 	// one for a lease. The request is also cancelled by a forced shutdown.
-	LeaseAcquireTimeout = 10 * time.Second
-	// LeaseReleaseTimeout bounds releasing or completing a lease after a run;
+	leaseAcquireTimeout = 10 * time.Second
+	// leaseReleaseTimeout bounds releasing or completing a lease after a run;
 	// the release uses a context that is not cancelled by shutdown.
-	LeaseReleaseTimeout = 5 * time.Second
-	// MaxWait caps every sleep of a scheduler, so a wall-clock jump or a
+	leaseReleaseTimeout = 5 * time.Second
+	// maxWait caps every sleep of a scheduler, so a wall-clock jump or a
 	// suspend is noticed within a second.
-	MaxWait = time.Second
+	maxWait = time.Second
 )
 
 // maxMissedScan bounds how many missed cron slots are walked one by one;

@@ -83,78 +83,23 @@ type ScheduledPipeline struct {
 // blocks. It returns nil in the first three cases and an error wrapping
 // ErrTooManyErrors and the last run's error in the fourth.
 //
-// Started alone, the pipeline uses an in-process LocalCoordinator and
-// slog.Default(). Cancelling ctx cancels a run in flight; Stop lets it finish
-// and closes its ShutdownRequested channel. A pipeline registered with a
-// WorkerPool is started by the pool, not by Start.
+// Started alone, the pipeline runs in a WorkerPool of its own, so it is
+// scheduled exactly as in any pool, with an in-process LocalCoordinator,
+// slog.Default(), no health server and no signal handling. Cancelling ctx
+// cancels a run in flight; Stop lets it finish and closes its
+// ShutdownRequested channel. A pipeline registered with a WorkerPool is
+// started by the pool, not by Start.
 func (sp *ScheduledPipeline) Start(ctx context.Context) error {
 	if problems := sp.problems(); len(problems) > 0 {
 		return fmt.Errorf("%w: pipeline %q: %w", ErrInvalidPipeline, sp.PipelineID, errors.Join(problems...))
 	}
-	clock := sp.Clock
-	if clock == nil {
-		clock = SystemClock{}
+	// One scheduler: a pool of this pipeline alone, whose runs see ctx's
+	// cancellation, without a health server or signal handling.
+	opts := []PoolOption{WithLogger(slog.Default()), WithSignalHandling(false), func(c *poolConfig) { c.alone = true }}
+	if sp.Clock != nil {
+		opts = append(opts, WithClock(sp.Clock))
 	}
-	coord := NewLocalCoordinator(clock)
-	env := newRunEnv(clock, coord, slog.Default(), ctx)
-	env.tracing.workerID = newWorkerID()
-	r := newRunner(sp, env)
-	if !sp.active.CompareAndSwap(nil, r) {
-		return fmt.Errorf("%w: pipeline %q", ErrAlreadyRunning, sp.PipelineID)
-	}
-	defer sp.active.CompareAndSwap(r, nil)
-	defer flushProvider(ctx, sp.TracerProvider)
-	if err := coord.Start(ctx, env.tracing.workerID, []string{sp.PipelineID}); err != nil {
-		return err
-	}
-	defer coord.Stop(context.WithoutCancel(ctx))
-
-	stopCh := r.stopChan()
-	lastSeen := r.now()
-	r.begin(lastSeen)
-	defer r.setStopped()
-
-	var timer Timer
-	defer func() {
-		if timer != nil {
-			timer.Stop()
-		}
-	}()
-	for {
-		// Sleep until the attempt is due, a second at most at a time.
-		for {
-			if r.isStopped() || ctx.Err() != nil {
-				return nil
-			}
-			now := r.now()
-			if back := lastSeen.Sub(now); back > 0 {
-				r.shift(back)
-			}
-			lastSeen = now
-			wait := MaxWait
-			if r.next != 0 {
-				if now.UnixNano() >= r.next {
-					break
-				}
-				wait = min(time.Duration(r.next-now.UnixNano()), MaxWait)
-			}
-			if timer == nil {
-				timer = clock.NewTimer(wait)
-			} else {
-				timer.Reset(wait)
-			}
-			select {
-			case <-timer.C():
-			case <-stopCh:
-			case <-ctx.Done():
-			}
-		}
-		end, done, err := r.step(lastSeen)
-		if done {
-			return err
-		}
-		lastSeen = end
-	}
+	return NewWorkerPool(opts...).Register(sp).Run(ctx)
 }
 
 // Stop ends the schedule: a sleeping scheduler wakes at once, a run in

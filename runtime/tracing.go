@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/agora-etl/agora/internal/envtrace"
+	"github.com/agora-etl/agora/internal/isnil"
 )
 
 // RunSpanName is the name of the span that covers one run, from the lease
@@ -136,30 +137,16 @@ type noTracer struct{ trace.Tracer }
 // same no-op span.
 func (r *runner) resolveTracer() trace.Tracer {
 	tp := r.sp.TracerProvider
-	if isNilProvider(tp) {
+	if isnil.Value(tp) {
 		tp = r.env.tracing.provider
 	}
-	if isNilProvider(tp) {
+	if isnil.Value(tp) {
 		return untraced
 	}
 	if _, ok := tp.(noop.TracerProvider); ok {
 		return untraced
 	}
 	return tp.Tracer(tracerName)
-}
-
-// isNilProvider reports whether tp is nil or a typed nil hiding in a non-nil
-// interface.
-func isNilProvider(tp trace.TracerProvider) bool {
-	if tp == nil {
-		return true
-	}
-	v := reflect.ValueOf(tp)
-	switch v.Kind() {
-	case reflect.Pointer, reflect.Map, reflect.Func, reflect.Chan, reflect.Slice, reflect.Interface:
-		return v.IsNil()
-	}
-	return false
 }
 
 // runBase returns the parent of a run's context: the pool's, with span as
@@ -234,7 +221,7 @@ type flusher interface {
 func (p *WorkerPool) tracerProviders() []trace.TracerProvider {
 	var tps []trace.TracerProvider
 	add := func(tp trace.TracerProvider) {
-		if isNilProvider(tp) {
+		if isnil.Value(tp) {
 			return
 		}
 		// Comparing interfaces panics on uncomparable dynamic types; those
@@ -284,18 +271,6 @@ func (p *WorkerPool) flushAndRunHooks(ctx context.Context) {
 	}
 }
 
-// flushProvider flushes the provider of a pipeline started alone.
-func flushProvider(ctx context.Context, tp trace.TracerProvider) {
-	if isNilProvider(tp) {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ShutdownHookTimeout)
-	defer cancel()
-	if err := forceFlush(ctx, tp); err != nil {
-		slog.Default().Warn("flushing spans failed", slog.Any("error", err))
-	}
-}
-
 // forceFlush calls tp's ForceFlush, when it has one.
 func forceFlush(ctx context.Context, tp trace.TracerProvider) error {
 	if f, ok := tp.(flusher); ok {
@@ -310,7 +285,7 @@ func forceFlush(ctx context.Context, tp trace.TracerProvider) error {
 // one the program linked (package worker links it); a program that linked
 // none is told so once, and its runs are not traced.
 func traceFromEnv(ctx context.Context, pool *WorkerPool, logger *slog.Logger) error {
-	if !isNilProvider(pool.cfg.tracerProvider) || !envtrace.EndpointConfigured() || envtrace.Disabled() {
+	if !isnil.Value(pool.cfg.tracerProvider) || !envtrace.EndpointConfigured() || envtrace.Disabled() {
 		return nil
 	}
 	build := envtrace.Linked()
@@ -323,7 +298,7 @@ func traceFromEnv(ctx context.Context, pool *WorkerPool, logger *slog.Logger) er
 	if err != nil {
 		return err
 	}
-	if isNilProvider(tp) {
+	if isnil.Value(tp) {
 		return nil
 	}
 	WithTracerProvider(tp)(&pool.cfg)

@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/signal"
 
+	"github.com/agora-etl/agora/internal/exitcode"
 	"github.com/agora-etl/agora/internal/gen"
 )
 
@@ -61,13 +62,13 @@ func parseFlags(args []string, stderr io.Writer) (opts gen.Options, code int, ok
 	}
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
-			return opts, gen.ExitOK, false
+			return opts, exitcode.OK, false
 		}
-		return opts, gen.ExitUsage, false
+		return opts, exitcode.Usage, false
 	}
 	if *check && *diff {
 		fmt.Fprintln(stderr, "agoragen: -check and -diff cannot be combined")
-		return opts, gen.ExitUsage, false
+		return opts, exitcode.Usage, false
 	}
 	opts.Mode = gen.Write
 	switch {
@@ -78,5 +79,5 @@ func parseFlags(args []string, stderr io.Writer) (opts gen.Options, code int, ok
 	}
 	opts.Config = gen.Config{Patterns: fs.Args(), Output: *output, Main: *mainFlag, Tags: *tags}
 	opts.Verbose = *verbose
-	return opts, gen.ExitOK, true
+	return opts, exitcode.OK, true
 }

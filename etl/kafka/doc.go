@@ -2,7 +2,7 @@
 // github.com/twmb/franz-go. It is a package of its own so that programs
 // using etl without Kafka do not link franz-go; Register adds its
 // components to a registry, and the agora command's registry
-// (cli.Builtins) does so.
+// (config.DefaultRegistry) does so.
 //
 // The source reads through a consumer group, at least once: offsets are
 // committed only by Batch.Ack, which the pipeline calls after every sink

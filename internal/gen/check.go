@@ -12,8 +12,8 @@ import (
 
 	"golang.org/x/tools/go/packages"
 
+	"github.com/agora-etl/agora/internal/templates"
 	"github.com/agora-etl/agora/runtime"
-	"github.com/agora-etl/agora/templates"
 )
 
 // checker turns the directives of one package into a templates.Worker.

@@ -10,7 +10,7 @@ import (
 
 	"golang.org/x/tools/go/packages"
 
-	"github.com/agora-etl/agora/templates"
+	"github.com/agora-etl/agora/internal/templates"
 )
 
 // pkgResult is what checking one package produced.

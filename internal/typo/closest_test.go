@@ -27,3 +27,24 @@ func TestClosest(t *testing.T) {
 		t.Errorf("Closest with no candidates = %q", got)
 	}
 }
+
+func TestClosestName(t *testing.T) {
+	known := []string{"AGORA_DISTRIBUTED_LEASE_TTL_SECONDS", "AGORA_DISTRIBUTED_REDIS_URL", "AGORA_DISTRIBUTED_KEY_PREFIX"}
+	for _, tc := range []struct{ name, want string }{
+		{"AGORA_DISTRIBUTED_REDIS_ULR", "AGORA_DISTRIBUTED_REDIS_URL"},
+		{"AGORA_DISTRIBUTED_LEASE_TTL", "AGORA_DISTRIBUTED_LEASE_TTL_SECONDS"}, // 8 edits, but a prefix
+		{"AGORA_DISTRIBUTED_KEYPREFIX", "AGORA_DISTRIBUTED_KEY_PREFIX"},
+		{"AGORA_DISTRIBUTED_WORKERS", ""},
+		{"", ""},
+	} {
+		if got := ClosestName(tc.name, known); got != tc.want {
+			t.Errorf("ClosestName(%q) = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+	// Ties go to the first in sort order, whatever the order given.
+	for _, c := range [][]string{{"AB_D", "AB_C"}, {"AB_C", "AB_D"}} {
+		if got := ClosestName("AB_X", c); got != "AB_C" {
+			t.Errorf("ClosestName(AB_X, %v) = %q, want AB_C", c, got)
+		}
+	}
+}

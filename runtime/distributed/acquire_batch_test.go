@@ -32,7 +32,7 @@ func serverCalls(t *testing.T, r *real) (int64, map[string]redistest.CommandStat
 // askLikeThePool sends reqs as the pool's dispatcher does: the requests c
 // does not defer at once, in one call, and the deferred ones in a second
 // call once every worker's first calls are back (later, in real time, by
-// DeferredAskDelay). It returns the replies in reqs' order.
+// deferredAskDelay). It returns the replies in reqs' order.
 func askLikeThePool(c *RedisWorkerCoordinator, reqs []runtime.LeaseRequest) (now, later func() []runtime.LeaseReply) {
 	var first, second []int
 	for i, r := range reqs {

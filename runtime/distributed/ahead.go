@@ -35,7 +35,7 @@ import (
 // token keys says whether the slot was granted elsewhere (refused as held),
 // and EXISTS of the preferred workers' records, in the same round trip,
 // whether to ask at the boundary (the record is gone: ErrAskAtSlot) or
-// DeferredAskDelay after it as without lease-ahead (errPreferredLives), so
+// deferredAskDelay after it as without lease-ahead (errPreferredLives), so
 // that a loaded fleet's slow preferred workers are not raced. Lease-ahead
 // needs the single-server or Cluster backend; in Redlock mode, and for
 // pipelines that re-run interrupted slots, every request is asked at the
@@ -62,7 +62,7 @@ func (c *RedisWorkerCoordinator) LeaseAhead() time.Duration {
 // is preferred for and that grantedElsewhere neither found granted nor
 // found the preferred worker's record gone for: they decide nothing before
 // the boundary, and are asked for then as without lease-ahead
-// (errPreferredLives; DeferredAskDelay late). The rest are returned, to go
+// (errPreferredLives; deferredAskDelay late). The rest are returned, to go
 // to the script.
 func (c *RedisWorkerCoordinator) aheadOnlyLooks(reqs []leaseRequest, at []int, out []runtime.LeaseReply) ([]leaseRequest, []int) {
 	keptReqs, keptAt := reqs[:0:0], at[:0:0]

@@ -213,20 +213,14 @@ func unknownVariables() []error {
 }
 
 // closestVariable suggests the known variable nearest to name, when it is a
-// likely typo: a few characters apart, or one name extending the other
-// (LEASE_TTL for LEASE_TTL_SECONDS).
+// likely typo (typo.ClosestName: a few characters apart, or one name
+// extending the other, LEASE_TTL for LEASE_TTL_SECONDS).
 func closestVariable(name string, known map[string]bool) string {
-	best, bestDist := "", -1
+	names := make([]string, 0, len(known))
 	for k := range known {
-		d := typo.Distance(name, k)
-		if d > 3 && !strings.HasPrefix(k, name) && !strings.HasPrefix(name, k) {
-			continue
-		}
-		if bestDist < 0 || d < bestDist || (d == bestDist && k < best) {
-			best, bestDist = k, d
-		}
+		names = append(names, k)
 	}
-	return best
+	return typo.ClosestName(name, names)
 }
 
 // describeParseError turns an envconfig error into one naming the variable,

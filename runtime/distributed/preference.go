@@ -22,23 +22,23 @@ import (
 // of the registry: which live workers run which pipeline. For each pipeline
 // one of them, chosen by rendezvous hashing of worker and pipeline ids, is
 // the preferred worker: it asks for a slot at once. The others defer their
-// request by DeferredAskDelay (runtime.LeaseDeferrer) and then look, with
+// request by deferredAskDelay (runtime.LeaseDeferrer) and then look, with
 // one MGET of the batch's token keys, whether the slot was granted; only
 // if not — the preferred worker died, is paused or is slow — do they ask.
 //
 // The view only orders requests; the acquire script still decides every
 // grant, so a stale or disagreeing view costs time or Redis work, never
 // safety: two workers that both think they are preferred both ask, and the
-// script grants one; none does, and the slot runs DeferredAskDelay late. A
+// script grants one; none does, and the slot runs deferredAskDelay late. A
 // dead worker stays in the view until its record expires (3 ×
 // HeartbeatInterval) and the view is next read; until then its pipelines'
-// slots run DeferredAskDelay late. A Cluster keeps asking at once with slot
+// slots run deferredAskDelay late. A Cluster keeps asking at once with slot
 // claims: its token keys lie in different slots and cannot be read in one
 // MGET.
 
-// DeferredAskDelay is how long a worker that is not a pipeline's preferred
+// deferredAskDelay is how long a worker that is not a pipeline's preferred
 // worker waits before it asks for a slot of it.
-const DeferredAskDelay = 300 * time.Millisecond
+const deferredAskDelay = 300 * time.Millisecond
 
 // preferenceRefresh is how often the registry view is read again.
 const preferenceRefresh = 5 * time.Second
@@ -98,13 +98,14 @@ func (c *RedisWorkerCoordinator) usesPreference() bool {
 	return !cluster
 }
 
-// DeferLease asks the pool to send a slot request DeferredAskDelay late
-// when another live worker is the pipeline's preferred worker.
+// DeferLease asks the pool to send a slot request 300 ms
+// (deferredAskDelay) late when another live worker is the pipeline's
+// preferred worker.
 func (c *RedisWorkerCoordinator) DeferLease(req runtime.LeaseRequest) time.Duration {
 	if req.RunNumber <= 0 || !c.notPreferred(req.PipelineID) {
 		return 0
 	}
-	return DeferredAskDelay
+	return deferredAskDelay
 }
 
 // notPreferred reports whether the view names another worker as
@@ -302,5 +303,5 @@ func (c *RedisWorkerCoordinator) grantedElsewhere(ctx context.Context, reqs []le
 
 // errPreferredLives answers an Ahead request that another worker is
 // preferred for, not granted yet while that worker's record lives: the pool
-// asks at the boundary as without lease-ahead, DeferredAskDelay late.
-var errPreferredLives = errors.New("distributed: the preferred worker lives and has not been granted the slot yet; ask DeferredAskDelay after the slot")
+// asks at the boundary as without lease-ahead, deferredAskDelay late.
+var errPreferredLives = errors.New("distributed: the preferred worker lives and has not been granted the slot yet; ask deferredAskDelay after the slot")

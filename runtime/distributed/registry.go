@@ -5,16 +5,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"runtime/debug"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 	"unicode"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/agora-etl/agora/internal/buildinfo"
 	"github.com/agora-etl/agora/runtime/distributed/internal/leasebackend"
 )
 
@@ -205,36 +204,8 @@ func parseWorkerRecord(m map[string]string) (WorkerInfo, bool) {
 	return info, true
 }
 
-var (
-	versionOnce sync.Once
-	version     string
-)
-
 // agoraVersion returns the agora module version the binary was built with.
-func agoraVersion() string {
-	versionOnce.Do(func() {
-		version = "(devel)"
-		bi, ok := debug.ReadBuildInfo()
-		if !ok {
-			return
-		}
-		const path = "github.com/agora-etl/agora"
-		if bi.Main.Path == path && bi.Main.Version != "" {
-			version = bi.Main.Version
-			return
-		}
-		for _, dep := range bi.Deps {
-			if dep.Path == path {
-				version = dep.Version
-				if dep.Replace != nil && dep.Replace.Version != "" {
-					version = dep.Replace.Version
-				}
-				return
-			}
-		}
-	})
-	return version
-}
+func agoraVersion() string { return buildinfo.Version() }
 
 // String describes w for logs. An id or host with control characters (a
 // worker_id with a newline) is quoted, so it cannot forge a line.

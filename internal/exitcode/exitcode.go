@@ -1,0 +1,21 @@
+// Package exitcode holds the exit statuses every agora command shares: the
+// agora command, a worker binary (runtime.Main), the fleet commands and
+// agoragen. They are part of the command-line contract: scripts and tests
+// outside the repository depend on them.
+package exitcode
+
+const (
+	// OK follows success: the command did what it was asked, or a worker
+	// shut down cleanly.
+	OK = 0
+	// Failure follows a failed run, an invalid configuration (a config
+	// file, settings, a worker that cannot be built), Redis unreachable, or
+	// code agoragen rejects.
+	Failure = 1
+	// Usage follows a wrong command line: an unknown command or flag, a
+	// missing or extra argument.
+	Usage = 2
+	// Interrupted follows a forced shutdown by a second interrupt
+	// (128 + SIGINT).
+	Interrupted = 130
+)

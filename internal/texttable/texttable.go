@@ -1,0 +1,45 @@
+// Package texttable writes the aligned plain-text tables of the command line:
+// the worker binary's subcommands and the fleet commands.
+package texttable
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"unicode"
+)
+
+// Table writes rows aligned in columns two spaces apart. Nothing is written
+// until Flush, which needs every row to align the columns.
+type Table struct {
+	w *tabwriter.Writer
+}
+
+// New returns a table writing to out, with headers as its first row when
+// there are any.
+func New(out io.Writer, headers ...string) *Table {
+	t := &Table{w: tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)}
+	if len(headers) > 0 {
+		t.Row(headers...)
+	}
+	return t
+}
+
+// Row adds one row. A cell holding a control character (a worker id with a
+// newline or a tab) is written quoted with strconv.Quote, so it can neither
+// break the row nor forge another. cells is not modified.
+func (t *Table) Row(cells ...string) {
+	written := make([]string, len(cells))
+	for i, c := range cells {
+		if strings.IndexFunc(c, unicode.IsControl) >= 0 {
+			c = strconv.Quote(c)
+		}
+		written[i] = c
+	}
+	fmt.Fprintln(t.w, strings.Join(written, "\t"))
+}
+
+// Flush writes the table out.
+func (t *Table) Flush() error { return t.w.Flush() }
