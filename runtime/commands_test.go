@@ -80,6 +80,11 @@ func TestWorkerSubcommands(t *testing.T) {
 		!strings.Contains(errOut, "echo-test") {
 		t.Fatalf("unknown subcommand: exit %d: %s", code, errOut)
 	}
+	// runtime.Main without package worker has no fleet command, and says
+	// what to call instead.
+	if code, _, errOut = runMain([]string{"fleet", "workers"}, nil); code != 1 || !strings.Contains(errOut, "call worker.Main") {
+		t.Fatalf("fleet without package worker: exit %d: %s", code, errOut)
+	}
 }
 
 func TestWorkerHelpListsFlagsCommandsSettingsAndPipelines(t *testing.T) {

@@ -116,6 +116,12 @@ func RunMainTo(ctx context.Context, args []string, stdout, stderr io.Writer, get
 		case "pipelines", "run":
 		default:
 			if _, ok := registered(sub); !ok {
+				if sub == "fleet" {
+					// The one registered command a program can miss: it
+					// comes with package worker, which runtime.Main lacks.
+					fmt.Fprintf(stderr, "%s: no fleet subcommand: this program calls runtime.Main; call worker.Main (github.com/agora-etl/agora/worker), which links it\n", name)
+					return ExitFailure
+				}
 				fmt.Fprintf(stderr, "%s: unexpected arguments %q: %q is not a subcommand (%s)\n", name, fs.Args(), sub, commandNames())
 				return ExitFailure
 			}

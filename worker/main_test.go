@@ -55,6 +55,10 @@ func TestRunMainIsRuntimesEntry(t *testing.T) {
 	if code := worker.RunMainTo(context.Background(), []string{"run"}, &stdout, &stderr, oncePool("p")); code != runtime.ExitUsage {
 		t.Errorf("run with no pipeline: exit %d, want %d", code, runtime.ExitUsage)
 	}
+	var fleetOut lockedBuffer
+	if code := worker.RunMainTo(context.Background(), []string{"fleet", "help"}, &fleetOut, &fleetOut, oncePool("p")); code != runtime.ExitOK || !strings.Contains(fleetOut.String(), "workers") {
+		t.Errorf("fleet help: exit %d, want the fleet command's help:\n%s", code, fleetOut.String())
+	}
 }
 
 // TestWhatPipelinesImportLinksNoGRPC keeps runtime light: what generated
