@@ -1,4 +1,4 @@
-package distributed
+package quorum
 
 import (
 	"context"
@@ -15,47 +15,68 @@ import (
 	"github.com/agora-etl/agora/runtime/distributed/internal/leasebackend"
 )
 
-// Redlock quorum leases
-//
-// With RedlockRedisURLs set, a lease lives on a majority of independent
-// Redis masters (the quorum nodes) while the primary keeps what must have a
-// single authority: the worker registry, the fencing counter, the completed
-// slots and Once markers.
-//
-// Acquire reserves the token on the primary with the single-node acquire
-// script — slot rule, Once marker, token minted by the same monotonic rules
-// — and then sets the lease, with that token, on every quorum node at once.
-// It holds only when a majority accepted within the validity window.
-//
-// The script also leaves a short reservation on the primary (twice the
-// per-node timeout): while one worker's acquisition is on its way to the
-// nodes, another worker asking at the same moment is told the lease is held.
-// Replicas firing the same cron slot together therefore never split the
-// nodes' votes between them and leave the slot unrun. The reservation is not
-// renewed, and a release gives it back off the critical path: exclusivity
-// rests on the quorum alone, so a held lease needs no primary.
-//
-// Completed slots are recorded on the primary (authoritative, kept) and, for
-// 2×LeaseTTL, on the quorum nodes: an acquisition that passed the primary's
-// check just before another worker's completion was recorded there meets the
-// copy on the nodes it needs. Any acquisition reaches its nodes within one
-// validity window of its reservation, so 2×LeaseTTL is ample.
-//
-// Each node also keeps the largest token released on it (2×LeaseTTL) and
-// refuses that one and smaller ones, so a worker that stalled between
-// reserving a token and reaching the nodes cannot come back as a holder with
-// an older token, and an acquire request overtaken by its own release cannot
-// leave a lease behind.
+// Settings is what the quorum backend needs of the coordinator's
+// configuration; the coordinator fills it from its Options.
+type Settings struct {
+	// Nodes are the quorum nodes (RedlockRedisURLs), in order.
+	Nodes []redisurl.URL
+	// Primary is the primary Redis's URL, password redacted, for messages.
+	Primary string
+	// KeyPrefix is put before every key on the nodes.
+	KeyPrefix string
+	// LeaseTTL is how long a lease is set for on each node.
+	LeaseTTL time.Duration
+	// ClockDriftFactor is RedlockClockDriftFactor.
+	ClockDriftFactor float64
+	// OnceTTL is how long a completed Once run keeps others from running
+	// it; the nodes' copy of the marker lasts as long.
+	OnceTTL time.Duration
+	// OpTimeout bounds the requests made off any caller's deadline: the
+	// start checks and the release of a reservation.
+	OpTimeout time.Duration
+	// Redactor removes the URLs' passwords from error messages.
+	Redactor *redisurl.Redactor
+	// Logger receives the nodes' changes of health.
+	Logger *slog.Logger
+	// StartContext tags the context of the start checks (VerifyStart), for
+	// the coordinator's request metrics; nil leaves it as it is.
+	StartContext func(context.Context) context.Context
+}
 
-// quorumBackend is the leaseBackend of Redlock mode.
-type quorumBackend struct {
-	primary  *singleBackend // completions, health, scripts
-	reserver *singleBackend // the primary, with the reservation as lease TTL
-	nodes    []*quorumNode
+// Lease identifies one pipeline's lease: the fields of the coordinator's
+// lease reference the nodes need.
+type Lease struct {
+	PipelineID string
+	Owner      string
+	Token      int64
+	RunNumber  int64
+	Mode       int64 // the requested run number: > 0 slot, RunNumberAuto, RunNumberOnce
+}
+
+// Primary is what the quorum backend asks of the primary Redis, which
+// mints the tokens and keeps the authoritative record of completed runs.
+type Primary interface {
+	// ReleaseReservation gives back the reservation the primary's acquire
+	// left for l.
+	ReleaseReservation(ctx context.Context, l Lease) error
+	// Complete records l's run as completed on the primary.
+	Complete(ctx context.Context, l Lease) error
+	// Ping checks that the primary answers.
+	Ping(ctx context.Context) error
+	// Prepare readies the primary (loads its scripts).
+	Prepare(ctx context.Context) error
+	// ServerInfo returns the primary's INFO server reply.
+	ServerInfo(ctx context.Context) (string, error)
+}
+
+// Backend keeps leases on a quorum of Redis nodes.
+type Backend struct {
+	primary  Primary
+	nodes    []*Node
 	quorum   int
-	keys     quorumKeys
-	nodeKeys *leasebackend.KeyCache // quorumKeys.nodeKeys per pipeline
-	s        settings
+	keys     Keys
+	nodeKeys *leasebackend.KeyCache // Keys.NodeKeys per pipeline
+	s        Settings
 	log      *slog.Logger
 	guard    *independenceGuard
 
@@ -67,8 +88,6 @@ type quorumBackend struct {
 	// stateTTL is how long a node keeps its seen-token and completed-slot
 	// copies.
 	stateTTL time.Duration
-	// reservation is how long the primary's reservation lasts.
-	reservation time.Duration
 
 	tasks *leasebackend.TaskPool
 	bg    backgroundWork
@@ -93,53 +112,40 @@ const (
 	driftFloor = 2 * time.Millisecond
 )
 
-// quorumNodeTimeout returns the per-node timeout for ttl: a tenth of it, at
-// most maxNodeTimeout and at least a millisecond.
-func quorumNodeTimeout(ttl time.Duration) time.Duration {
+// NodeTimeout returns the per-node timeout for ttl: a tenth of it, at
+// most 250 ms and at least a millisecond.
+func NodeTimeout(ttl time.Duration) time.Duration {
 	return max(min(ttl/nodeTimeoutShare, maxNodeTimeout), time.Millisecond)
 }
 
-// quorumValidity returns how long a lease set with ttl is counted valid,
+// Validity returns how long a lease set with ttl is counted valid,
 // measured from before its first request: ttl − (ttl × drift + 2 ms).
-func quorumValidity(ttl time.Duration, drift float64) time.Duration {
+func Validity(ttl time.Duration, drift float64) time.Duration {
 	return ttl - time.Duration(float64(ttl)*drift) - driftFloor
 }
 
-// majority returns the quorum size for n nodes.
-func majority(n int) int { return n/2 + 1 }
+// Majority returns the quorum size for n nodes.
+func Majority(n int) int { return n/2 + 1 }
 
-func newQuorumBackend(primary redis.UniversalClient, s settings) (leaseBackend, error) {
-	if len(s.quorum) < minRedlockNodes {
-		return nil, fmt.Errorf("%w: RedlockRedisURLs names %d server(s); quorum mode needs at least %d", ErrInvalidConfig, len(s.quorum), minRedlockNodes)
-	}
-	// The primary's two backends differ in lease TTL only: one key cache.
-	primaryKeyCache := leasebackend.NewKeyCache(primaryKeys(s.KeyPrefix))
-	qk := quorumKeys{prefix: s.KeyPrefix}
-	b := &quorumBackend{
-		primary:     newSingleBackend(primary, s, primaryKeyCache),
-		quorum:      majority(len(s.quorum)),
+// New returns a backend on s.Nodes, with one client per node; it does not
+// connect yet. The caller has checked s: at least three nodes, and a
+// Validity longer than the NodeTimeout.
+func New(s Settings, primary Primary) *Backend {
+	qk := Keys{Prefix: s.KeyPrefix}
+	b := &Backend{
+		primary:     primary,
+		quorum:      Majority(len(s.Nodes)),
 		keys:        qk,
-		nodeKeys:    leasebackend.NewKeyCache(qk.nodeKeys),
+		nodeKeys:    leasebackend.NewKeyCache(qk.NodeKeys),
 		s:           s,
 		log:         s.Logger,
-		nodeTimeout: quorumNodeTimeout(s.LeaseTTL),
-		validity:    quorumValidity(s.LeaseTTL, s.RedlockClockDriftFactor),
+		nodeTimeout: NodeTimeout(s.LeaseTTL),
+		validity:    Validity(s.LeaseTTL, s.ClockDriftFactor),
 		stateTTL:    2 * s.LeaseTTL,
 		tasks:       leasebackend.NewTaskPool(),
 	}
-	b.reservation = min(2*b.nodeTimeout, s.LeaseTTL)
-	rs := s
-	rs.LeaseTTL = b.reservation
-	b.reserver = newSingleBackend(primary, rs, primaryKeyCache)
-	// Quorum leases keep to their TTL: the nodes know nothing of the
-	// registry, so a takeover on the primary alone would only waste tokens.
-	b.reserver.registry, b.reserver.registryArg = "", nil
-	if b.validity <= b.nodeTimeout {
-		return nil, fmt.Errorf("%w: LeaseTTL %s with RedlockClockDriftFactor %v leaves a lease valid for %s, not more than one quorum request may take (%s); raise LeaseTTL or lower the drift factor",
-			ErrInvalidConfig, s.LeaseTTL, s.RedlockClockDriftFactor, b.validity, b.nodeTimeout)
-	}
-	b.guard = newIndependenceGuard(len(s.quorum))
-	for i, u := range s.quorum {
+	b.guard = newIndependenceGuard(len(s.Nodes))
+	for i, u := range s.Nodes {
 		o := *u.Options
 		// As for the primary: honour context deadlines on socket reads, and
 		// fail fast on a dead node instead of re-dialling for half a second.
@@ -164,13 +170,26 @@ func newQuorumBackend(primary redis.UniversalClient, s settings) (leaseBackend, 
 			o.Protocol = 2
 		}
 		o.OnConnect = b.guard.onConnect(i, u.Redacted)
-		b.nodes = append(b.nodes, &quorumNode{index: i, url: u, client: redis.NewClient(&o)})
+		b.nodes = append(b.nodes, &Node{index: i, url: u, client: redis.NewClient(&o)})
 	}
-	return b, nil
+	return b
 }
 
-// quorumNode is one quorum member and what is known of its health.
-type quorumNode struct {
+// Quorum returns how many nodes must accept a lease.
+func (b *Backend) Quorum() int { return b.quorum }
+
+// NodeTimeout returns the bound of one request to one node.
+func (b *Backend) NodeTimeout() time.Duration { return b.nodeTimeout }
+
+// Validity returns how long a granted or renewed lease counts as valid,
+// from before its first request.
+func (b *Backend) Validity() time.Duration { return b.validity }
+
+// Nodes returns the quorum nodes, in the order of Settings.Nodes.
+func (b *Backend) Nodes() []*Node { return b.nodes }
+
+// Node is one quorum member and what is known of its health.
+type Node struct {
 	index  int
 	url    redisurl.URL
 	client *redis.Client
@@ -182,18 +201,30 @@ type quorumNode struct {
 	isPrimary atomic.Bool
 }
 
+// Client returns the node's client (e.g. to add a hook).
+func (n *Node) Client() *redis.Client { return n.client }
+
+// URL returns the node's URL.
+func (n *Node) URL() redisurl.URL { return n.url }
+
+// Reachable reports whether the node answered its last request.
+func (n *Node) Reachable() bool { return n.reachable.Load() }
+
+// Contacted reports whether a request to the node has ended yet.
+func (n *Node) Contacted() bool { return n.contacted.Load() }
+
 // observe records the outcome of one request to n. An error reply from the
 // server still means the node answered, except when the independence guard
 // refused the connection (a NOPERM on its INFO is a reply too): a refused
 // node counts as down.
-func (b *quorumBackend) observe(n *quorumNode, err error) {
+func (b *Backend) observe(n *Node, err error) {
 	first := !n.contacted.Swap(true)
 	if err != nil {
 		n.failures.Add(1)
-		msg := b.s.redactor.Redact(err.Error())
+		msg := b.s.Redactor.Redact(err.Error())
 		n.lastError.Store(&msg)
 	}
-	up := err == nil || (isReplyError(err) && !errors.Is(err, ErrQuorumNotIndependent))
+	up := err == nil || (isReplyError(err) && !errors.Is(err, ErrNotIndependent))
 	// Logged on changes only; a node found up at first contact is the
 	// normal case and says nothing.
 	if was := n.reachable.Swap(up); was != up && !(first && up) {
@@ -201,7 +232,7 @@ func (b *quorumBackend) observe(n *quorumNode, err error) {
 			b.log.Info("distributed: Redlock node reachable", "node", n.index, "redis", n.url.Redacted)
 		} else {
 			b.log.Warn("distributed: Redlock node unreachable", "node", n.index, "redis", n.url.Redacted,
-				"error", b.s.redactor.Wrap(err))
+				"error", b.s.Redactor.Wrap(err))
 		}
 	}
 }
@@ -214,52 +245,54 @@ func isReplyError(err error) bool {
 }
 
 // describe names node i in messages.
-func (n *quorumNode) describe() string {
+func (n *Node) describe() string {
 	return fmt.Sprintf("RedlockRedisURLs[%d] (%s)", n.index, n.url.Redacted)
 }
 
-// quorumKeys builds the keys kept on quorum nodes. They differ from the
+// Keys builds the keys kept on quorum nodes. They differ from the
 // primary's, so the primary can also serve as a quorum node.
 //
 //	<prefix>redlock:lease:{<pipeline>}  string "<token> <run> <mode> <owner>"; PX LeaseTTL
 //	<prefix>redlock:seen:{<pipeline>}   string: largest token released here; PX 2×LeaseTTL
 //	<prefix>redlock:done:{<pipeline>}   string: copy of the last completed slot; PX 2×LeaseTTL
 //	<prefix>redlock:once:{<pipeline>}   string: copy of the Once marker; PX 2×LeaseTTL
-type quorumKeys struct{ prefix string }
+type Keys struct{ Prefix string }
 
-func (k quorumKeys) key(kind, pipelineID string) string {
-	return k.prefix + "redlock:" + kind + ":{" + pipelineID + "}"
+func (k Keys) key(kind, pipelineID string) string {
+	return k.Prefix + "redlock:" + kind + ":{" + pipelineID + "}"
 }
 
-func (k quorumKeys) lease(pipelineID string) string { return k.key("lease", pipelineID) }
+// Lease returns the key of pipelineID's lease on a node.
+func (k Keys) Lease(pipelineID string) string { return k.key("lease", pipelineID) }
 
-// nodeKeys returns lease, seen, done and once: the order every quorum
+// NodeKeys returns lease, seen, done and once: the order every quorum
 // script expects.
-func (k quorumKeys) nodeKeys(pipelineID string) []string {
+func (k Keys) NodeKeys(pipelineID string) []string {
 	return []string{k.key("lease", pipelineID), k.key("seen", pipelineID), k.key("done", pipelineID), k.key("once", pipelineID)}
 }
 
 // nodeValue is a lease as quorum nodes store it, "<token> <run> <mode>
 // <owner>": renew and release compare it whole, so owner and token must both
 // match, and the worker id is the owner's prefix.
-func nodeValue(ref leaseRef) string {
-	return strconv.FormatInt(ref.Token, 10) + " " + strconv.FormatInt(runOf(ref), 10) + " " +
-		strconv.FormatInt(ref.Mode, 10) + " " + ref.Owner
+func nodeValue(l Lease) string {
+	return strconv.FormatInt(l.Token, 10) + " " + strconv.FormatInt(runOf(l), 10) + " " +
+		strconv.FormatInt(l.Mode, 10) + " " + l.Owner
 }
 
 // runOf returns the run number a lease was given: the slot, or the token
 // for RunNumberAuto and RunNumberOnce (as the primary numbers them).
-func runOf(ref leaseRef) int64 {
+func runOf(l Lease) int64 {
 	switch {
-	case ref.RunNumber != 0:
-		return ref.RunNumber
-	case ref.Mode > 0:
-		return ref.Mode
+	case l.RunNumber != 0:
+		return l.RunNumber
+	case l.Mode > 0:
+		return l.Mode
 	}
-	return ref.Token
+	return l.Token
 }
 
-func (b *quorumBackend) close() error {
+// Close waits for the background work and closes the nodes' clients.
+func (b *Backend) Close() error {
 	b.waitBackground()
 	b.tasks.Close()
 	var errs []error
