@@ -11,7 +11,8 @@ import (
 // leaseBackend is where leases live. The coordinator keeps the worker
 // registry, local bookkeeping, renewal scheduling, callbacks and fallback;
 // a backend only talks to Redis. singleBackend keeps every lease on the
-// primary; a quorum backend (Redlock) plugs in through newQuorumBackend.
+// primary; the quorum backend (Redlock, internal/quorum) plugs in through
+// newQuorumBackend (quorum.go).
 //
 // Every method must honour ctx's deadline, return transport failures as
 // errors (never as "not held"), and report the validity of what it

@@ -12,6 +12,7 @@ import (
 	"github.com/agora-etl/agora/runtime"
 	"github.com/agora-etl/agora/runtime/clocktest"
 	"github.com/agora-etl/agora/runtime/coordinatortest"
+	"github.com/agora-etl/agora/runtime/distributed/internal/quorum"
 )
 
 // The coordinator contract (runtime/coordinatortest) on every topology,
@@ -116,7 +117,7 @@ func TestContractRedlock(t *testing.T) {
 		// A renewal puts a lease back on a node that lost it, unless the
 		// node saw it released: so the nodes forget it as released.
 		del(t, plainClient(t, rig.primary.Addr(), ""), keys{prefix: prefix}.lease(id))
-		nk := quorumKeys{prefix: prefix}.nodeKeys(id)
+		nk := quorum.Keys{Prefix: prefix}.NodeKeys(id)
 		for _, n := range rig.nodes {
 			c := plainClient(t, n.Addr(), "")
 			del(t, c, nk[0])

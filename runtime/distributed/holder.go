@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -71,13 +70,9 @@ func ownerWorker(owner string) string {
 	return owner
 }
 
-// parseStored reads "<token> <run> <owner>" (primary) or, with mode,
-// "<token> <run> <mode> <owner>" (quorum nodes).
-func parseStored(v string, mode bool) (storedLease, error) {
-	n := 3
-	if mode {
-		n = 4
-	}
+// parseStored reads "<token> <run> <owner>", a lease on the primary.
+func parseStored(v string) (storedLease, error) {
+	const n = 3
 	f := strings.SplitN(v, " ", n)
 	if len(f) != n {
 		return storedLease{}, fmt.Errorf("malformed lease value")
@@ -106,7 +101,7 @@ func (b *singleBackend) holder(ctx context.Context, pipelineID string) (storedLe
 	if err != nil {
 		return storedLease{}, false, err
 	}
-	l, err := parseStored(value.Val(), false)
+	l, err := parseStored(value.Val())
 	if err != nil {
 		return storedLease{}, false, err
 	}
@@ -125,58 +120,4 @@ func (b *singleBackend) holder(ctx context.Context, pipelineID string) (storedLe
 		}
 	}
 	return l, true, nil
-}
-
-// holder reads the lease from every quorum node: the lease in force is the
-// value a majority holds, and it lapses when fewer than a majority still
-// do, so its expiry is the quorum-th longest time to live among them.
-func (b *quorumBackend) holder(ctx context.Context, pipelineID string) (storedLease, bool, error) {
-	key := b.keys.lease(pipelineID)
-	type read struct {
-		value string
-		ttl   time.Duration
-	}
-	got := fanOut(ctx, b, func(ctx context.Context, node *quorumNode) (read, error) {
-		var value *redis.StringCmd
-		var ttl *redis.DurationCmd
-		_, err := node.client.Pipelined(ctx, func(p redis.Pipeliner) error {
-			value = p.Get(ctx, key)
-			ttl = p.PTTL(ctx, key)
-			return nil
-		})
-		if errors.Is(value.Err(), redis.Nil) {
-			return read{}, nil
-		}
-		if err != nil {
-			return read{}, err
-		}
-		return read{value.Val(), max(ttl.Val(), 0)}, nil
-	}, nil)
-	ttls := map[string][]time.Duration{}
-	answered := 0
-	for _, r := range got {
-		if r.err != nil {
-			continue
-		}
-		answered++
-		if r.val.value != "" {
-			ttls[r.val.value] = append(ttls[r.val.value], r.val.ttl)
-		}
-	}
-	for value, held := range ttls {
-		if len(held) < b.quorum {
-			continue
-		}
-		l, err := parseStored(value, true)
-		if err != nil {
-			return storedLease{}, false, err
-		}
-		slices.Sort(held)
-		l.ttl = held[len(held)-b.quorum]
-		return l, true, nil
-	}
-	if answered < b.quorum {
-		return storedLease{}, false, fmt.Errorf("%w: %d of %d nodes answered, %d needed: %s", ErrQuorumNotReached, answered, len(b.nodes), b.quorum, nodeErrors(b, got))
-	}
-	return storedLease{}, false, nil
 }

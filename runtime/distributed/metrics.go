@@ -68,13 +68,13 @@ func (c *RedisWorkerCoordinator) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descStateLost, prometheus.CounterValue, float64(c.stats.stateLost.Load()))
 	ch <- prometheus.MustNewConstMetric(descRefused, prometheus.CounterValue, float64(c.stats.refused.Load()))
 	if q, ok := c.backend.(*quorumBackend); ok {
-		for _, n := range q.nodes {
+		for _, n := range q.redlock.Nodes() {
 			v := 0.0
-			if n.reachable.Load() || !n.contacted.Load() {
+			if n.Reachable() || !n.Contacted() {
 				// Not asked yet is not down: a node is up until it fails.
 				v = 1
 			}
-			ch <- prometheus.MustNewConstMetric(descRedlockNodeUp, prometheus.GaugeValue, v, nodeLabel(n.url.Options))
+			ch <- prometheus.MustNewConstMetric(descRedlockNodeUp, prometheus.GaugeValue, v, nodeLabel(n.URL().Options))
 		}
 	}
 	c.metrics.requests.Collect(ch)
@@ -92,8 +92,8 @@ func nodeLabel(o *redis.Options) string {
 func (c *RedisWorkerCoordinator) instrument() {
 	c.client.AddHook(requestHook{m: c.metrics})
 	if q, ok := c.backend.(*quorumBackend); ok {
-		for _, n := range q.nodes {
-			n.client.AddHook(requestHook{m: c.metrics, quorum: true})
+		for _, n := range q.redlock.Nodes() {
+			n.Client().AddHook(requestHook{m: c.metrics, quorum: true})
 		}
 	}
 }

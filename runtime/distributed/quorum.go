@@ -2,271 +2,204 @@ package distributed
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"log/slog"
-	"strconv"
-	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/agora-etl/agora/internal/redisurl"
 	"github.com/agora-etl/agora/runtime/distributed/internal/leasebackend"
+	"github.com/agora-etl/agora/runtime/distributed/internal/quorum"
 )
 
-// Redlock quorum leases
-//
-// With RedlockRedisURLs set, a lease lives on a majority of independent
-// Redis masters (the quorum nodes) while the primary keeps what must have a
-// single authority: the worker registry, the fencing counter, the completed
-// slots and Once markers.
-//
-// Acquire reserves the token on the primary with the single-node acquire
-// script — slot rule, Once marker, token minted by the same monotonic rules
-// — and then sets the lease, with that token, on every quorum node at once.
-// It holds only when a majority accepted within the validity window.
-//
-// The script also leaves a short reservation on the primary (twice the
-// per-node timeout): while one worker's acquisition is on its way to the
-// nodes, another worker asking at the same moment is told the lease is held.
-// Replicas firing the same cron slot together therefore never split the
-// nodes' votes between them and leave the slot unrun. The reservation is not
-// renewed, and a release gives it back off the critical path: exclusivity
-// rests on the quorum alone, so a held lease needs no primary.
-//
-// Completed slots are recorded on the primary (authoritative, kept) and, for
-// 2×LeaseTTL, on the quorum nodes: an acquisition that passed the primary's
-// check just before another worker's completion was recorded there meets the
-// copy on the nodes it needs. Any acquisition reaches its nodes within one
-// validity window of its reservation, so 2×LeaseTTL is ample.
-//
-// Each node also keeps the largest token released on it (2×LeaseTTL) and
-// refuses that one and smaller ones, so a worker that stalled between
-// reserving a token and reaching the nodes cannot come back as a holder with
-// an older token, and an acquire request overtaken by its own release cannot
-// leave a lease behind.
+// Redlock quorum leases: with RedlockRedisURLs set, a lease lives on a
+// majority of independent Redis masters while the primary keeps the worker
+// registry, the fencing counter, the completed slots and Once markers. The
+// quorum itself is internal/quorum (its doc.go tells how it holds); this
+// file joins it to the coordinator: its settings from the coordinator's,
+// the primary's part through quorumPrimary, the coordinator's lease types
+// to and from its own.
+
+// ErrQuorumNotReached is wrapped by the errors of Redlock mode when too few
+// quorum nodes answered, or a majority answered only after the lease's
+// validity window had passed: nothing can be said about the lease, so no
+// run starts (fail-safe).
+var ErrQuorumNotReached = quorum.ErrNotReached
+
+// ErrQuorumNotIndependent is wrapped by the error Start returns, and by the
+// connection errors of a quorum node, when RedlockRedisURLs does not name
+// independent Redis masters: two URLs reach the same redis-server (the same
+// INFO run_id, e.g. a host name and its IP address, or a TCP port and a unix
+// socket), or a URL reaches a replica, a Redis Cluster node or a Sentinel.
+// Counting one server twice would let a minority of real servers make a
+// "majority".
+var ErrQuorumNotIndependent = quorum.ErrNotIndependent
 
 // quorumBackend is the leaseBackend of Redlock mode.
 type quorumBackend struct {
-	primary  *singleBackend // completions, health, scripts
-	reserver *singleBackend // the primary, with the reservation as lease TTL
-	nodes    []*quorumNode
-	quorum   int
-	keys     quorumKeys
-	nodeKeys *leasebackend.KeyCache // quorumKeys.nodeKeys per pipeline
-	s        settings
-	log      *slog.Logger
-	guard    *independenceGuard
-
-	// nodeTimeout bounds one request to one quorum node.
-	nodeTimeout time.Duration
-	// validity is how long a lease is counted valid from the moment before
-	// its first request: LeaseTTL less the clock drift allowance.
-	validity time.Duration
-	// stateTTL is how long a node keeps its seen-token and completed-slot
-	// copies.
-	stateTTL time.Duration
-	// reservation is how long the primary's reservation lasts.
+	redlock *quorum.Backend
+	primary quorumPrimary
+	s       settings
+	// reservation is how long the primary's reservation lasts: the lease
+	// TTL of primary.reserver.
 	reservation time.Duration
-
-	tasks *leasebackend.TaskPool
-	bg    backgroundWork
-
-	failedAcquisitions atomic.Uint64 // token reserved, no quorum in time
-	lateAcquisitions   atomic.Uint64 // of those: a majority, but too late
-	reseated           atomic.Uint64 // leases put back on a node that lost them
-	lostRenewals       atomic.Uint64 // renewals a majority refused
 }
-
-// Timings of quorum requests.
-const (
-	// maxNodeTimeout caps the per-node timeout: a healthy node answers in
-	// well under a millisecond on a LAN, so waiting longer only lets a
-	// stalled node eat into the validity window.
-	maxNodeTimeout = 250 * time.Millisecond
-	// nodeTimeoutShare is the share of LeaseTTL one node may take, below
-	// the cap.
-	nodeTimeoutShare = 10
-	// driftFloor is the fixed part of the clock drift allowance: the
-	// granularity of Redis expiry.
-	driftFloor = 2 * time.Millisecond
-)
-
-// quorumNodeTimeout returns the per-node timeout for ttl: a tenth of it, at
-// most maxNodeTimeout and at least a millisecond.
-func quorumNodeTimeout(ttl time.Duration) time.Duration {
-	return max(min(ttl/nodeTimeoutShare, maxNodeTimeout), time.Millisecond)
-}
-
-// quorumValidity returns how long a lease set with ttl is counted valid,
-// measured from before its first request: ttl − (ttl × drift + 2 ms).
-func quorumValidity(ttl time.Duration, drift float64) time.Duration {
-	return ttl - time.Duration(float64(ttl)*drift) - driftFloor
-}
-
-// majority returns the quorum size for n nodes.
-func majority(n int) int { return n/2 + 1 }
 
 func newQuorumBackend(primary redis.UniversalClient, s settings) (leaseBackend, error) {
 	if len(s.quorum) < minRedlockNodes {
 		return nil, fmt.Errorf("%w: RedlockRedisURLs names %d server(s); quorum mode needs at least %d", ErrInvalidConfig, len(s.quorum), minRedlockNodes)
 	}
-	// The primary's two backends differ in lease TTL only: one key cache.
-	primaryKeyCache := leasebackend.NewKeyCache(primaryKeys(s.KeyPrefix))
-	qk := quorumKeys{prefix: s.KeyPrefix}
-	b := &quorumBackend{
-		primary:     newSingleBackend(primary, s, primaryKeyCache),
-		quorum:      majority(len(s.quorum)),
-		keys:        qk,
-		nodeKeys:    leasebackend.NewKeyCache(qk.nodeKeys),
-		s:           s,
-		log:         s.Logger,
-		nodeTimeout: quorumNodeTimeout(s.LeaseTTL),
-		validity:    quorumValidity(s.LeaseTTL, s.RedlockClockDriftFactor),
-		stateTTL:    2 * s.LeaseTTL,
-		tasks:       leasebackend.NewTaskPool(),
-	}
-	b.reservation = min(2*b.nodeTimeout, s.LeaseTTL)
-	rs := s
-	rs.LeaseTTL = b.reservation
-	b.reserver = newSingleBackend(primary, rs, primaryKeyCache)
-	// Quorum leases keep to their TTL: the nodes know nothing of the
-	// registry, so a takeover on the primary alone would only waste tokens.
-	b.reserver.registry, b.reserver.registryArg = "", nil
-	if b.validity <= b.nodeTimeout {
+	nodeTimeout := quorum.NodeTimeout(s.LeaseTTL)
+	validity := quorum.Validity(s.LeaseTTL, s.RedlockClockDriftFactor)
+	if validity <= nodeTimeout {
 		return nil, fmt.Errorf("%w: LeaseTTL %s with RedlockClockDriftFactor %v leaves a lease valid for %s, not more than one quorum request may take (%s); raise LeaseTTL or lower the drift factor",
-			ErrInvalidConfig, s.LeaseTTL, s.RedlockClockDriftFactor, b.validity, b.nodeTimeout)
+			ErrInvalidConfig, s.LeaseTTL, s.RedlockClockDriftFactor, validity, nodeTimeout)
 	}
-	b.guard = newIndependenceGuard(len(s.quorum))
-	for i, u := range s.quorum {
-		o := *u.Options
-		// As for the primary: honour context deadlines on socket reads, and
-		// fail fast on a dead node instead of re-dialling for half a second.
-		o.ContextTimeoutEnabled = true
-		if o.DialerRetries == 0 {
-			o.DialerRetries = 2
-		}
-		if o.DialerRetryTimeout == 0 {
-			o.DialerRetryTimeout = 10 * time.Millisecond
-		}
-		// One retry, not go-redis's three with growing pauses (about
-		// 120 ms against a dead node): enough for a connection broken by a
-		// restart, without spending the validity window on a node that is
-		// gone.
-		if o.MaxRetries == 0 {
-			o.MaxRetries = 1
-		}
-		// RESP2 unless the URL asks otherwise: quorum requests never use
-		// RESP3 push notifications, and without them each reply is read
-		// without first peeking for one.
-		if u.Options.Protocol == 0 {
-			o.Protocol = 2
-		}
-		o.OnConnect = b.guard.onConnect(i, u.Redacted)
-		b.nodes = append(b.nodes, &quorumNode{index: i, url: u, client: redis.NewClient(&o)})
-	}
+	b := &quorumBackend{s: s, reservation: min(2*nodeTimeout, s.LeaseTTL)}
+	b.primary = newQuorumPrimary(primary, s, b.reservation)
+	b.redlock = quorum.New(quorum.Settings{
+		Nodes:            s.quorum,
+		Primary:          s.primary.Redacted,
+		KeyPrefix:        s.KeyPrefix,
+		LeaseTTL:         s.LeaseTTL,
+		ClockDriftFactor: s.RedlockClockDriftFactor,
+		OnceTTL:          s.onceTTL,
+		OpTimeout:        s.opTimeout,
+		Redactor:         s.redactor,
+		Logger:           s.Logger,
+		StartContext:     func(ctx context.Context) context.Context { return withOp(ctx, opConnect) },
+	}, b.primary)
 	return b, nil
 }
 
-// quorumNode is one quorum member and what is known of its health.
-type quorumNode struct {
-	index  int
-	url    redisurl.URL
-	client *redis.Client
-
-	reachable atomic.Bool
-	contacted atomic.Bool
-	failures  atomic.Uint64
-	lastError atomic.Pointer[string]
-	isPrimary atomic.Bool
+// quorumLease is ref as the quorum backend knows it.
+func quorumLease(ref leaseRef) quorum.Lease {
+	return quorum.Lease{PipelineID: ref.PipelineID, Owner: ref.Owner, Token: ref.Token, RunNumber: ref.RunNumber, Mode: ref.Mode}
 }
 
-// observe records the outcome of one request to n. An error reply from the
-// server still means the node answered, except when the independence guard
-// refused the connection (a NOPERM on its INFO is a reply too): a refused
-// node counts as down.
-func (b *quorumBackend) observe(n *quorumNode, err error) {
-	first := !n.contacted.Swap(true)
+// acquire reserves the fencing token on the primary, then sets the lease on
+// every quorum node at once (quorum.Backend.Acquire). The time spent is
+// counted from before the primary was asked.
+func (b *quorumBackend) acquire(ctx context.Context, req leaseRequest) (acquireResult, error) {
+	start := time.Now()
+	res, err := b.primary.reserver.acquire(ctx, req)
 	if err != nil {
-		n.failures.Add(1)
-		msg := b.s.redactor.Redact(err.Error())
-		n.lastError.Store(&msg)
+		// Fail closed: without the primary there is no token, so no lease,
+		// however healthy the quorum.
+		return acquireResult{}, fmt.Errorf("primary %s: %w", b.s.primary.Redacted, err)
 	}
-	up := err == nil || (isReplyError(err) && !errors.Is(err, ErrQuorumNotIndependent))
-	// Logged on changes only; a node found up at first contact is the
-	// normal case and says nothing.
-	if was := n.reachable.Swap(up); was != up && !(first && up) {
-		if up {
-			b.log.Info("distributed: Redlock node reachable", "node", n.index, "redis", n.url.Redacted)
-		} else {
-			b.log.Warn("distributed: Redlock node unreachable", "node", n.index, "redis", n.url.Redacted,
-				"error", b.s.redactor.Wrap(err))
-		}
+	if res.Outcome != outcomeAcquired {
+		return res, nil
+	}
+	ref := leaseRef{PipelineID: req.PipelineID, Owner: req.Owner, Token: res.Token, RunNumber: res.RunNumber, Mode: req.Mode}
+	outcome, holder, err := b.redlock.Acquire(ctx, start, quorumLease(ref))
+	if err != nil {
+		return acquireResult{}, err
+	}
+	switch outcome {
+	case quorum.Granted:
+		res.ValidFor = b.redlock.Validity()
+		return res, nil
+	case quorum.Completed:
+		return acquireResult{Outcome: outcomeSlotCompleted}, nil
+	default:
+		return acquireResult{Outcome: outcomeHeld, Token: holder}, nil
 	}
 }
 
-// isReplyError reports whether err is an error reply from a server (which
-// did answer) rather than a transport failure.
-func isReplyError(err error) bool {
-	var re redis.Error
-	return errors.As(err, &re) && !errors.Is(err, context.DeadlineExceeded)
-}
-
-// describe names node i in messages.
-func (n *quorumNode) describe() string {
-	return fmt.Sprintf("RedlockRedisURLs[%d] (%s)", n.index, n.url.Redacted)
-}
-
-// quorumKeys builds the keys kept on quorum nodes. They differ from the
-// primary's, so the primary can also serve as a quorum node.
-//
-//	<prefix>redlock:lease:{<pipeline>}  string "<token> <run> <mode> <owner>"; PX LeaseTTL
-//	<prefix>redlock:seen:{<pipeline>}   string: largest token released here; PX 2×LeaseTTL
-//	<prefix>redlock:done:{<pipeline>}   string: copy of the last completed slot; PX 2×LeaseTTL
-//	<prefix>redlock:once:{<pipeline>}   string: copy of the Once marker; PX 2×LeaseTTL
-type quorumKeys struct{ prefix string }
-
-func (k quorumKeys) key(kind, pipelineID string) string {
-	return k.prefix + "redlock:" + kind + ":{" + pipelineID + "}"
-}
-
-func (k quorumKeys) lease(pipelineID string) string { return k.key("lease", pipelineID) }
-
-// nodeKeys returns lease, seen, done and once: the order every quorum
-// script expects.
-func (k quorumKeys) nodeKeys(pipelineID string) []string {
-	return []string{k.key("lease", pipelineID), k.key("seen", pipelineID), k.key("done", pipelineID), k.key("once", pipelineID)}
-}
-
-// nodeValue is a lease as quorum nodes store it, "<token> <run> <mode>
-// <owner>": renew and release compare it whole, so owner and token must both
-// match, and the worker id is the owner's prefix.
-func nodeValue(ref leaseRef) string {
-	return strconv.FormatInt(ref.Token, 10) + " " + strconv.FormatInt(runOf(ref), 10) + " " +
-		strconv.FormatInt(ref.Mode, 10) + " " + ref.Owner
-}
-
-// runOf returns the run number a lease was given: the slot, or the token
-// for RunNumberAuto and RunNumberOnce (as the primary numbers them).
-func runOf(ref leaseRef) int64 {
-	switch {
-	case ref.RunNumber != 0:
-		return ref.RunNumber
-	case ref.Mode > 0:
-		return ref.Mode
+func (b *quorumBackend) renew(ctx context.Context, refs []leaseRef) []renewResult {
+	ls := make([]quorum.Lease, len(refs))
+	for i, ref := range refs {
+		ls[i] = quorumLease(ref)
 	}
-	return ref.Token
+	got := b.redlock.Renew(ctx, ls)
+	out := make([]renewResult, len(got))
+	for i, r := range got {
+		out[i] = renewResult{Held: r.Held, ValidFor: r.ValidFor, Err: r.Err}
+	}
+	return out
 }
 
-func (b *quorumBackend) close() error {
-	b.waitBackground()
-	b.tasks.Close()
-	var errs []error
-	for _, n := range b.nodes {
-		if err := n.client.Close(); err != nil {
-			errs = append(errs, err)
-		}
+func (b *quorumBackend) release(ctx context.Context, ref leaseRef) (bool, error) {
+	return b.redlock.Release(ctx, quorumLease(ref))
+}
+
+func (b *quorumBackend) complete(ctx context.Context, ref leaseRef) (bool, error) {
+	return b.redlock.Complete(ctx, quorumLease(ref))
+}
+
+func (b *quorumBackend) validate(ctx context.Context, pipelineID string, token int64) (bool, error) {
+	return b.redlock.Validate(ctx, pipelineID, token)
+}
+
+func (b *quorumBackend) holder(ctx context.Context, pipelineID string) (storedLease, bool, error) {
+	l, ok, err := b.redlock.Holder(ctx, pipelineID)
+	if err != nil || !ok {
+		return storedLease{}, ok, err
 	}
-	return errors.Join(errs...)
+	return storedLease{token: l.Token, run: l.Run, owner: l.Owner, ttl: l.TTL, recordTTL: -1}, true, nil
+}
+
+func (b *quorumBackend) ping(ctx context.Context) error { return b.redlock.Ping(ctx) }
+
+func (b *quorumBackend) prepare(ctx context.Context) error { return b.redlock.Prepare(ctx) }
+
+func (b *quorumBackend) close() error { return b.redlock.Close() }
+
+// startVerifier is implemented by backends that check their servers before
+// the coordinator starts; an error makes Start fail.
+type startVerifier interface {
+	verifyStart(ctx context.Context) error
+}
+
+// verifyStart refuses a quorum that is not made of independent masters
+// (quorum.Backend.VerifyStart).
+func (b *quorumBackend) verifyStart(ctx context.Context) error { return b.redlock.VerifyStart(ctx) }
+
+// quorumPrimary is the primary's part in Redlock mode (quorum.Primary): two
+// single-node backends on the primary, differing in lease TTL only.
+type quorumPrimary struct {
+	primary  *singleBackend // completions, health, scripts
+	reserver *singleBackend // the primary, with the reservation as lease TTL
+}
+
+func newQuorumPrimary(client redis.UniversalClient, s settings, reservation time.Duration) quorumPrimary {
+	// The primary's two backends differ in lease TTL only: one key cache.
+	keyCache := leasebackend.NewKeyCache(primaryKeys(s.KeyPrefix))
+	p := quorumPrimary{primary: newSingleBackend(client, s, keyCache)}
+	rs := s
+	rs.LeaseTTL = reservation
+	p.reserver = newSingleBackend(client, rs, keyCache)
+	// Quorum leases keep to their TTL: the nodes know nothing of the
+	// registry, so a takeover on the primary alone would only waste tokens.
+	p.reserver.registry, p.reserver.registryArg = "", nil
+	return p
+}
+
+// ReleaseReservation gives back l's reservation (the release compares the
+// whole value, so a newer reservation by the same worker stays).
+func (p quorumPrimary) ReleaseReservation(ctx context.Context, l quorum.Lease) error {
+	_, err := p.reserver.release(ctx, primaryRef(l))
+	return err
+}
+
+// Complete records l's run on the primary.
+func (p quorumPrimary) Complete(ctx context.Context, l quorum.Lease) error {
+	_, err := p.primary.complete(ctx, primaryRef(l))
+	return err
+}
+
+// Ping checks the primary.
+func (p quorumPrimary) Ping(ctx context.Context) error { return p.primary.ping(ctx) }
+
+// Prepare loads the primary's scripts.
+func (p quorumPrimary) Prepare(ctx context.Context) error { return p.primary.prepare(ctx) }
+
+// ServerInfo returns the primary's INFO server.
+func (p quorumPrimary) ServerInfo(ctx context.Context) (string, error) {
+	return p.primary.client.Info(ctx, "server").Result()
+}
+
+// primaryRef is l as the coordinator refers to it.
+func primaryRef(l quorum.Lease) leaseRef {
+	return leaseRef{PipelineID: l.PipelineID, Owner: l.Owner, Token: l.Token, RunNumber: l.RunNumber, Mode: l.Mode}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/agora-etl/agora/internal/redistest"
+	"github.com/agora-etl/agora/runtime/distributed/internal/quorum"
 )
 
 // quorumRig is a primary redis-server and n quorum redis-servers, each a
@@ -95,7 +96,7 @@ func (r *quorumRig) client(srv *redistest.Server) *redis.Client {
 // its fields (nil when it holds none).
 func (r *quorumRig) nodeLease(i int, pipelineID string) map[string]string {
 	r.t.Helper()
-	v, err := r.client(r.nodes[i]).Get(context.Background(), quorumKeys{prefix: DefaultKeyPrefix}.lease(pipelineID)).Result()
+	v, err := r.client(r.nodes[i]).Get(context.Background(), quorum.Keys{Prefix: DefaultKeyPrefix}.Lease(pipelineID)).Result()
 	if errors.Is(err, redis.Nil) {
 		return nil
 	}

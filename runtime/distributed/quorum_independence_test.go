@@ -66,33 +66,6 @@ func TestRedlockStartRefusesReplicasAndClusterNodes(t *testing.T) {
 	}
 }
 
-func TestRedlockGuardRefusesAServerReachedTwice(t *testing.T) {
-	// A node whose name starts pointing at another node's server after
-	// Start: its connections are refused, so it counts as down.
-	r := newQuorumRig(t, 3)
-	c := r.started(r.options(2*time.Second), "a")
-	b := quorumOf(t, c)
-	g := b.guard
-	id0 := g.runIDs[0]
-	if id0 == "" || g.runIDs[1] == "" || id0 == g.runIDs[1] {
-		t.Fatalf("run ids after Start %q; want three distinct", g.runIDs)
-	}
-	err := g.admit(2, serverInfo{runID: id0, role: "master"})
-	if !errors.Is(err, ErrQuorumNotIndependent) || !strings.Contains(err.Error(), "RedlockRedisURLs[0]") || !strings.Contains(err.Error(), "RedlockRedisURLs[2]") {
-		t.Fatalf("admit(2, node 0's run id) = %v; want ErrQuorumNotIndependent naming both", err)
-	}
-	// Node 0 restarted (a new run id): its old one no longer blocks others.
-	if err := g.admit(0, serverInfo{runID: "fresh", role: "master"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := g.admit(2, serverInfo{runID: id0, role: "master"}); err != nil {
-		t.Fatalf("admit after node 0 moved on: %v", err)
-	}
-	if err := g.admit(1, serverInfo{runID: "x", role: "slave"}); !errors.Is(err, ErrQuorumNotIndependent) {
-		t.Fatalf("admit(replica) = %v; want ErrQuorumNotIndependent", err)
-	}
-}
-
 // TestRedlockNodeRefusingINFOCountsAsDown takes INFO away from a node's
 // user after Start. The guard then refuses every new connection to it (it
 // cannot check the server), so /status must show it down, not reachable

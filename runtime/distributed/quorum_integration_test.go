@@ -11,6 +11,7 @@ import (
 
 	"github.com/agora-etl/agora/internal/redistest"
 	"github.com/agora-etl/agora/runtime"
+	"github.com/agora-etl/agora/runtime/distributed/internal/quorum"
 )
 
 func TestRedlockAcquireRenewReleaseValidate(t *testing.T) {
@@ -25,7 +26,7 @@ func TestRedlockAcquireRenewReleaseValidate(t *testing.T) {
 	if lease.FencingToken <= 0 || lease.RunNumber != lease.FencingToken || lease.WorkerID != "a" {
 		t.Fatalf("lease %+v: want a positive token, run number = token, worker a", lease)
 	}
-	if valid, window := lease.ExpiresAt.Sub(lease.AcquiredAt), quorumValidity(ttl, DefaultRedlockClockDriftFactor); valid > window {
+	if valid, window := lease.ExpiresAt.Sub(lease.AcquiredAt), quorum.Validity(ttl, DefaultRedlockClockDriftFactor); valid > window {
 		t.Errorf("lease valid for %s, longer than the validity window %s", valid, window)
 	}
 	want := strconv.FormatInt(lease.FencingToken, 10)
@@ -58,7 +59,7 @@ func TestRedlockAcquireRenewReleaseValidate(t *testing.T) {
 		t.Fatalf("after %s: ValidateLease = %v, %v; want true", 2*ttl, ok, err)
 	}
 	for i := range r.nodes {
-		pttl := r.client(r.nodes[i]).PTTL(ctx, quorumKeys{prefix: DefaultKeyPrefix}.lease("p")).Val()
+		pttl := r.client(r.nodes[i]).PTTL(ctx, quorum.Keys{Prefix: DefaultKeyPrefix}.Lease("p")).Val()
 		if pttl <= 0 || pttl > ttl {
 			t.Errorf("node %d: lease PTTL %s; want renewed within (0, %s]", i, pttl, ttl)
 		}
@@ -171,7 +172,7 @@ func TestRedlockPrimaryMayBeAQuorumNode(t *testing.T) {
 	}
 	lease := mustAcquire(t, a, "p", 1_800_000_000)
 	// The quorum lease lives beside the primary's own keys.
-	if v, err := r.client(r.primary).Get(ctx, quorumKeys{prefix: DefaultKeyPrefix}.lease("p")).Result(); err != nil || !strings.HasPrefix(v, strconv.FormatInt(lease.FencingToken, 10)+" ") {
+	if v, err := r.client(r.primary).Get(ctx, quorum.Keys{Prefix: DefaultKeyPrefix}.Lease("p")).Result(); err != nil || !strings.HasPrefix(v, strconv.FormatInt(lease.FencingToken, 10)+" ") {
 		t.Fatalf("primary's quorum lease %q (%v); want token %d", v, err, lease.FencingToken)
 	}
 	mustNotAcquire(t, b, "p", 1_800_000_000)
@@ -190,10 +191,10 @@ func TestRedlockRoundTripsPerOperation(t *testing.T) {
 	b := quorumOf(t, c)
 	primary := &tripCounter{}
 	c.client.AddHook(primary)
-	nodes := make([]*tripCounter, len(b.nodes))
-	for i, n := range b.nodes {
+	nodes := make([]*tripCounter, len(b.redlock.Nodes()))
+	for i, n := range b.redlock.Nodes() {
 		nodes[i] = &tripCounter{}
-		n.client.AddHook(nodes[i])
+		n.Client().AddHook(nodes[i])
 	}
 	mustAcquire(t, c, "warm", runtime.RunNumberAuto) // scripts cached, connections open
 	if err := c.ReleaseLease(ctx, "warm"); err != nil {

@@ -47,32 +47,21 @@ type RedlockNodeStatus struct {
 }
 
 func (b *quorumBackend) status() any {
+	q := b.redlock.Status()
 	st := RedlockStatus{
-		Quorum:             b.quorum,
-		Nodes:              make([]RedlockNodeStatus, len(b.nodes)),
-		FailedAcquisitions: b.failedAcquisitions.Load(),
-		LateAcquisitions:   b.lateAcquisitions.Load(),
-		LostRenewals:       b.lostRenewals.Load(),
-		Reseated:           b.reseated.Load(),
-		NodeTimeout:        b.nodeTimeout.String(),
-		Validity:           b.validity.String(),
-		ClockDriftFactor:   b.s.RedlockClockDriftFactor,
+		Quorum:             q.Quorum,
+		ReachableNodes:     q.ReachableNodes,
+		Nodes:              make([]RedlockNodeStatus, len(q.Nodes)),
+		FailedAcquisitions: q.FailedAcquisitions,
+		LateAcquisitions:   q.LateAcquisitions,
+		LostRenewals:       q.LostRenewals,
+		Reseated:           q.Reseated,
+		NodeTimeout:        q.NodeTimeout,
+		Validity:           q.Validity,
+		ClockDriftFactor:   q.ClockDriftFactor,
 	}
-	for i, n := range b.nodes {
-		ns := RedlockNodeStatus{
-			URL:       n.url.Redacted,
-			Reachable: n.reachable.Load(),
-			Contacted: n.contacted.Load(),
-			Primary:   n.isPrimary.Load(),
-			Failures:  n.failures.Load(),
-		}
-		if msg := n.lastError.Load(); msg != nil {
-			ns.LastError = *msg
-		}
-		if ns.Reachable {
-			st.ReachableNodes++
-		}
-		st.Nodes[i] = ns
+	for i, n := range q.Nodes {
+		st.Nodes[i] = RedlockNodeStatus(n)
 	}
 	return st
 }

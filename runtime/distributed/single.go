@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/redis/go-redis/v9"
 
@@ -334,20 +333,9 @@ func (b *singleBackend) validate(ctx context.Context, pipelineID string, token i
 	if err != nil {
 		return false, err
 	}
-	held, err := leaseToken(v)
+	held, err := leasebackend.LeaseToken(v)
 	if err != nil {
 		return false, fmt.Errorf("distributed: lease of %q: %w", pipelineID, err)
 	}
 	return held == token, nil
-}
-
-// leaseToken reads the token from a stored lease value: "<token> <run>
-// <owner>" on the primary, "<token> <run> <mode> <owner>" on quorum nodes.
-func leaseToken(v string) (int64, error) {
-	field, _, _ := strings.Cut(v, " ")
-	token, err := strconv.ParseInt(field, 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("malformed lease value %q", field)
-	}
-	return token, nil
 }

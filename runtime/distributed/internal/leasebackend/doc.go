@@ -9,7 +9,13 @@
 //   - the Redis Cluster hash slot of a key, by which a burst's acquire
 //     calls are grouped (hashslot.go);
 //   - the per-pipeline key cache (keycache.go) and the goroutine pool of
-//     the quorum fan-outs (tasks.go).
+//     the quorum fan-outs (tasks.go);
+//   - the fencing token of a stored lease value, on the primary or on a
+//     quorum node (leasetoken.go).
+//
+// The backends themselves are the coordinator's single-node backend
+// (runtime/distributed/single.go) and the Redlock quorum backend
+// (runtime/distributed/internal/quorum).
 //
 // Every script touches the keys of one pipeline only, which share a {hash
 // tag}, so on a Cluster each runs on the master of that tag's slot.

@@ -1,4 +1,4 @@
-package distributed
+package quorum
 
 import (
 	"context"
@@ -29,14 +29,14 @@ func newScriptNode(t *testing.T) *scriptNode {
 	}
 	c := redis.NewClient(opts)
 	t.Cleanup(func() { _ = c.Close() })
-	return &scriptNode{t: t, c: c, k: quorumKeys{prefix: "t:"}.nodeKeys("p")}
+	return &scriptNode{t: t, c: c, k: Keys{Prefix: "t:"}.NodeKeys("p")}
 }
 
-func qref(owner string, token, mode int64) leaseRef {
-	return leaseRef{PipelineID: "p", Owner: owner, Token: token, Mode: mode}
+func qref(owner string, token, mode int64) Lease {
+	return Lease{PipelineID: "p", Owner: owner, Token: token, Mode: mode}
 }
 
-func (n *scriptNode) acquire(r leaseRef) []int64 {
+func (n *scriptNode) acquire(r Lease) []int64 {
 	n.t.Helper()
 	res, err := leasebackend.QuorumAcquireScript.Run(context.Background(), n.c, n.k, nodeValue(r), r.Token, r.Mode, 60000, r.Owner).Int64Slice()
 	if err != nil {
@@ -45,7 +45,7 @@ func (n *scriptNode) acquire(r leaseRef) []int64 {
 	return res
 }
 
-func (n *scriptNode) release(r leaseRef, completed bool) int64 {
+func (n *scriptNode) release(r Lease, completed bool) int64 {
 	n.t.Helper()
 	flag := 0
 	if completed {
@@ -58,7 +58,7 @@ func (n *scriptNode) release(r leaseRef, completed bool) int64 {
 	return res
 }
 
-func (n *scriptNode) renew(r leaseRef) int64 {
+func (n *scriptNode) renew(r Lease) int64 {
 	n.t.Helper()
 	res, err := leasebackend.QuorumRenewScript.Run(context.Background(), n.c, n.k, nodeValue(r), 60000, r.Mode).Int64()
 	if err != nil {
@@ -132,7 +132,7 @@ func TestQuorumReleaseScriptRules(t *testing.T) {
 	wantReply(t, "a later slot", n.acquire(qref("c#1", 302, 1_800_000_060)), []int64{1})
 
 	once := qref("o#1", 400, runtime.RunNumberOnce)
-	n.k = quorumKeys{prefix: "t:"}.nodeKeys("once")
+	n.k = Keys{Prefix: "t:"}.NodeKeys("once")
 	wantReply(t, "the Once run", n.acquire(once), []int64{1})
 	n.release(once, true)
 	if pttl := n.c.PTTL(context.Background(), n.k[3]).Val(); pttl <= 0 {

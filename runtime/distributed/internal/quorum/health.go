@@ -1,4 +1,4 @@
-package distributed
+package quorum
 
 import (
 	"context"
@@ -10,11 +10,11 @@ import (
 	"github.com/agora-etl/agora/runtime/distributed/internal/leasebackend"
 )
 
-// validate reports whether a majority of quorum nodes hold exactly token as
+// Validate reports whether a majority of quorum nodes hold exactly token as
 // pipelineID's lease. It answers as soon as that is decided either way, and
 // fails when too few nodes answer to tell.
-func (b *quorumBackend) validate(ctx context.Context, pipelineID string, token int64) (bool, error) {
-	key := b.keys.lease(pipelineID)
+func (b *Backend) Validate(ctx context.Context, pipelineID string, token int64) (bool, error) {
+	key := b.keys.Lease(pipelineID)
 	n := len(b.nodes)
 	count := func(got []nodeReply[int64]) (match, other int) {
 		for _, r := range got {
@@ -28,7 +28,7 @@ func (b *quorumBackend) validate(ctx context.Context, pipelineID string, token i
 		}
 		return match, other
 	}
-	got := fanOut(ctx, b, func(ctx context.Context, node *quorumNode) (int64, error) {
+	got := fanOut(ctx, b, func(ctx context.Context, node *Node) (int64, error) {
 		v, err := node.client.Get(ctx, key).Result()
 		if errors.Is(err, redis.Nil) {
 			return 0, nil
@@ -36,7 +36,7 @@ func (b *quorumBackend) validate(ctx context.Context, pipelineID string, token i
 		if err != nil {
 			return 0, err
 		}
-		held, err := leaseToken(v)
+		held, err := leasebackend.LeaseToken(v)
 		if err != nil {
 			return 0, fmt.Errorf("distributed: lease of %q holds a malformed value", pipelineID)
 		}
@@ -53,25 +53,25 @@ func (b *quorumBackend) validate(ctx context.Context, pipelineID string, token i
 		return false, nil
 	}
 	return false, fmt.Errorf("%w: %d of %d nodes answered whether token %d holds the lease of %q, %d needed: %s",
-		ErrQuorumNotReached, match+other, n, token, pipelineID, b.quorum, nodeErrors(b, got))
+		ErrNotReached, match+other, n, token, pipelineID, b.quorum, nodeErrors(b, got))
 }
 
-// ping checks that leases can be granted: the primary answers (it mints
+// Ping checks that leases can be granted: the primary answers (it mints
 // every token) and so does a majority of quorum nodes.
-func (b *quorumBackend) ping(ctx context.Context) error {
+func (b *Backend) Ping(ctx context.Context) error {
 	primaryErr := make(chan error, 1)
-	go func() { primaryErr <- b.primary.ping(ctx) }()
-	got := fanOut(ctx, b, func(ctx context.Context, node *quorumNode) (struct{}, error) {
+	go func() { primaryErr <- b.primary.Ping(ctx) }()
+	got := fanOut(ctx, b, func(ctx context.Context, node *Node) (struct{}, error) {
 		return struct{}{}, node.client.Ping(ctx).Err()
 	}, nil)
 	return b.enough("answer", got, <-primaryErr)
 }
 
-// prepare loads the scripts on the primary and on every quorum node.
-func (b *quorumBackend) prepare(ctx context.Context) error {
+// Prepare loads the scripts on the primary and on every quorum node.
+func (b *Backend) Prepare(ctx context.Context) error {
 	primaryErr := make(chan error, 1)
-	go func() { primaryErr <- b.primary.prepare(ctx) }()
-	got := fanOut(ctx, b, func(ctx context.Context, node *quorumNode) (struct{}, error) {
+	go func() { primaryErr <- b.primary.Prepare(ctx) }()
+	got := fanOut(ctx, b, func(ctx context.Context, node *Node) (struct{}, error) {
 		return struct{}{}, leasebackend.LoadScripts(ctx, node.client, leasebackend.QuorumScripts)
 	}, nil)
 	return b.enough("are ready", got, <-primaryErr)
@@ -79,10 +79,10 @@ func (b *quorumBackend) prepare(ctx context.Context) error {
 
 // enough turns the primary's error and the nodes' replies into one error:
 // nil when the primary worked and a majority of nodes did.
-func (b *quorumBackend) enough(what string, got []nodeReply[struct{}], primaryErr error) error {
+func (b *Backend) enough(what string, got []nodeReply[struct{}], primaryErr error) error {
 	var errs []error
 	if primaryErr != nil {
-		errs = append(errs, fmt.Errorf("primary %s: %w", b.s.primary.Redacted, primaryErr))
+		errs = append(errs, fmt.Errorf("primary %s: %w", b.s.Primary, primaryErr))
 	}
 	ok := 0
 	for _, r := range got {
@@ -92,7 +92,7 @@ func (b *quorumBackend) enough(what string, got []nodeReply[struct{}], primaryEr
 	}
 	if ok < b.quorum {
 		errs = append(errs, fmt.Errorf("%w: %d of %d nodes %s, %d needed: %s",
-			ErrQuorumNotReached, ok, len(b.nodes), what, b.quorum, nodeErrors(b, got)))
+			ErrNotReached, ok, len(b.nodes), what, b.quorum, nodeErrors(b, got)))
 	}
 	return errors.Join(errs...)
 }

@@ -1,4 +1,4 @@
-package distributed
+package quorum
 
 import (
 	"context"
@@ -9,40 +9,43 @@ import (
 	"github.com/agora-etl/agora/runtime/distributed/internal/leasebackend"
 )
 
-// releaseOp deletes ref's lease on one node (recording the completed slot
+// releaseOp deletes l's lease on one node (recording the completed slot
 // when completed).
-func (b *quorumBackend) releaseOp(ref leaseRef, completed bool) func(context.Context, *quorumNode) (int64, error) {
-	keys := b.nodeKeys.Get(ref.PipelineID)
+func (b *Backend) releaseOp(l Lease, completed bool) func(context.Context, *Node) (int64, error) {
+	keys := b.nodeKeys.Get(l.PipelineID)
 	flag := 0
 	if completed {
 		flag = 1
 	}
-	args := []any{nodeValue(ref), ref.Token, ref.Mode, flag, b.stateTTL.Milliseconds(), b.s.onceTTL.Milliseconds()}
-	return func(ctx context.Context, node *quorumNode) (int64, error) {
+	args := []any{nodeValue(l), l.Token, l.Mode, flag, b.stateTTL.Milliseconds(), b.s.OnceTTL.Milliseconds()}
+	return func(ctx context.Context, node *Node) (int64, error) {
 		return leasebackend.QuorumReleaseScript.Run(ctx, node.client, keys, args...).Int64()
 	}
 }
 
-func (b *quorumBackend) release(ctx context.Context, ref leaseRef) (bool, error) {
-	return b.finish(ctx, ref, false)
+// Release gives l back on every quorum node; it reports whether a majority
+// deleted it (see finish).
+func (b *Backend) Release(ctx context.Context, l Lease) (bool, error) {
+	return b.finish(ctx, l, false)
 }
 
-func (b *quorumBackend) complete(ctx context.Context, ref leaseRef) (bool, error) {
-	return b.finish(ctx, ref, true)
+// Complete records l's run as completed, on the primary and on the nodes,
+// and gives l back like Release.
+func (b *Backend) Complete(ctx context.Context, l Lease) (bool, error) {
+	return b.finish(ctx, l, true)
 }
 
-// finish gives ref back on every quorum node at once; on completion the
+// finish gives l back on every quorum node at once; on completion the
 // primary records the slot meanwhile (the authoritative record, while the
 // nodes keep a copy). The lease counts as owned when a majority deleted it.
 // It returns an error when the completion could not be recorded on the
 // primary, or too few nodes answered to tell; the coordinator then tries
 // again.
-func (b *quorumBackend) finish(ctx context.Context, ref leaseRef, completed bool) (bool, error) {
+func (b *Backend) finish(ctx context.Context, l Lease, completed bool) (bool, error) {
 	primaryErr := make(chan error, 1)
 	if completed {
 		go func() {
-			_, err := b.primary.complete(ctx, ref)
-			primaryErr <- err
+			primaryErr <- b.primary.Complete(ctx, l)
 		}()
 	} else {
 		// The reservation may still be there after a short run; without it,
@@ -50,11 +53,11 @@ func (b *quorumBackend) finish(ctx context.Context, ref leaseRef, completed bool
 		// path: the lease is free once a majority deleted it, and a new
 		// reservation by this worker is not touched (the release compares
 		// the whole value).
-		b.background(func() { b.releaseReservation(ctx, ref) })
+		b.background(func() { b.releaseReservation(ctx, l) })
 		primaryErr <- nil
 	}
 	n := len(b.nodes)
-	got := fanOut(ctx, b, b.releaseOp(ref, completed), func(got []nodeReply[int64]) bool {
+	got := fanOut(ctx, b, b.releaseOp(l, completed), func(got []nodeReply[int64]) bool {
 		deleted, kept := tallyRelease(got)
 		return deleted >= b.quorum || kept > n-b.quorum
 	})
@@ -62,12 +65,12 @@ func (b *quorumBackend) finish(ctx context.Context, ref leaseRef, completed bool
 
 	var errs []error
 	if err := <-primaryErr; err != nil {
-		errs = append(errs, fmt.Errorf("primary %s: %w", b.s.primary.Redacted, err))
+		errs = append(errs, fmt.Errorf("primary %s: %w", b.s.Primary, err))
 	}
 	owned := deleted >= b.quorum
 	if !owned && kept <= n-b.quorum {
 		errs = append(errs, fmt.Errorf("%w: %d of %d nodes answered the release of %q, %d needed: %s",
-			ErrQuorumNotReached, deleted+kept, n, ref.PipelineID, b.quorum, nodeErrors(b, got)))
+			ErrNotReached, deleted+kept, n, l.PipelineID, b.quorum, nodeErrors(b, got)))
 	}
 	return owned, errors.Join(errs...)
 }
@@ -87,12 +90,12 @@ func tallyRelease(got []nodeReply[int64]) (deleted, kept int) {
 	return deleted, kept
 }
 
-// releaseReservation gives ref's reservation back on the primary, once: it
+// releaseReservation gives l's reservation back on the primary, once: it
 // expires within moments anyway.
-func (b *quorumBackend) releaseReservation(ctx context.Context, ref leaseRef) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), b.s.opTimeout)
+func (b *Backend) releaseReservation(ctx context.Context, l Lease) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), b.s.OpTimeout)
 	defer cancel()
-	_, _ = b.reserver.release(ctx, ref)
+	_ = b.primary.ReleaseReservation(ctx, l)
 }
 
 // backgroundWork tracks work that outlives the call that started it, so
@@ -104,7 +107,7 @@ type backgroundWork struct {
 }
 
 // background runs f on its own goroutine, unless the backend is closed.
-func (b *quorumBackend) background(f func()) {
+func (b *Backend) background(f func()) {
 	b.bg.mu.Lock()
 	if b.bg.closed {
 		b.bg.mu.Unlock()
@@ -119,7 +122,7 @@ func (b *quorumBackend) background(f func()) {
 }
 
 // waitBackground refuses new background work and waits for the running.
-func (b *quorumBackend) waitBackground() {
+func (b *Backend) waitBackground() {
 	b.bg.mu.Lock()
 	b.bg.closed = true
 	b.bg.mu.Unlock()

@@ -1,4 +1,4 @@
-package distributed
+package quorum
 
 import (
 	"context"
@@ -10,14 +10,14 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// ErrQuorumNotIndependent is wrapped by the error Start returns, and by the
-// connection errors of a quorum node, when RedlockRedisURLs does not name
-// independent Redis masters: two URLs reach the same redis-server (the same
-// INFO run_id, e.g. a host name and its IP address, or a TCP port and a unix
+// ErrNotIndependent is wrapped by the error VerifyStart returns, and by the
+// connection errors of a quorum node, when the nodes are not independent
+// Redis masters: two URLs reach the same redis-server (the same INFO
+// run_id, e.g. a host name and its IP address, or a TCP port and a unix
 // socket), or a URL reaches a replica, a Redis Cluster node or a Sentinel.
 // Counting one server twice would let a minority of real servers make a
-// "majority".
-var ErrQuorumNotIndependent = errors.New("distributed: Redlock quorum nodes must be independent Redis masters")
+// "majority". runtime/distributed exports it as ErrNotIndependent.
+var ErrNotIndependent = errors.New("distributed: Redlock quorum nodes must be independent Redis masters")
 
 // serverInfo is what INFO says about a server that matters for a quorum.
 type serverInfo struct {
@@ -106,7 +106,7 @@ func (e *hookError) Unwrap() error { return e.err }
 func infoError(i int, shown string, err error) error {
 	if redis.HasErrorPrefix(err, "NOPERM") {
 		return fmt.Errorf("%w: RedlockRedisURLs[%d] (%s): INFO is not allowed, so the node cannot be checked (grant its ACL user +info): %w",
-			ErrQuorumNotIndependent, i, shown, err)
+			ErrNotIndependent, i, shown, err)
 	}
 	return fmt.Errorf("distributed: RedlockRedisURLs[%d] (%s): INFO: %w", i, shown, err)
 }
@@ -114,7 +114,7 @@ func infoError(i int, shown string, err error) error {
 // admit checks node i's server and records its run id.
 func (g *independenceGuard) admit(i int, si serverInfo) error {
 	if p := si.problem(); p != "" {
-		return fmt.Errorf("%w: RedlockRedisURLs[%d] (%s) %s", ErrQuorumNotIndependent, i, g.shown[i], p)
+		return fmt.Errorf("%w: RedlockRedisURLs[%d] (%s) %s", ErrNotIndependent, i, g.shown[i], p)
 	}
 	if si.runID == "" {
 		// A server that does not report a run id cannot be compared; the
@@ -134,25 +134,22 @@ func (g *independenceGuard) admit(i int, si serverInfo) error {
 
 func duplicateError(i, j int, shown []string, runID string) error {
 	return fmt.Errorf("%w: RedlockRedisURLs[%d] (%s) and RedlockRedisURLs[%d] (%s) reach the same redis-server (run_id %s); list each server once",
-		ErrQuorumNotIndependent, i, shown[i], j, shown[j], runID)
+		ErrNotIndependent, i, shown[i], j, shown[j], runID)
 }
 
-// startVerifier is implemented by backends that check their servers before
-// the coordinator starts; an error makes Start fail.
-type startVerifier interface {
-	verifyStart(ctx context.Context) error
-}
-
-// verifyStart asks every quorum node (and the primary) for INFO and refuses
+// VerifyStart asks every quorum node (and the primary) for INFO and refuses
 // a quorum that is not made of independent masters. The checks themselves
 // are the guard's, which runs on every new connection, so asking each node
 // once is enough: a replica, a Cluster node, a Sentinel or a second URL of
-// one server fails its connection with ErrQuorumNotIndependent. Nodes that
+// one server fails its connection with ErrNotIndependent. Nodes that
 // do not answer are not an error here (Start tolerates an outage); the
 // guard checks them when they first connect. The primary may be a quorum
 // node: it then counts once, like any other, and is marked in the status.
-func (b *quorumBackend) verifyStart(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(withOp(ctx, opConnect), b.s.opTimeout)
+func (b *Backend) VerifyStart(ctx context.Context) error {
+	if b.s.StartContext != nil {
+		ctx = b.s.StartContext(ctx)
+	}
+	ctx, cancel := context.WithTimeout(ctx, b.s.OpTimeout)
 	defer cancel()
 	type answer struct {
 		runID string
@@ -162,13 +159,13 @@ func (b *quorumBackend) verifyStart(ctx context.Context) error {
 	var primary answer
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		text, err := b.primary.client.Info(ctx, "server").Result()
+		text, err := b.primary.ServerInfo(ctx)
 		primary = answer{parseServerInfo(text).runID, err}
 	})
 	for i, n := range b.nodes {
 		wg.Go(func() {
 			text, err := n.client.Info(ctx, "server").Result()
-			if err != nil && !errors.Is(err, ErrQuorumNotIndependent) {
+			if err != nil && !errors.Is(err, ErrNotIndependent) {
 				err = infoError(i, n.url.Redacted, err)
 			}
 			infos[i] = answer{parseServerInfo(text).runID, err}
@@ -180,12 +177,12 @@ func (b *quorumBackend) verifyStart(ctx context.Context) error {
 	for i, a := range infos {
 		n := b.nodes[i]
 		switch {
-		case errors.Is(a.err, ErrQuorumNotIndependent):
+		case errors.Is(a.err, ErrNotIndependent):
 			errs = append(errs, a.err)
 		case a.err != nil:
 			b.observe(n, a.err)
 			b.log.Warn("distributed: Redlock node unreachable at start; it is checked when it first answers",
-				"node", i, "redis", n.url.Redacted, "error", b.s.redactor.Wrap(a.err))
+				"node", i, "redis", n.url.Redacted, "error", b.s.Redactor.Wrap(a.err))
 		default:
 			b.observe(n, nil)
 			if primary.err == nil && a.runID != "" && a.runID == primary.runID {

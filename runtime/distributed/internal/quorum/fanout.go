@@ -1,4 +1,4 @@
-package distributed
+package quorum
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 
 // nodeReply is one quorum node's answer to a request.
 type nodeReply[T any] struct {
-	node *quorumNode
+	node *Node
 	val  T
 	err  error
 }
@@ -23,7 +23,7 @@ type nodeReply[T any] struct {
 //
 // Returning as soon as the outcome is known is what keeps a stalled node
 // from stretching an operation: with a majority in hand, nobody waits for it.
-func fanOut[T any](ctx context.Context, b *quorumBackend, op func(context.Context, *quorumNode) (T, error), decided func([]nodeReply[T]) bool) []nodeReply[T] {
+func fanOut[T any](ctx context.Context, b *Backend, op func(context.Context, *Node) (T, error), decided func([]nodeReply[T]) bool) []nodeReply[T] {
 	got, _ := fanOutRest(ctx, b, op, decided)
 	return got
 }
@@ -31,12 +31,12 @@ func fanOut[T any](ctx context.Context, b *quorumBackend, op func(context.Contex
 // fanOutRest is fanOut that also returns a function waiting for the replies
 // it did not wait for (each still bounded by its timeout), for callers that
 // must not act on a node before its request ended.
-func fanOutRest[T any](ctx context.Context, b *quorumBackend, op func(context.Context, *quorumNode) (T, error), decided func([]nodeReply[T]) bool) ([]nodeReply[T], func() []nodeReply[T]) {
+func fanOutRest[T any](ctx context.Context, b *Backend, op func(context.Context, *Node) (T, error), decided func([]nodeReply[T]) bool) ([]nodeReply[T], func() []nodeReply[T]) {
 	return fanOutTo(ctx, b, b.nodes, op, decided)
 }
 
 // fanOutTo is fanOutRest on some of the nodes.
-func fanOutTo[T any](ctx context.Context, b *quorumBackend, nodes []*quorumNode, op func(context.Context, *quorumNode) (T, error), decided func([]nodeReply[T]) bool) ([]nodeReply[T], func() []nodeReply[T]) {
+func fanOutTo[T any](ctx context.Context, b *Backend, nodes []*Node, op func(context.Context, *Node) (T, error), decided func([]nodeReply[T]) bool) ([]nodeReply[T], func() []nodeReply[T]) {
 	timeout := b.nodeTimeout
 	if dl, ok := ctx.Deadline(); ok {
 		timeout = min(timeout, time.Until(dl))
@@ -78,13 +78,13 @@ func fanOutTo[T any](ctx context.Context, b *quorumBackend, nodes []*quorumNode,
 
 // nodeErrors describes the failed replies, one clause per node, for error
 // messages; nodes that did not answer in time are named too.
-func nodeErrors[T any](b *quorumBackend, got []nodeReply[T]) string {
+func nodeErrors[T any](b *Backend, got []nodeReply[T]) string {
 	answered := make([]bool, len(b.nodes))
 	var parts []string
 	for _, r := range got {
 		answered[r.node.index] = true
 		if r.err != nil {
-			parts = append(parts, fmt.Sprintf("%s: %s", r.node.describe(), b.s.redactor.Redact(r.err.Error())))
+			parts = append(parts, fmt.Sprintf("%s: %s", r.node.describe(), b.s.Redactor.Redact(r.err.Error())))
 		}
 	}
 	for i, ok := range answered {

@@ -1,4 +1,4 @@
-package distributed
+package quorum
 
 import (
 	"context"
@@ -10,11 +10,24 @@ import (
 	"github.com/agora-etl/agora/runtime/distributed/internal/leasebackend"
 )
 
-// ErrQuorumNotReached is wrapped by the errors of Redlock mode when too few
+// ErrNotReached is wrapped by the errors of Redlock mode when too few
 // quorum nodes answered, or a majority answered only after the lease's
 // validity window had passed: nothing can be said about the lease, so no
-// run starts (fail-safe).
-var ErrQuorumNotReached = errors.New("distributed: Redlock quorum not reached")
+// run starts (fail-safe). runtime/distributed exports it as
+// ErrQuorumNotReached.
+var ErrNotReached = errors.New("distributed: Redlock quorum not reached")
+
+// Outcome says what the nodes answered an acquire.
+type Outcome int
+
+const (
+	// Granted: a majority set the lease within its validity window.
+	Granted Outcome = iota
+	// Held: another worker's lease (or a newer token) stood in the way.
+	Held
+	// Completed: the slot already ran.
+	Completed
+)
 
 // acquireTally counts the quorum nodes' answers to an acquire.
 type acquireTally struct {
@@ -49,31 +62,21 @@ func tallyAcquire(got []nodeReply[[]int64]) acquireTally {
 	return t
 }
 
-// acquire reserves the fencing token on the primary, then sets the lease on
-// every quorum node at once. It holds only when a majority accepted and the
-// time spent, counted on the monotonic clock from before the primary was
-// asked, is still inside the validity window:
+// Acquire sets l, whose token the primary just reserved, on every quorum
+// node at once. It holds only when a majority accepted and the time spent,
+// counted on the monotonic clock from start (taken before the primary was
+// asked), is still inside the validity window:
 //
 //	LeaseTTL − elapsed − (LeaseTTL × RedlockClockDriftFactor + 2 ms) > 0
 //
 // Otherwise the lease is released everywhere, nodes that did not answer
 // included, and so is the reservation, so the next worker need not wait.
-func (b *quorumBackend) acquire(ctx context.Context, req leaseRequest) (acquireResult, error) {
-	start := time.Now()
-	res, err := b.reserver.acquire(ctx, req)
-	if err != nil {
-		// Fail closed: without the primary there is no token, so no lease,
-		// however healthy the quorum.
-		return acquireResult{}, fmt.Errorf("primary %s: %w", b.s.primary.Redacted, err)
-	}
-	if res.Outcome != outcomeAcquired {
-		return res, nil
-	}
-	ref := leaseRef{PipelineID: req.PipelineID, Owner: req.Owner, Token: res.Token, RunNumber: res.RunNumber, Mode: req.Mode}
-	keys := b.nodeKeys.Get(req.PipelineID)
-	args := []any{nodeValue(ref), res.Token, req.Mode, b.s.LeaseTTL.Milliseconds(), req.Owner}
+// With Held, the token is the largest a refusing node named.
+func (b *Backend) Acquire(ctx context.Context, start time.Time, l Lease) (Outcome, int64, error) {
+	keys := b.nodeKeys.Get(l.PipelineID)
+	args := []any{nodeValue(l), l.Token, l.Mode, b.s.LeaseTTL.Milliseconds(), l.Owner}
 	n := len(b.nodes)
-	got, rest := fanOutRest(ctx, b, func(ctx context.Context, node *quorumNode) ([]int64, error) {
+	got, rest := fanOutRest(ctx, b, func(ctx context.Context, node *Node) ([]int64, error) {
 		return leasebackend.QuorumAcquireScript.Run(ctx, node.client, keys, args...).Int64Slice()
 	}, func(got []nodeReply[[]int64]) bool {
 		// Stop early on success, or when refusals alone rule a majority
@@ -85,8 +88,7 @@ func (b *quorumBackend) acquire(ctx context.Context, req leaseRequest) (acquireR
 	elapsed := time.Since(start)
 	t := tallyAcquire(got)
 	if t.granted >= b.quorum && elapsed < b.validity {
-		res.ValidFor = b.validity
-		return res, nil
+		return Granted, 0, nil
 	}
 
 	b.failedAcquisitions.Add(1)
@@ -99,48 +101,48 @@ func (b *quorumBackend) acquire(ctx context.Context, req leaseRequest) (acquireR
 	// ruled it out).
 	got = append(got, rest()...)
 	t = tallyAcquire(got)
-	b.abandon(ctx, ref)
+	b.abandon(ctx, l)
 	switch {
 	case t.completed > 0:
 		// Only a completion writes a node's slot copy: the slot did run.
-		return acquireResult{Outcome: outcomeSlotCompleted}, nil
+		return Completed, 0, nil
 	case t.granted >= b.quorum:
-		return acquireResult{}, fmt.Errorf("%w: a majority (%d of %d nodes) accepted the lease of %q only after %s, past its validity of %s",
-			ErrQuorumNotReached, t.granted, n, req.PipelineID, elapsed.Round(time.Millisecond), b.validity)
+		return 0, 0, fmt.Errorf("%w: a majority (%d of %d nodes) accepted the lease of %q only after %s, past its validity of %s",
+			ErrNotReached, t.granted, n, l.PipelineID, elapsed.Round(time.Millisecond), b.validity)
 	case t.held+t.stale > 0 && t.granted+t.held+t.stale >= b.quorum:
 		// Enough nodes answered for a majority to be possible, and it was
 		// another worker's lease (or a newer token) that stood in the way.
-		return acquireResult{Outcome: outcomeHeld, Token: t.holder}, nil
+		return Held, t.holder, nil
 	default:
-		return acquireResult{}, fmt.Errorf("%w: %d of %d nodes accepted the lease of %q, %d needed: %s",
-			ErrQuorumNotReached, t.granted, n, req.PipelineID, b.quorum, nodeErrors(b, got))
+		return 0, 0, fmt.Errorf("%w: %d of %d nodes accepted the lease of %q, %d needed: %s",
+			ErrNotReached, t.granted, n, l.PipelineID, b.quorum, nodeErrors(b, got))
 	}
 }
 
 // abandon releases a lease that did not reach a quorum in time: on every
 // node, since a node that did not answer may still have applied the request,
 // and on the primary, so the next worker need not wait out the reservation.
-func (b *quorumBackend) abandon(ctx context.Context, ref leaseRef) {
+func (b *Backend) abandon(ctx context.Context, l Lease) {
 	ctx = context.WithoutCancel(ctx)
 	primaryDone := make(chan struct{})
 	go func() {
 		defer close(primaryDone)
-		pctx, cancel := context.WithTimeout(ctx, b.s.opTimeout)
+		pctx, cancel := context.WithTimeout(ctx, b.s.OpTimeout)
 		defer cancel()
-		_, _ = b.reserver.release(pctx, ref)
+		_ = b.primary.ReleaseReservation(pctx, l)
 	}()
 	// A release that failed fast (a connection broken by a restart, say) is
 	// tried once more: what stays behind blocks the pipeline on that node
 	// until it expires. A node that timed out is not asked again: it would
 	// only time out again. Deleting twice is harmless.
-	var again []*quorumNode
-	for _, r := range fanOut(ctx, b, b.releaseOp(ref, false), nil) {
+	var again []*Node
+	for _, r := range fanOut(ctx, b, b.releaseOp(l, false), nil) {
 		if r.err != nil && !isTimeout(r.err) {
 			again = append(again, r.node)
 		}
 	}
 	if len(again) > 0 {
-		fanOutTo(ctx, b, again, b.releaseOp(ref, false), nil)
+		fanOutTo(ctx, b, again, b.releaseOp(l, false), nil)
 	}
 	<-primaryDone
 }

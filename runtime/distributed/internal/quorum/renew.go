@@ -1,4 +1,4 @@
-package distributed
+package quorum
 
 import (
 	"context"
@@ -14,7 +14,14 @@ type renewCodes struct {
 	errs  []error
 }
 
-// renew extends every lease in refs on every quorum node, one pipelined
+// Renewal is the answer for one lease of a renewal round.
+type Renewal struct {
+	Held     bool          // extended; false with a nil Err means lost at once
+	ValidFor time.Duration // validity counted from when the round was sent
+	Err      error         // transport failure: retry until the deadline
+}
+
+// Renew extends every lease in refs on every quorum node, one pipelined
 // round trip per node, all nodes at once. A lease survives when a majority
 // extended it within the validity window; it is lost at once when so many
 // nodes say it is gone that no majority is possible; otherwise the round
@@ -23,7 +30,7 @@ type renewCodes struct {
 // A node that lost its data since the lease was set (a restart without
 // persistence) gets the lease back when nobody else came by meanwhile, so a
 // long lease outlives quorum nodes restarted one after another.
-func (b *quorumBackend) renew(ctx context.Context, refs []leaseRef) []renewResult {
+func (b *Backend) Renew(ctx context.Context, refs []Lease) []Renewal {
 	start := time.Now()
 
 	ttl := b.s.LeaseTTL.Milliseconds()
@@ -36,7 +43,7 @@ func (b *quorumBackend) renew(ctx context.Context, refs []leaseRef) []renewResul
 		}
 	}
 	n := len(b.nodes)
-	got := fanOut(ctx, b, func(ctx context.Context, node *quorumNode) (renewCodes, error) {
+	got := fanOut(ctx, b, func(ctx context.Context, node *Node) (renewCodes, error) {
 		cmds := leasebackend.RunPipelined(ctx, node.client, calls)
 		out := renewCodes{codes: make([]int64, len(cmds)), errs: make([]error, len(cmds))}
 		var first error
@@ -64,21 +71,21 @@ func (b *quorumBackend) renew(ctx context.Context, refs []leaseRef) []renewResul
 	})
 	elapsed := time.Since(start)
 
-	out := make([]renewResult, len(refs))
+	out := make([]Renewal, len(refs))
 	for i, ref := range refs {
 		ext, gone := tallyRenew(got, i)
 		switch {
 		case ext >= b.quorum && elapsed < b.validity:
-			out[i] = renewResult{Held: true, ValidFor: b.validity}
+			out[i] = Renewal{Held: true, ValidFor: b.validity}
 		case gone > n-b.quorum:
 			b.lostRenewals.Add(1)
-			out[i] = renewResult{Held: false}
+			out[i] = Renewal{Held: false}
 		case ext >= b.quorum:
-			out[i] = renewResult{Err: fmt.Errorf("%w: a majority extended the lease of %q only after %s, past its validity of %s",
-				ErrQuorumNotReached, ref.PipelineID, elapsed.Round(time.Millisecond), b.validity)}
+			out[i] = Renewal{Err: fmt.Errorf("%w: a majority extended the lease of %q only after %s, past its validity of %s",
+				ErrNotReached, ref.PipelineID, elapsed.Round(time.Millisecond), b.validity)}
 		default:
-			out[i] = renewResult{Err: fmt.Errorf("%w: %d of %d nodes extended the lease of %q, %d needed: %s",
-				ErrQuorumNotReached, ext, n, ref.PipelineID, b.quorum, renewErrors(b, got, i))}
+			out[i] = Renewal{Err: fmt.Errorf("%w: %d of %d nodes extended the lease of %q, %d needed: %s",
+				ErrNotReached, ext, n, ref.PipelineID, b.quorum, renewErrors(b, got, i))}
 		}
 	}
 	return out
@@ -103,7 +110,7 @@ func tallyRenew(got []nodeReply[renewCodes], i int) (ext, gone int) {
 
 // renewErrors describes why lease i was not extended on each node that did
 // not extend it.
-func renewErrors(b *quorumBackend, got []nodeReply[renewCodes], i int) string {
+func renewErrors(b *Backend, got []nodeReply[renewCodes], i int) string {
 	per := make([]nodeReply[struct{}], 0, len(got))
 	for _, r := range got {
 		var err error
