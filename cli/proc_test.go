@@ -2,34 +2,19 @@ package cli_test
 
 import (
 	"bufio"
-	"bytes"
 	"os"
 	"os/exec"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agora-etl/agora/internal/syncbuf"
 )
 
-// syncBuffer collects a subprocess's output for concurrent reads.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+// syncBuffer collects logs written from several goroutines.
+type syncBuffer = syncbuf.Buffer
 
 // agoraProc is one agora process started by a test.
 type agoraProc struct {

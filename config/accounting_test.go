@@ -8,33 +8,18 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/alicebob/miniredis/v2"
 
 	"github.com/agora-etl/agora/etl"
 	"github.com/agora-etl/agora/etl/sqlite"
+	"github.com/agora-etl/agora/internal/syncbuf"
 	"github.com/agora-etl/agora/runtime"
 )
 
-// lockedBuffer is a bytes.Buffer safe for a logger and a test reading it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+// lockedBuffer collects logs written from several goroutines.
+type lockedBuffer = syncbuf.Buffer
 
 // TestEveryRecordIsAccountedFor runs a config file's pipeline in a pool:
 // of five records read, a filter leaves two out, the SQLite sink rejects

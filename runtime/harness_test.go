@@ -1,13 +1,13 @@
 package runtime_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/agora-etl/agora/internal/syncbuf"
 	"github.com/agora-etl/agora/runtime"
 	"github.com/agora-etl/agora/runtime/clocktest"
 )
@@ -15,23 +15,8 @@ import (
 // t0 is a round start time for fake clocks: 2025-03-10 10:07:30 UTC.
 var t0 = time.Date(2025, 3, 10, 10, 7, 30, 0, time.UTC)
 
-// syncBuffer is a goroutine-safe log sink.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+// syncBuffer collects logs written from several goroutines.
+type syncBuffer = syncbuf.Buffer
 
 func testLogger(w *syncBuffer) *slog.Logger {
 	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))

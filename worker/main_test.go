@@ -1,34 +1,18 @@
 package worker_test
 
 import (
-	"bytes"
 	"context"
 	"os/exec"
 	"strings"
-	"sync"
 	"testing"
 
+	"github.com/agora-etl/agora/internal/syncbuf"
 	"github.com/agora-etl/agora/runtime"
 	"github.com/agora-etl/agora/worker"
 )
 
-// lockedBuffer is a bytes.Buffer the pool's goroutines may log to.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+// lockedBuffer collects logs written from several goroutines.
+type lockedBuffer = syncbuf.Buffer
 
 func oncePool(id string) func() (*runtime.WorkerPool, error) {
 	return func() (*runtime.WorkerPool, error) {

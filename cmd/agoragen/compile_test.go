@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/agora-etl/agora/internal/gen"
 	"github.com/agora-etl/agora/internal/modtest"
+	"github.com/agora-etl/agora/internal/syncbuf"
 )
 
 // goldenModule lays out every golden case with an expected file as a package
@@ -148,7 +148,7 @@ func TestGeneratedWorkerEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &lockedBuffer{b: &bytes.Buffer{}}
+	logs := &lockedBuffer{}
 	cmd.Stderr = logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -225,20 +225,5 @@ func TestGeneratedWorkerEndToEnd(t *testing.T) {
 	}
 }
 
-// lockedBuffer lets the test read a process's stderr while it writes.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  *bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+// lockedBuffer collects logs written from several goroutines.
+type lockedBuffer = syncbuf.Buffer

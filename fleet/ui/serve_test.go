@@ -1,32 +1,18 @@
 package ui
 
 import (
-	"bytes"
 	"context"
 	"net/http"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/agora-etl/agora/internal/syncbuf"
 )
 
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+// lockedBuffer collects logs written from several goroutines.
+type lockedBuffer = syncbuf.Buffer
 
 func TestServeListensReadsTheTokenFromTheEnvironmentAndStops(t *testing.T) {
 	f := newFixture(t)
