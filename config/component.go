@@ -10,6 +10,7 @@ import (
 
 	"github.com/agora-etl/agora/etl"
 	"github.com/agora-etl/agora/internal/redact"
+	"github.com/agora-etl/agora/internal/texttable"
 	"github.com/agora-etl/agora/internal/typo"
 	"github.com/pelletier/go-toml/v2"
 )
@@ -207,7 +208,7 @@ func (c Component) describe(known *redact.Known) string {
 	var details []string
 	if d, ok := c.Config.(etl.Describer); ok {
 		for _, kv := range d.Describe() {
-			details = append(details, printable(known.Text(kv)))
+			details = append(details, texttable.Printable(known.Text(kv)))
 		}
 	}
 	details = append(details, c.urls...)

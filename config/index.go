@@ -42,16 +42,9 @@ type index struct {
 	depth int
 	// look is a scratch buffer for ids of paths looked up.
 	look []byte
-
-	// chunks are where the table headers start, for decodeWithChunks;
-	// chunksOK is false when the parser stopped at a syntax error (or a
-	// header had no key), and chunks are not the whole file's.
-	chunks   []chunk
-	chunksOK bool
 }
 
-// newIndex walks data. Past a syntax error it records nothing more, and
-// chunksOK is false.
+// newIndex walks data. Past a syntax error it records nothing more.
 func newIndex(data []byte) *index {
 	lines := bytes.Count(data, []byte{'\n'})
 	ix := &index{data: data, lineStarts: make([]int, 1, lines+2)}
@@ -71,7 +64,6 @@ func newIndex(data []byte) *index {
 	p.Reset(data)
 	var table []byte // the id of the table the key/values below belong to
 	tableDepth := 0
-	chunksOK := true
 	for p.NextExpression() {
 		e := p.Expression()
 		switch e.Kind {
@@ -79,16 +71,10 @@ func newIndex(data []byte) *index {
 			ix.cur, ix.depth = append(ix.cur[:0], table...), tableDepth
 			ix.keyValue(e)
 		case unstable.Table, unstable.ArrayTable:
-			if c, ok := headerChunk(data, e); ok {
-				ix.chunks = append(ix.chunks, c)
-			} else {
-				chunksOK = false
-			}
 			ix.header(e)
 			table, tableDepth = append(table[:0], ix.cur...), ix.depth
 		}
 	}
-	ix.chunksOK = chunksOK && p.Error() == nil
 	return ix
 }
 

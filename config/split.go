@@ -25,13 +25,7 @@ const splitThreshold = 64
 // the whole file is decoded at once instead, so every error and its position
 // is go-toml's own, exactly as before.
 func decodeDocument(data []byte) (map[string]any, error) {
-	return decodeWithChunks(data, nil)
-}
-
-// decodeWithChunks is decodeDocument with the file's table headers already
-// found (by newIndex); nil finds them.
-func decodeWithChunks(data []byte, chunks []chunk) (map[string]any, error) {
-	if doc, ok := decodeSplit(data, chunks); ok {
+	if doc, ok := decodeSplit(data); ok {
 		return doc, nil
 	}
 	var doc map[string]any
@@ -111,14 +105,9 @@ func (ps pieces) text(data []byte) []byte {
 
 // decodeSplit is the per-pipeline decoding of decodeDocument; ok is false
 // when the whole file must be decoded instead.
-func decodeSplit(data []byte, chunks []chunk) (map[string]any, bool) {
-	if chunks == nil {
-		var ok bool
-		if chunks, ok = findChunks(data); !ok {
-			return nil, false
-		}
-	}
-	if len(chunks) == 0 {
+func decodeSplit(data []byte) (map[string]any, bool) {
+	chunks, ok := findChunks(data)
+	if !ok || len(chunks) == 0 {
 		return nil, false
 	}
 	var rest pieces

@@ -2,10 +2,9 @@ package config
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
-	"unicode"
 
+	"github.com/agora-etl/agora/internal/texttable"
 	"github.com/agora-etl/agora/runtime"
 )
 
@@ -27,13 +26,13 @@ func (f *File) Summary() string {
 	if w.WorkerID != "" {
 		id = w.WorkerID
 	}
-	fmt.Fprintf(&b, "worker: health_port %s, graceful_shutdown_timeout %s, worker_id %s\n", port, grace, printable(f.known.Text(id)))
+	fmt.Fprintf(&b, "worker: health_port %s, graceful_shutdown_timeout %s, worker_id %s\n", port, grace, texttable.Printable(f.known.Text(id)))
 	for _, p := range f.Pipelines {
-		fmt.Fprintf(&b, "pipeline %s: %s\n", printable(p.ID), p.Schedule.describe())
+		fmt.Fprintf(&b, "pipeline %s: %s\n", texttable.Printable(p.ID), p.Schedule.describe())
 		fmt.Fprintf(&b, "  source: %s\n", p.Source.describe(f.known))
 		for _, t := range p.Transforms {
 			if n, ok := t.(interface{ Name() string }); ok {
-				fmt.Fprintf(&b, "  then:   %s\n", printable(f.known.Text(n.Name())))
+				fmt.Fprintf(&b, "  then:   %s\n", texttable.Printable(f.known.Text(n.Name())))
 			}
 		}
 		for _, s := range p.Sinks {
@@ -71,14 +70,4 @@ func plural(n int) string {
 		return ""
 	}
 	return "s"
-}
-
-// printable is s, or s quoted (strconv.Quote) when it holds a control
-// character such as a newline, which would otherwise break the summary's
-// lines or forge one.
-func printable(s string) string {
-	if strings.IndexFunc(s, unicode.IsControl) >= 0 {
-		return strconv.Quote(s)
-	}
-	return s
 }

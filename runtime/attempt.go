@@ -130,7 +130,7 @@ func (r *runner) attempt(runNumber int64, now time.Time, due int64, onDemand boo
 	slotDone := runErr != nil && errors.Is(runErr, ErrSlotCompleted)
 	records := ctx.records.snapshot()
 	var relErr error
-	if env.recorder != nil || env.local != nil {
+	if env.caps.RunRecorder != nil { // the local coordinator's too
 		rec := RunRecord{
 			PipelineID: r.sp.PipelineID, RunNumber: lease.RunNumber, FencingToken: lease.FencingToken,
 			WorkerID: lease.WorkerID, Start: start, End: end, Duration: end.Sub(start),

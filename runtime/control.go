@@ -80,7 +80,7 @@ const (
 
 // paused reports whether the coordinator says r's pipeline is paused.
 func (env *runEnv) paused(r *runner) bool {
-	return env.control != nil && env.control.Paused(r.id())
+	return env.caps.FleetController != nil && env.caps.FleetController.Paused(r.id())
 }
 
 // onTrigger starts the run a trigger asked for, beside the schedule.

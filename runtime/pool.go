@@ -378,7 +378,7 @@ func (p *WorkerPool) Run(ctx context.Context) error {
 	}
 	reportSchedules(pr.env.caps, p.pipelines)
 	coord.SetLeaseLostCallback(pr.onLeaseLost)
-	if fc := pr.env.control; fc != nil {
+	if fc := pr.env.caps.FleetController; fc != nil {
 		fc.SetTriggerHandler(pr.onTrigger)
 		defer fc.SetTriggerHandler(nil)
 	}

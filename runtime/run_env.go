@@ -11,19 +11,16 @@ import (
 
 // runEnv is what the runners of one Start or one pool Run share.
 type runEnv struct {
-	clock     Clock
-	coord     Coordinator
-	local     *LocalCoordinator // set when coord is one: no context or timeout needed
-	caps      Capabilities      // coord's, read once
-	completer RunCompleter
-	recorder  RunRecorder     // nil when the coordinator keeps no run history
-	control   FleetController // nil when the coordinator carries no commands
-	logger    *slog.Logger
-	metrics   *poolMetrics // nil when driven by Start
-	d         *dispatcher  // nil when driven by Start
-	tracing   runTracing
-	notifier  notify.Notifier // nil: none (and always when driven by Start)
-	workerID  string
+	clock    Clock
+	coord    Coordinator
+	local    *LocalCoordinator // set when coord is one: no context or timeout needed
+	caps     Capabilities      // coord's, read once
+	logger   *slog.Logger
+	metrics  *poolMetrics // nil when driven by Start
+	d        *dispatcher  // nil when driven by Start
+	tracing  runTracing
+	notifier notify.Notifier // nil: none (and always when driven by Start)
+	workerID string
 	// parent is the parent of every run context. The pool passes a parent
 	// that is never cancelled and cancels runs one by one.
 	parent context.Context
@@ -39,9 +36,6 @@ func newRunEnv(clock Clock, coord Coordinator, logger *slog.Logger, parent conte
 	env := &runEnv{clock: clock, coord: coord, logger: logger, parent: parent}
 	env.local, _ = coord.(*LocalCoordinator)
 	env.caps = coord.Capabilities()
-	env.completer = env.caps.RunCompleter
-	env.recorder = env.caps.RunRecorder
-	env.control = env.caps.FleetController
 	env.hard, env.cancelHard = context.WithCancelCause(parent)
 	return env
 }
@@ -132,8 +126,8 @@ func (env *runEnv) finishLease(runCtx context.Context, r *runner, success bool) 
 	id := r.sp.PipelineID
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(runCtx), leaseReleaseTimeout)
 	defer cancel()
-	if success && env.completer != nil {
-		return env.completer.CompleteLease(ctx, id)
+	if success && env.caps.RunCompleter != nil {
+		return env.caps.RunCompleter.CompleteLease(ctx, id)
 	}
 	return env.coord.ReleaseLease(ctx, id)
 }
@@ -143,5 +137,5 @@ func (env *runEnv) finishLease(runCtx context.Context, r *runner, success bool) 
 func (env *runEnv) finishRun(runCtx context.Context, rec RunRecord) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(runCtx), leaseReleaseTimeout)
 	defer cancel()
-	return env.recorder.FinishRun(ctx, rec)
+	return env.caps.RunRecorder.FinishRun(ctx, rec)
 }

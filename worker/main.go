@@ -36,9 +36,7 @@ var linkOnce sync.Once
 // link puts what worker binaries have beyond runtime's entry into it, once.
 func link() {
 	linkOnce.Do(func() {
-		if otlpFromEnv != nil {
-			envtrace.Link(otlpFromEnv)
-		}
+		envtrace.Link(otlpFromEnv)
 		runtime.RegisterCommand(fleet.Command())
 	})
 }

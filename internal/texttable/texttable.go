@@ -33,12 +33,19 @@ func New(out io.Writer, headers ...string) *Table {
 func (t *Table) Row(cells ...string) {
 	written := make([]string, len(cells))
 	for i, c := range cells {
-		if strings.IndexFunc(c, unicode.IsControl) >= 0 {
-			c = strconv.Quote(c)
-		}
-		written[i] = c
+		written[i] = Printable(c)
 	}
 	fmt.Fprintln(t.w, strings.Join(written, "\t"))
+}
+
+// Printable is s, or s quoted (strconv.Quote) when it holds a control
+// character such as a newline, which would otherwise break a line of
+// output or forge one.
+func Printable(s string) string {
+	if strings.IndexFunc(s, unicode.IsControl) >= 0 {
+		return strconv.Quote(s)
+	}
+	return s
 }
 
 // Flush writes the table out.

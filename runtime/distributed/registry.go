@@ -7,13 +7,12 @@ import (
 	"os"
 	"sort"
 	"strconv"
-	"strings"
 	"time"
-	"unicode"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/agora-etl/agora/internal/buildinfo"
+	"github.com/agora-etl/agora/internal/texttable"
 	"github.com/agora-etl/agora/runtime/distributed/internal/leasebackend"
 )
 
@@ -211,14 +210,5 @@ func agoraVersion() string { return buildinfo.Version() }
 // worker_id with a newline) is quoted, so it cannot forge a line.
 func (w WorkerInfo) String() string {
 	return fmt.Sprintf("%s (host %s, pid %d, pipelines %v, last heartbeat %s)",
-		printable(w.ID), printable(w.Host), w.PID, w.Pipelines, w.LastHeartbeat.Format(time.RFC3339))
-}
-
-// printable returns s, quoted (strconv.Quote) when it holds a control
-// character.
-func printable(s string) string {
-	if strings.IndexFunc(s, unicode.IsControl) >= 0 {
-		return strconv.Quote(s)
-	}
-	return s
+		texttable.Printable(w.ID), texttable.Printable(w.Host), w.PID, w.Pipelines, w.LastHeartbeat.Format(time.RFC3339))
 }
