@@ -42,7 +42,7 @@ import (
 // when its next attempt is a cron slot whose lease is to be asked for
 // ahead.
 func (d *dispatcher) planAhead(r *runner, now int64) {
-	if d.ahead <= 0 || now == 0 || r.askAt != 0 || r.next == 0 || r.pre != nil || r.deferredSlot != 0 ||
+	if d.ahead <= 0 || now == 0 || r.askAt != 0 || r.next == 0 || r.pre != nil || r.deferred() != 0 ||
 		r.retry || r.probe || r.sp.Schedule.Kind() != ScheduleCron || r.catchingUp() || r.sp.RerunInterrupted {
 		return
 	}

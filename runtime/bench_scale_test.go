@@ -6,11 +6,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"math"
 	"os"
 	"os/exec"
 	goruntime "runtime"
+	"runtime/metrics"
 	"runtime/pprof"
 	"sort"
 	"strconv"
@@ -25,8 +27,9 @@ import (
 	"github.com/agora-etl/agora/runtime"
 )
 
-// The scale benchmarks run each contender — agora's WorkerPool and
-// robfig/cron v3 alone as the baseline — in its own process (this test
+// The scale benchmarks run each contender — agora's WorkerPool, robfig/cron
+// v3 alone as the baseline and, for memory, the floor (bench_floor_test.go)
+// — in its own process (this test
 // binary re-executed), so peak RSS and CPU time are per contender.
 //
 //	AGORA_BENCH_SECONDS   measured seconds (default 20 busy, 10 idle)
@@ -178,7 +181,7 @@ func peakRSSMB() float64 {
 }
 
 // runBenchHelper is the main of a contender process: name is
-// "<agora|robfig>:<second|idle>".
+// "<agora|robfig|floor>:<second|idle>".
 func runBenchHelper(name string) int {
 	contender, mode, _ := strings.Cut(name, ":")
 	n := envInt(benchPipelinesEnv, 10000)
@@ -236,11 +239,16 @@ func runBenchHelper(name string) int {
 				fmt.Fprintln(os.Stderr, err)
 			}
 		}
+	case "floor":
+		stop = runFloor(n, expr, job)
 	default:
 		fmt.Fprintln(os.Stderr, "unknown contender", contender)
 		return 2
 	}
 
+	if os.Getenv("AGORA_BENCH_MEMTRACE") != "" {
+		go traceMemory(os.Stderr, 500*time.Millisecond)
+	}
 	// Measure whole seconds, from half a second after a boundary, so every
 	// counted run belongs to a boundary inside the window.
 	time.Sleep(benchWarmup)
@@ -304,6 +312,33 @@ func runBenchHelper(name string) int {
 	return 0
 }
 
+// traceMemory prints, every interval, the resident set and the Go heap's
+// live, goal, objects and unused bytes, in MB, to tell what a contender's
+// peak RSS is made of (AGORA_BENCH_MEMTRACE=1).
+func traceMemory(w io.Writer, interval time.Duration) {
+	names := []string{"/gc/heap/live:bytes", "/gc/heap/goal:bytes", "/memory/classes/heap/objects:bytes",
+		"/memory/classes/heap/unused:bytes", "/memory/classes/heap/free:bytes", "/memory/classes/total:bytes", "/memory/classes/heap/released:bytes"}
+	samples := make([]metrics.Sample, len(names))
+	for i, n := range names {
+		samples[i].Name = n
+	}
+	start := time.Now()
+	for {
+		metrics.Read(samples)
+		mb := func(i int) float64 { return float64(samples[i].Value.Uint64()) / (1 << 20) }
+		b, _ := os.ReadFile("/proc/self/status")
+		var rss string
+		for _, line := range strings.Split(string(b), "\n") {
+			if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+				rss = strings.TrimSpace(rest)
+			}
+		}
+		fmt.Fprintf(w, "mem %5.1fs rss %s live %.1f goal %.1f objects %.1f unused %.1f free %.1f released %.1f total %.1f\n",
+			time.Since(start).Seconds(), rss, mb(0), mb(1), mb(2), mb(3), mb(4), mb(6), mb(5))
+		time.Sleep(interval)
+	}
+}
+
 func runContender(b *testing.B, contender, mode string) benchResult {
 	b.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$", "-test.bench=^$")
@@ -338,7 +373,8 @@ func BenchmarkScale10kEverySecond(b *testing.B) {
 	for range b.N {
 		robfig := runContender(b, "robfig", "second")
 		agora := runContender(b, "agora", "second")
-		for _, r := range []benchResult{robfig, agora} {
+		floor := runContender(b, "floor", "second")
+		for _, r := range []benchResult{robfig, agora, floor} {
 			b.Logf("%-6s %d pipelines %.1fs: runs %d, lateness p50 %.2f ms p99 %.2f ms (median second's p99 %.1f ms) max %.2f ms, peak RSS %.1f MB, CPU %.2f s (%.1f%%), goroutines max %d idle %d",
 				r.Contender, r.Pipelines, r.Seconds, r.Runs, r.P50ms, r.P99ms, r.P99SecondMs, r.Maxms, r.PeakRSSMB, r.CPUSeconds, r.CPUPercent, r.MaxGoroutines, r.IdleGoroutine)
 		}
@@ -359,6 +395,8 @@ func BenchmarkScale10kEverySecond(b *testing.B) {
 		b.ReportMetric(ratio(agora.P99ms, robfig.P99ms), "p99_ratio")
 		b.ReportMetric(ratio(agora.PeakRSSMB, robfig.PeakRSSMB), "rss_ratio")
 		b.ReportMetric(ratio(agora.CPUSeconds, robfig.CPUSeconds), "cpu_ratio")
+		b.ReportMetric(floor.PeakRSSMB, "floor_rss_MB")
+		b.ReportMetric(ratio(floor.PeakRSSMB, robfig.PeakRSSMB), "floor_rss_ratio")
 		b.ReportMetric(0, "ns/op")
 	}
 }

@@ -117,38 +117,38 @@ func (r *runner) probeCompleted(nowN int64) {
 		return // a pipeline that never completed has nothing to catch up
 	}
 	first := r.nextCron(last * int64(time.Second))
-	if first != 0 && first <= nowN && (r.catchUp == 0 || first < r.catchUp) {
-		r.catchUp, r.catchUpLeft = first, 0
+	if first != 0 && first <= nowN && (r.catchUpFrom() == 0 || first < r.catchUpFrom()) {
+		r.setCatchUp(first)
 	}
 }
 
 // catchUpSlot returns the slot to run next while catching up and the slot
 // to plan after it when already known (0: the one after it), and moves the
-// catch-up on. Called by decide with r.catchUp set.
+// catch-up on. Called by decide with r.catchUpFrom() set.
 func (r *runner) catchUpSlot(nowN int64) (slot, following int64) {
 	if r.sp.CatchUp == CatchUpLatest {
-		latest, _, missed, exact := r.latestSlot(r.catchUp, nowN)
+		latest, _, missed, exact := r.latestSlot(r.catchUpFrom(), nowN)
 		if missed > 0 {
 			r.reportMissed(missed, exact, latest, missedOvertaken)
 		}
-		r.catchUp, r.catchUpLeft = 0, 0
+		r.setCatchUp(0)
 		return latest, 0
 	}
-	s := r.catchUp
-	if r.catchUpLeft == 0 {
-		r.catchUpLeft = MaxCatchUpRuns
+	s := r.catchUpFrom()
+	if r.side.catchUpLeft == 0 {
+		r.side.catchUpLeft = MaxCatchUpRuns
 		r.env.logger.Info("catching up missed cron slots, oldest first",
 			slog.String("pipeline_id", r.id()), slog.Time("from", timeOf(s)), slog.Int("at_most", MaxCatchUpRuns))
 	}
-	r.catchUpLeft--
+	r.side.catchUpLeft--
 	next := r.nextCron(s)
 	switch {
 	case next == 0 || next > nowN:
-		r.catchUp, r.catchUpLeft = 0, 0 // caught up
-	case r.catchUpLeft == 0:
+		r.setCatchUp(0) // caught up
+	case r.side.catchUpLeft == 0:
 		// The rest is skipped as under CatchUpSkip: only the newest slot
 		// runs after this one, if it is within the grace.
-		r.catchUp = 0
+		r.side.catchUp = 0
 		latest, _, missed, exact := r.latestSlot(next, nowN)
 		following = latest
 		cause := missedOvertaken
@@ -161,7 +161,7 @@ func (r *runner) catchUpSlot(nowN int64) (slot, following int64) {
 			slog.String("pipeline_id", r.id()), slog.Int("ran", MaxCatchUpRuns), slog.Time("skipping_from", timeOf(next)))
 		r.reportMissed(missed, exact, 0, cause)
 	default:
-		r.catchUp = next
+		r.side.catchUp = next
 	}
 	return s, following
 }
@@ -173,7 +173,7 @@ func (r *runner) catchUpSlot(nowN int64) (slot, following int64) {
 func (r *runner) decideCatchUp(nowN int64) (int64, bool) {
 	if r.probe {
 		r.probeCompleted(nowN)
-		if r.catchUp == 0 && r.next <= nowN && !r.retry {
+		if r.catchUpFrom() == 0 && r.next <= nowN && !r.retry {
 			// Started with nothing to catch up: wait for the next slot.
 			// (When the coordinator did not answer, it is asked again then.)
 			r.next = r.nextCron(nowN)
@@ -184,12 +184,12 @@ func (r *runner) decideCatchUp(nowN int64) (int64, bool) {
 	if r.retry {
 		return 0, false
 	}
-	if r.catchUp == 0 && r.next != 0 && r.next <= nowN {
+	if r.catchUpFrom() == 0 && r.next != 0 && r.next <= nowN {
 		if n := r.nextCron(r.next); (n != 0 && n <= nowN) || nowN-r.next > r.grace() {
-			r.catchUp, r.catchUpLeft = r.next, 0
+			r.setCatchUp(r.next)
 		}
 	}
-	if r.catchUp == 0 {
+	if r.catchUpFrom() == 0 {
 		return 0, false
 	}
 	s, following := r.catchUpSlot(nowN)

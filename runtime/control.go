@@ -158,23 +158,27 @@ func (r *runner) publishTriggered(o outcome, runErr error, end time.Time, state 
 		r.st.runs++
 		r.st.lastEnd = end.UnixNano()
 		r.st.runNumber, r.st.token = 0, 0
-		r.st.lastErr = ""
+		if r.rare != nil {
+			r.rare.lastErr = ""
+		}
 		if runErr != nil {
+			rs := r.rareLocked()
 			if o == outcomeSlotDone {
-				r.st.skipped++
-				r.st.skippedDone++
+				rs.skipped++
+				rs.skippedDone++
 			} else {
-				r.st.failures++
+				rs.failures++
 			}
-			r.st.lastErr = runErr.Error()
+			rs.lastErr = runErr.Error()
 		}
 		if r.st.state == StateRunning {
 			r.st.state, r.st.next = state, next
 		}
 	case outcomeLeaseError:
-		r.st.leaseErrors++
+		r.rareLocked().leaseErrors++
 	case outcomeNotAcquired:
-		r.st.skipped++
-		r.st.skippedHeld++
+		rs := r.rareLocked()
+		rs.skipped++
+		rs.skippedHeld++
 	}
 }

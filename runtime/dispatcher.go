@@ -606,7 +606,7 @@ func (d *dispatcher) acquireBatch(batch []*runner) {
 			queued = append(queued, r) // its executor finishes it
 			continue
 		}
-		ownSlot := r.deferredSlot != 0 // back from a deferral: ask now
+		ownSlot := r.deferred() != 0 // back from a deferral: ask now
 		if p := r.pre; p != nil && p.ahead && r.now().UnixNano() < r.next {
 			// The clock went back since the ask: the grant goes back, and
 			// the slot is asked for ahead again when it comes near.
@@ -657,7 +657,7 @@ func (d *dispatcher) acquireBatch(batch []*runner) {
 // the slot it was decided for (r.next) to ask for then.
 func (d *dispatcher) deferRunner(r *runner, at time.Time, delay time.Duration) {
 	r.pre = nil
-	r.deferredSlot = r.next
+	r.planned().deferredSlot = r.next
 	r.next = at.Add(delay).UnixNano()
 	r.plannedAt = at.UnixNano()
 	d.handBack(r)

@@ -18,12 +18,13 @@ const heldLeaseLogInterval = time.Minute
 func (r *runner) heldElsewhere(runNumber int64) {
 	now := r.now()
 	r.mu.Lock()
-	last := r.heldLogged
+	rs := r.rareLocked()
+	last := rs.heldLogged
 	due := last == 0 || now.UnixNano()-last >= int64(heldLeaseLogInterval) || now.UnixNano() < last
 	if due {
-		r.heldLogged = now.UnixNano()
+		rs.heldLogged = now.UnixNano()
 	}
-	skipped := r.st.skipped + 1 // this one is counted when published
+	skipped := rs.skipped + 1 // this one is counted when published
 	r.mu.Unlock()
 	asked := Lease{RunNumber: runNumber}
 	if !due || !r.enabled(slog.LevelInfo) {

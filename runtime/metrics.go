@@ -99,9 +99,19 @@ func (p *WorkerPool) Gatherer() prometheus.Gatherer { return p.metrics().reg }
 // are the same for every pipeline (runDurationBuckets, latenessBuckets)
 // and passed in, so ten thousand pipelines do not carry ten thousand
 // copies of the slice.
+//
+// Counts are kept in 32 bits, which holds four billion runs of a pipeline
+// in one bucket (136 years at one a second); high holds the carries past
+// that, made at the first wrap, so counts never wrap. Two pipelines'
+// histograms then take 128 bytes, not 192: ten thousand pipelines' worth
+// is what a pool's memory is mostly made of. A scrape that meets a carry
+// half done reads one bucket 2^32 low once, which Prometheus takes as a
+// counter reset.
 type histogram struct {
-	counts  [maxBuckets]atomic.Uint64
-	count   atomic.Uint64
+	// low is each bucket's count; the one after the last bound counts the
+	// observations above every bound (+Inf).
+	low     [maxBuckets + 1]atomic.Uint32
+	high    atomic.Pointer[[maxBuckets + 1]atomic.Uint32]
 	sumBits atomic.Uint64 // float64 bits of the sum of observations
 }
 
@@ -116,13 +126,16 @@ func init() {
 }
 
 func (h *histogram) observe(buckets []float64, v float64) {
-	for i, upper := range buckets {
+	i := len(buckets) // +Inf
+	for j, upper := range buckets {
 		if v <= upper {
-			h.counts[i].Add(1)
+			i = j
 			break
 		}
 	}
-	h.count.Add(1)
+	if h.low[i].Add(1) == 0 {
+		h.carry(i)
+	}
 	for {
 		old := h.sumBits.Load()
 		if h.sumBits.CompareAndSwap(old, math.Float64bits(math.Float64frombits(old)+v)) {
@@ -131,16 +144,49 @@ func (h *histogram) observe(buckets []float64, v float64) {
 	}
 }
 
+// carry adds 2^32 to bucket i, whose low count has just wrapped to 0.
+func (h *histogram) carry(i int) {
+	hi := h.high.Load()
+	if hi == nil {
+		h.high.CompareAndSwap(nil, new([maxBuckets + 1]atomic.Uint32))
+		hi = h.high.Load()
+	}
+	hi[i].Add(1)
+}
+
+// bucket returns the count of bucket i (not cumulative).
+func (h *histogram) bucket(i int) uint64 {
+	n := uint64(h.low[i].Load())
+	if hi := h.high.Load(); hi != nil {
+		n += uint64(hi[i].Load()) << 32
+	}
+	return n
+}
+
+// observed reports whether h holds any observation.
+func (h *histogram) observed() bool {
+	if h.high.Load() != nil {
+		return true
+	}
+	for i := range h.low {
+		if h.low[i].Load() != 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // metric returns h, of the given bucket bounds, as a Prometheus histogram
 // with cumulative buckets.
 func (h *histogram) metric(desc *prometheus.Desc, buckets []float64, labels ...string) prometheus.Metric {
 	cum := make(map[float64]uint64, len(buckets))
 	var n uint64
 	for i, upper := range buckets {
-		n += h.counts[i].Load()
+		n += h.bucket(i)
 		cum[upper] = n
 	}
-	return prometheus.MustNewConstHistogram(desc, h.count.Load(), math.Float64frombits(h.sumBits.Load()), cum, labels...)
+	n += h.bucket(len(buckets))
+	return prometheus.MustNewConstHistogram(desc, n, math.Float64frombits(h.sumBits.Load()), cum, labels...)
 }
 
 // runHistograms are one pipeline's duration and lateness histograms, made
@@ -187,17 +233,18 @@ func (r *runner) counted(runErr, cancelCause error, records RecordCounts) {
 		// Refused because the slot ran elsewhere: counted as a completed
 		// slot skipped (publish), not as a failed run.
 	case panicked:
-		r.st.panicked++
+		r.rareLocked().panicked++
 	case cancelCause != nil:
-		r.st.cancelled++
+		r.rareLocked().cancelled++
 	default:
-		r.st.errored++
+		r.rareLocked().errored++
 	}
 	if stale {
-		r.st.staleRefused++
+		r.rareLocked().staleRefused++
 	}
 	if !records.IsZero() {
-		r.st.records = r.st.records.Add(records)
+		rs := r.rareLocked()
+		rs.records = rs.records.Add(records)
 	}
 }
 
@@ -274,24 +321,24 @@ func (c *poolCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, r := range pr.runners {
 		id := r.id()
 		r.mu.Lock()
-		st := r.st
+		st, rs := r.st, r.rareCopy()
 		held := r.ctx != nil
 		r.mu.Unlock()
 		counter(descRuns, st.ok, id, "success")
-		counter(descRuns, st.errored, id, "error")
-		counter(descRuns, st.panicked, id, "panic")
-		counter(descRuns, st.cancelled, id, "cancelled")
-		counter(descSkipped, st.skippedHeld, id, "lease_held")
-		counter(descSkipped, st.leaseErrors, id, "coordinator_unavailable")
-		counter(descSkipped, st.skippedPaused, id, "paused")
-		counter(descSkipped, st.missed, id, "missed")
-		counter(descSkipped, st.skippedDone, id, "completed")
+		counter(descRuns, rs.errored, id, "error")
+		counter(descRuns, rs.panicked, id, "panic")
+		counter(descRuns, rs.cancelled, id, "cancelled")
+		counter(descSkipped, rs.skippedHeld, id, "lease_held")
+		counter(descSkipped, rs.leaseErrors, id, "coordinator_unavailable")
+		counter(descSkipped, rs.skippedPaused, id, "paused")
+		counter(descSkipped, rs.missed, id, "missed")
+		counter(descSkipped, rs.skippedDone, id, "completed")
 		gauge(descLeaseHeld, b2f(held), id)
-		counter(descLeaseLost, st.leaseLost, id)
+		counter(descLeaseLost, rs.leaseLost, id)
 		gauge(descToken, float64(st.lastToken), id)
 		gauge(descConsecutive, float64(st.consecutive), id)
 		gauge(descPaused, b2f(pr.env.paused(r)), id)
-		counter(descStale, st.staleRefused, id)
+		counter(descStale, rs.staleRefused, id)
 		if st.lastSuccess != 0 {
 			gauge(descLastSuccess, unixSeconds(st.lastSuccess), id)
 		}
@@ -302,18 +349,18 @@ func (c *poolCollector) Collect(ch chan<- prometheus.Metric) {
 			gauge(descInterval, iv.Seconds(), id)
 		}
 		if h := r.hist.Load(); h != nil {
-			if h.duration.count.Load() > 0 {
+			if h.duration.observed() {
 				ch <- h.duration.metric(descDuration, runDurationBuckets, id)
 			}
-			if h.lateness.count.Load() > 0 {
+			if h.lateness.observed() {
 				ch <- h.lateness.metric(descLateness, latenessBuckets, id)
 			}
 		}
-		if st.records != (RecordCounts{}) {
-			counter(descRecords, uint64(st.records.In), id, "in")
-			counter(descRecords, uint64(st.records.Out), id, "out")
-			counter(descRecords, uint64(st.records.DeadLettered), id, "dead_lettered")
-			counter(descRecords, uint64(st.records.Filtered), id, "filtered")
+		if rs.records != (RecordCounts{}) {
+			counter(descRecords, uint64(rs.records.In), id, "in")
+			counter(descRecords, uint64(rs.records.Out), id, "out")
+			counter(descRecords, uint64(rs.records.DeadLettered), id, "dead_lettered")
+			counter(descRecords, uint64(rs.records.Filtered), id, "filtered")
 		}
 	}
 }

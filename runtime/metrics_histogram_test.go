@@ -2,10 +2,12 @@ package runtime
 
 import (
 	"bytes"
+	"math"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 )
 
@@ -83,5 +85,38 @@ agora_run_lateness_seconds_count{pipeline="orders"} 3
 	// A pipeline's histograms are one small allocation, made once.
 	if allocs := testing.AllocsPerRun(100, func() { m.observeDuration(r, time.Second); m.observeLateness(r, time.Millisecond) }); allocs != 0 {
 		t.Errorf("%v allocations per observation", allocs)
+	}
+}
+
+// TestHistogramCountsCarryPast32Bits checks that a bucket past four billion
+// observations keeps counting: its 32-bit count carries instead of wrapping.
+func TestHistogramCountsCarryPast32Bits(t *testing.T) {
+	var h histogram
+	h.low[2].Store(math.MaxUint32 - 1)
+	h.low[len(latenessBuckets)].Store(math.MaxUint32)
+	for range 3 {
+		h.observe(latenessBuckets, 0.010) // bucket 2: (0.004, 0.016]
+	}
+	h.observe(latenessBuckets, 1e6) // +Inf, wraps at once
+	if got, want := h.bucket(2), uint64(math.MaxUint32)+2; got != want {
+		t.Fatalf("bucket 2 = %d after a wrap, want %d", got, want)
+	}
+	if got, want := h.bucket(len(latenessBuckets)), uint64(1)<<32; got != want {
+		t.Fatalf("+Inf bucket = %d after a wrap, want %d", got, want)
+	}
+	var m dto.Metric
+	if err := h.metric(descLateness, latenessBuckets, "orders").Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	want := uint64(math.MaxUint32) + 2 + 1<<32
+	if got := m.GetHistogram().GetSampleCount(); got != want {
+		t.Fatalf("exposed count %d, want %d", got, want)
+	}
+	if got := m.GetHistogram().GetBucket()[2].GetCumulativeCount(); got != uint64(math.MaxUint32)+2 {
+		t.Fatalf("exposed cumulative bucket 2 = %d, want %d", got, uint64(math.MaxUint32)+2)
+	}
+	var empty histogram
+	if empty.observed() || !h.observed() {
+		t.Fatalf("observed: empty %v, used %v", empty.observed(), h.observed())
 	}
 }

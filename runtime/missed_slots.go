@@ -45,8 +45,9 @@ func (r *runner) reportMissed(n uint64, exact bool, running int64, cause missedC
 	}
 	nowN := r.now().UnixNano()
 	r.mu.Lock()
-	r.st.missed += n
-	m := &r.missedLog
+	rs := r.rareLocked()
+	rs.missed += n
+	m := &rs.missedLog
 	if m.since == 0 {
 		m.since = nowN
 	}

@@ -315,7 +315,7 @@ func (p *WorkerPool) Run(ctx context.Context) error {
 	}
 	pr.env.metrics = p.metrics()
 	pr.env.notifier, pr.env.workerID = cfg.notifier, cfg.workerID
-	pr.env.tracing = runTracing{provider: cfg.tracerProvider, workerID: cfg.workerID}
+	pr.env.tracing.provider, pr.env.tracing.workerID = cfg.tracerProvider, cfg.workerID
 	pr.d = newDispatcher(cfg.clock, pr.onFinish, len(p.pipelines))
 	pr.env.d = pr.d
 	if b := pr.env.caps.BatchLeaser; b != nil && pr.env.local == nil {
@@ -532,7 +532,7 @@ func (pr *poolRun) onLeaseLost(pipelineID string, lease Lease) {
 		return
 	}
 	r.mu.Lock()
-	r.st.leaseLost++
+	r.rareLocked().leaseLost++
 	r.mu.Unlock()
 	if r.cancelRun(ErrLeaseLost, lease.FencingToken) {
 		r.logRun(slog.LevelWarn, "lease lost: cancelling the run", lease)

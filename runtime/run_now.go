@@ -84,7 +84,7 @@ func (p *WorkerPool) RunNow(ctx context.Context, pipelineIDs ...string) error {
 	env := newRunEnv(cfg.clock, coord, logger, ctx)
 	env.notifier, env.workerID = cfg.notifier, cfg.workerID
 	env.metrics = p.metrics()
-	env.tracing = runTracing{provider: cfg.tracerProvider, workerID: cfg.workerID}
+	env.tracing.provider, env.tracing.workerID = cfg.tracerProvider, cfg.workerID
 	runners := make([]*runner, 0, len(selected))
 	ids := make([]string, 0, len(selected))
 	for _, sp := range selected {

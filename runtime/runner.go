@@ -7,8 +7,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"go.opentelemetry.io/otel/trace"
 )
 
 // Timing rules shared by ScheduledPipeline.Start and WorkerPool.
@@ -74,8 +72,6 @@ type runner struct {
 	sp    *ScheduledPipeline
 	env   *runEnv
 	local *localEntry // the LocalCoordinator's state, from the first attempt
-	// tracer makes the run spans, from the first traced run (tracing.go)
-	tracer trace.Tracer
 
 	// plan; times in Unix ns, 0 meaning none
 	next      int64 // when the next attempt is due; 0: never
@@ -87,26 +83,24 @@ type runner struct {
 	// place of the one it asked for (RerunInterrupted): that one is asked
 	// for again at once.
 	reran bool
-	// catch-up (CatchUpLatest, CatchUpAll): the oldest slot that may not
-	// have run fleet-wide, the runs CatchUpAll may still make, and whether
-	// the coordinator's last completed slot is still to be read
-	catchUp     int64
-	catchUpLeft int32
-	probe       bool
+	// probe: the coordinator's last completed slot is still to be read
+	// (catch-up, catchup.go).
+	probe bool
+	// checking: this turn out of the heap only looks whether another worker
+	// was granted the slot (ahead.go).
+	checking bool
 	// pre is the decision and lease reply the dispatcher obtained for the
 	// next attempt in a batch (see dispatcher.acquireBatch); nil otherwise.
 	pre *preAcquired
-	// deferredSlot is the plan (next) a deferred lease request was decided
-	// for, while the runner waits out the deferral; 0 otherwise.
-	deferredSlot int64
 	// lease-ahead (ahead.go): askAt is when the dispatcher takes the
 	// runner out of its heap before next, to ask for next's lease (Unix
-	// ns; 0: at next as usual), lead how long before next the ask was
-	// planned, and checking whether that turn only looks whether another
-	// worker was granted the slot.
-	askAt    int64
-	lead     int64
-	checking bool
+	// ns; 0: at next as usual), and lead how long before next the ask was
+	// planned.
+	askAt int64
+	lead  int64
+	// side holds the plan state of catch-up and deferred lease requests,
+	// which most pipelines never use; nil until they do.
+	side *rarePlan
 
 	// dispatcher bookkeeping
 	inHeap   bool    // waiting in the heap; guarded by the dispatcher's lock
@@ -119,43 +113,114 @@ type runner struct {
 
 	stopped atomic.Bool
 	hist    atomic.Pointer[runHistograms] // from the first run
-	mu      sync.Mutex                    // guards stopCh, st, ctx, heldLogged and missedLog
-	stopCh  chan struct{}                 // made on first use
+	mu      sync.Mutex                    // guards ctx, st and rare
 	ctx     *runContext                   // the run in flight, if any
 	st      runStats
-	// heldLogged is when heldElsewhere last logged at info level (Unix ns).
-	heldLogged int64
-	// missedLog holds the skipped slots not yet logged (missed_slots.go).
-	missedLog missedLog
+	// rare holds what a run rarely changes: failure and skip counts, the
+	// last error, record totals, log throttles, the ShutdownRequested
+	// channel. Nil until first needed, so a pool of ten thousand pipelines
+	// that succeed does not carry it ten thousand times.
+	rare *rareStats
 }
 
-// runStats is the runner's part of PipelineStatus, kept flat so a run
-// updates it without allocating.
+// runStats is the part of PipelineStatus every run updates, kept flat so a
+// run updates it without allocating.
 type runStats struct {
 	state       PipelineState
 	consecutive int32
 	runs        uint64
-	failures    uint64
-	skipped     uint64
-	missed      uint64
-	leaseErrors uint64
-	lastStart   int64 // of the last finished run
-	since       int64 // start of the run in flight, 0 when none is
+	ok          uint64 // runs that succeeded
+	lastStart   int64  // of the last finished run
+	since       int64  // start of the run in flight, 0 when none is
 	lastEnd     int64
 	next        int64
 	runNumber   int64
 	token       int64
+	lastToken   int64 // the last fencing token held
+	lastSuccess int64 // end of the last successful run
+}
+
+// rareStats is the runner's state that only failures, skips, records,
+// tracing or a ShutdownRequested call make; guarded by the runner's mu.
+type rareStats struct {
+	failures    uint64
+	skipped     uint64
+	missed      uint64
+	leaseErrors uint64
 	lastErr     string
 	records     RecordCounts // totals over every run
-	// metric counts: runs by how they ended, skips by reason, the last
-	// token held, leases lost
-	ok, errored, panicked, cancelled uint64
-	skippedHeld, skippedDone         uint64
-	skippedPaused                    uint64
-	lastToken                        int64
-	leaseLost                        uint64
-	lastSuccess                      int64 // end of the last successful run
-	staleRefused                     uint64
+	// metric counts: runs by how they ended, skips by reason, leases lost
+	errored, panicked, cancelled uint64
+	skippedHeld, skippedDone     uint64
+	skippedPaused                uint64
+	leaseLost                    uint64
+	staleRefused                 uint64
+	// heldLogged is when heldElsewhere last logged at info level (Unix ns).
+	heldLogged int64
+	// missedLog holds the skipped slots not yet logged (missed_slots.go).
+	missedLog missedLog
+	stopCh    chan struct{} // closed by stop
+}
+
+// rarePlan is plan state of the dispatcher's that few pipelines use.
+type rarePlan struct {
+	// catch-up (CatchUpLatest, CatchUpAll): the oldest slot that may not
+	// have run fleet-wide and the runs CatchUpAll may still make
+	catchUp     int64
+	catchUpLeft int32
+	// deferredSlot is the plan (next) a deferred lease request was decided
+	// for, while the runner waits out the deferral; 0 otherwise.
+	deferredSlot int64
+}
+
+// rareLocked returns the runner's rare state, making it; r.mu is held.
+func (r *runner) rareLocked() *rareStats {
+	if r.rare == nil {
+		r.rare = &rareStats{}
+	}
+	return r.rare
+}
+
+// rareCopy returns a copy of the rare state (zero when none); r.mu is held.
+func (r *runner) rareCopy() rareStats {
+	if r.rare == nil {
+		return rareStats{}
+	}
+	return *r.rare
+}
+
+// planned returns the rare plan state, making it.
+func (r *runner) planned() *rarePlan {
+	if r.side == nil {
+		r.side = &rarePlan{}
+	}
+	return r.side
+}
+
+// catchUpFrom is the oldest slot still to catch up on, 0 when none.
+func (r *runner) catchUpFrom() int64 {
+	if r.side == nil {
+		return 0
+	}
+	return r.side.catchUp
+}
+
+// setCatchUp marks the slots from s as to be caught up (0: none), with
+// CatchUpAll's bound not yet started.
+func (r *runner) setCatchUp(s int64) {
+	if s == 0 && r.side == nil {
+		return
+	}
+	p := r.planned()
+	p.catchUp, p.catchUpLeft = s, 0
+}
+
+// deferred is the plan a deferred lease request waits for, 0 when none.
+func (r *runner) deferred() int64 {
+	if r.side == nil {
+		return 0
+	}
+	return r.side.deferredSlot
 }
 
 // preAcquired is an attempt decided, and its lease asked for, ahead of the
@@ -206,8 +271,8 @@ func (r *runner) stop() {
 		r.mu.Unlock()
 		return
 	}
-	if r.stopCh != nil {
-		close(r.stopCh)
+	if r.rare != nil && r.rare.stopCh != nil {
+		close(r.rare.stopCh)
 	}
 	r.mu.Unlock()
 	if r.env != nil && r.env.d != nil {
@@ -222,13 +287,14 @@ func (r *runner) isStopped() bool { return r.stopped.Load() }
 func (r *runner) stopChan() <-chan struct{} {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.stopCh == nil {
-		r.stopCh = make(chan struct{})
+	rs := r.rareLocked()
+	if rs.stopCh == nil {
+		rs.stopCh = make(chan struct{})
 		if r.stopped.Load() {
-			close(r.stopCh)
+			close(rs.stopCh)
 		}
 	}
-	return r.stopCh
+	return rs.stopCh
 }
 
 // begin sets the first attempt: cron at its next slot, every other kind at
@@ -310,9 +376,9 @@ func (r *runner) step(now time.Time) (end time.Time, done bool, err error) {
 // applies LateSlotGrace: it may skip missed slots, or move on to the next
 // slot without running.
 func (r *runner) decide(now time.Time) (int64, bool) {
-	if r.deferredSlot != 0 {
+	if d := r.deferred(); d != 0 {
 		// Back from a deferred lease request: the slot it was deferred for.
-		r.next, r.deferredSlot = r.deferredSlot, 0
+		r.next, r.side.deferredSlot = d, 0
 	}
 	sched := &r.sp.Schedule
 	switch sched.Kind() {
@@ -449,7 +515,7 @@ func (r *runner) plan(o outcome, runErr error, end time.Time) (done bool, err er
 			// the successor (the first slot after the backoff) runs instead.
 			following := r.followingSlot()
 			r.retry = following == 0 || following > retryAt
-			if !r.retry && r.catchUp == 0 {
+			if !r.retry && r.catchUpFrom() == 0 {
 				r.next = r.nextCron(retryAt - 1)
 			}
 			// While catching up, the next missed slot comes after the backoff.
@@ -473,17 +539,17 @@ func (r *runner) plan(o outcome, runErr error, end time.Time) (done bool, err er
 		if o == outcomeLeaseError && r.catchingUp() {
 			// The slot may have run nowhere: it is caught up once the
 			// coordinator answers, at the next slot's time, not in a loop.
-			if r.catchUp == 0 || r.slot < r.catchUp {
-				r.catchUp, r.catchUpLeft = r.slot, 0
+			if r.catchUpFrom() == 0 || r.slot < r.catchUpFrom() {
+				r.setCatchUp(r.slot)
 			}
 			r.next = r.nextCron(endN)
 		}
-		if o == outcomeNotAcquired && r.catchUp != 0 {
+		if o == outcomeNotAcquired && r.catchUpFrom() != 0 {
 			// Another replica holds the lease: it is catching up the same
 			// slots in the same order, so this one steps aside rather than
 			// run a later slot first (which would mark the earlier ones
 			// done unrun).
-			r.catchUp, r.catchUpLeft = 0, 0
+			r.setCatchUp(0)
 			r.next = r.nextCron(endN)
 		}
 	case ScheduleEvery:
@@ -517,31 +583,37 @@ func (r *runner) publish(o outcome, runErr error, end int64, state PipelineState
 		r.st.lastStart, r.st.since = r.st.since, 0
 		r.st.lastEnd = end
 		r.st.runNumber, r.st.token = 0, 0
-		r.st.lastErr = ""
+		if r.rare != nil {
+			r.rare.lastErr = ""
+		}
 		switch {
 		case o == outcomeSlotDone:
 			// Not a failure: the slot ran elsewhere, as a skipped
 			// completed slot does.
-			r.st.skipped++
-			r.st.skippedDone++
-			r.st.lastErr = runErr.Error()
+			rs := r.rareLocked()
+			rs.skipped++
+			rs.skippedDone++
+			rs.lastErr = runErr.Error()
 		case runErr != nil:
-			r.st.failures++
-			r.st.lastErr = runErr.Error()
+			rs := r.rareLocked()
+			rs.failures++
+			rs.lastErr = runErr.Error()
 		default:
 			r.st.lastSuccess = end
 		}
 	case outcomeLeaseError:
-		r.st.leaseErrors++
+		r.rareLocked().leaseErrors++
 	case outcomeStopped:
 	case outcomeSlotCompleted:
-		r.st.skipped++
-		r.st.skippedDone++
+		rs := r.rareLocked()
+		rs.skipped++
+		rs.skippedDone++
 	case outcomePaused:
-		r.st.skippedPaused++
+		r.rareLocked().skippedPaused++
 	default:
-		r.st.skipped++
-		r.st.skippedHeld++
+		rs := r.rareLocked()
+		rs.skipped++
+		rs.skippedHeld++
 	}
 	r.st.consecutive = r.failures
 	r.st.state = state
@@ -596,28 +668,28 @@ func (r *runner) running() bool {
 
 func (r *runner) status() PipelineStatus {
 	r.mu.Lock()
-	st := r.st
+	st, rs := r.st, r.rareCopy()
 	r.mu.Unlock()
 	return PipelineStatus{
 		PipelineID:        r.id(),
 		Schedule:          r.sp.Schedule.String(),
 		State:             st.state,
 		Runs:              st.runs,
-		Failures:          st.failures,
-		Skipped:           st.skipped,
-		MissedSlots:       st.missed,
-		LeaseErrors:       st.leaseErrors,
+		Failures:          rs.failures,
+		Skipped:           rs.skipped,
+		MissedSlots:       rs.missed,
+		LeaseErrors:       rs.leaseErrors,
 		ConsecutiveErrors: int(st.consecutive),
 		RunningSince:      timePtr(timeOf(st.since)),
 		LastRunStart:      timePtr(timeOf(st.lastStart)),
 		LastRunEnd:        timePtr(timeOf(st.lastEnd)),
-		LastError:         st.lastErr,
+		LastError:         rs.lastErr,
 		NextRun:           timePtr(timeOf(st.next)),
 		RunNumber:         st.runNumber,
 		LeaseToken:        st.token,
 		Paused:            r.env.paused(r),
-		SkippedPaused:     st.skippedPaused,
-		Records:           st.records,
+		SkippedPaused:     rs.skippedPaused,
+		Records:           rs.records,
 	}
 }
 

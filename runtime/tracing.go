@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"reflect"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -99,21 +100,21 @@ func WithShutdownHook(hook func(context.Context) error) PoolOption {
 type runTracing struct {
 	provider trace.TracerProvider // the pool's; nil: none
 	workerID string
+	once     sync.Once
+	resolved trace.Tracer // provider's tracer, from the first run
 }
 
 // startRunSpan starts the span of the run lease grants, or returns nil when
 // neither the pipeline nor the pool has a tracer provider: the only cost of
 // tracing when it is off.
 func (r *runner) startRunSpan(lease Lease) trace.Span {
-	if r.tracer == nil {
-		r.tracer = r.resolveTracer()
-	}
-	if r.tracer == untraced {
+	tracer := r.resolveTracer()
+	if tracer == untraced {
 		return nil
 	}
 	// The pool's context is the parent: a span there (a one-shot run under
 	// the caller's trace) becomes the run's parent, as OpenTelemetry does.
-	_, span := r.tracer.Start(r.env.parent, RunSpanName, trace.WithAttributes(
+	_, span := tracer.Start(r.env.parent, RunSpanName, trace.WithAttributes(
 		AttrPipelineID.String(lease.PipelineID),
 		AttrRunNumber.Int64(lease.RunNumber),
 		AttrFencingToken.Int64(lease.FencingToken),
@@ -135,11 +136,27 @@ type noTracer struct{ trace.Tracer }
 // means untraced, and costs what no provider costs: its spans would record
 // nothing, and a context without a span answers SpanFromContext with the
 // same no-op span.
+//
+// A pipeline without a provider of its own uses the pool's tracer, looked up
+// once per pool; one with its own asks that provider at each run rather than
+// keep a tracer in every runner (OpenTelemetry's providers cache their
+// tracers, so asking again costs a map lookup).
 func (r *runner) resolveTracer() trace.Tracer {
-	tp := r.sp.TracerProvider
-	if isnil.Value(tp) {
-		tp = r.env.tracing.provider
+	if tp := r.sp.TracerProvider; !isnil.Value(tp) {
+		return tracerOf(tp)
 	}
+	return r.env.tracing.tracer()
+}
+
+// tracer returns the pool's tracer (untraced without a provider), looked up
+// on first use.
+func (t *runTracing) tracer() trace.Tracer {
+	t.once.Do(func() { t.resolved = tracerOf(t.provider) })
+	return t.resolved
+}
+
+// tracerOf returns tp's tracer for runs, untraced for none or a no-op one.
+func tracerOf(tp trace.TracerProvider) trace.Tracer {
 	if isnil.Value(tp) {
 		return untraced
 	}

@@ -1,0 +1,160 @@
+package runtime_test
+
+import (
+	"container/heap"
+	"context"
+	"encoding/binary"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/agora-etl/agora/runtime"
+)
+
+// The memory floor is a contender of the scale benchmarks that holds, per
+// pipeline, the least a pool with agora's per-pipeline features must hold,
+// and does per run the least such a pool must do, in one goroutine: the
+// registration it is given (the same ScheduledPipeline agora gets), its
+// place in a timer heap, a status of counts and times, a local lease (held,
+// run number), two Prometheus histograms (ten and nine bounds, counts in 32
+// bits, a sum each), and the last runs at four bytes a run (run step, end
+// step in ms, duration in µs, as varints: what a run on schedule
+// needs at least), bounded as agora bounds them. Each run gets a context of
+// its own, which any design handing runs a context that is cancelled when
+// they end must allocate. It has no logging, no
+// coordinator interface, no catch-up, retries, timeouts or run-now: its
+// peak RSS beside robfig's is the ratio no implementation of these features
+// can go below on Go's collector. AGORA_BENCH_RUN_HISTORY=off leaves the
+// history out, as it does for agora.
+
+// floorPipeline is the floor's state of one pipeline.
+type floorPipeline struct {
+	sp   *runtime.ScheduledPipeline
+	next int64 // Unix ns
+	at   int   // index in the heap
+
+	mu                                 sync.Mutex
+	state                              uint8
+	runs, ok                           uint64
+	since, lastStart, lastEnd, lastRun int64
+	held                               bool
+	runNumber                          int64
+	duration                           [11]uint32
+	lateness                           [10]uint32
+	durationSum, latenessSum           float64
+	history                            []byte
+	kept                               int
+}
+
+// floorRun is the context of one run.
+type floorRun struct {
+	context.Context
+	p         *floorPipeline
+	runNumber int64
+}
+
+type floorHeap []*floorPipeline
+
+func (h floorHeap) Len() int           { return len(h) }
+func (h floorHeap) Less(i, j int) bool { return h[i].next < h[j].next }
+func (h floorHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i]; h[i].at, h[j].at = i, j }
+func (h *floorHeap) Push(x any)        { p := x.(*floorPipeline); p.at = len(*h); *h = append(*h, p) }
+func (h *floorHeap) Pop() any {
+	old := *h
+	p := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return p
+}
+
+var (
+	floorDurationBounds = []float64{0.01, 0.04, 0.16, 0.64, 2.56, 10.24, 40.96, 163.84, 655.36, 2621.44}
+	floorLatenessBounds = []float64{0.001, 0.004, 0.016, 0.064, 0.256, 1.024, 4.096, 16.384, 65.536}
+)
+
+func floorBucket(bounds []float64, v float64) int {
+	for i, b := range bounds {
+		if v <= b {
+			return i
+		}
+	}
+	return len(bounds)
+}
+
+// runFloor starts the floor on n pipelines of expr running job; the
+// returned function stops it.
+func runFloor(n int, expr string, job func()) func() {
+	sched := runtime.MustCron(expr)
+	keepHistory := os.Getenv(benchRunHistoryEnv) != "off"
+	var ps floorHeap
+	now := time.Now()
+	for i := range n {
+		sp := &runtime.ScheduledPipeline{PipelineID: "p" + strconv.Itoa(i), Schedule: sched}
+		p := &floorPipeline{sp: sp, next: sp.Schedule.Next(now).UnixNano()}
+		heap.Push(&ps, p)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		timer := time.NewTimer(time.Hour)
+		for {
+			wait := time.Until(time.Unix(0, ps[0].next))
+			timer.Reset(wait)
+			select {
+			case <-ctx.Done():
+				return
+			case <-timer.C:
+			}
+			for len(ps) > 0 && ps[0].next <= time.Now().UnixNano() {
+				p := ps[0]
+				slot := p.next
+				start := time.Now()
+				run := &floorRun{Context: ctx, p: p, runNumber: slot / int64(time.Second)}
+				p.mu.Lock()
+				p.held, p.runNumber, p.since = true, run.runNumber, start.UnixNano()
+				p.mu.Unlock()
+				job()
+				end := time.Now()
+				p.finish(run, slot, start, end, keepHistory)
+				p.next = p.sp.Schedule.Next(end).UnixNano()
+				heap.Fix(&ps, 0)
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
+}
+
+// finish records a run as agora's pool does: status, histograms, history.
+func (p *floorPipeline) finish(run *floorRun, slot int64, start, end time.Time, keepHistory bool) {
+	d, late := end.Sub(start), start.Sub(time.Unix(0, slot))
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	prevEnd := p.lastEnd
+	p.held = false
+	p.runs++
+	p.ok++
+	p.lastStart, p.lastEnd, p.since = start.UnixNano(), end.UnixNano(), 0
+	p.duration[floorBucket(floorDurationBounds, d.Seconds())]++
+	p.durationSum += d.Seconds()
+	p.lateness[floorBucket(floorLatenessBounds, late.Seconds())]++
+	p.latenessSum += late.Seconds()
+	if !keepHistory {
+		return
+	}
+	if p.kept == runtime.DefaultRunHistoryLimit {
+		// Drop the oldest run: its three varints.
+		off := 0
+		for range 3 {
+			_, n := binary.Uvarint(p.history[off:])
+			off += n
+		}
+		p.history = p.history[:copy(p.history, p.history[off:])]
+		p.kept--
+	}
+	p.history = binary.AppendUvarint(p.history, uint64(run.runNumber-p.lastRun))
+	p.history = binary.AppendUvarint(p.history, uint64(max(0, end.UnixMilli()-prevEnd/1e6-1000)))
+	p.history = binary.AppendUvarint(p.history, uint64(d.Microseconds()))
+	p.lastRun = run.runNumber
+	p.kept++
+}
