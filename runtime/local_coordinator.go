@@ -46,7 +46,7 @@ type localEntry struct {
 	acquiredAt    int64 // Unix ns
 	lastCompleted int64
 	autoNumber    int64
-	history       *runRing // nil until a run is recorded
+	history       runRing // empty until a run is recorded
 }
 
 // NewLocalCoordinator returns a LocalCoordinator reading time from clock

@@ -20,18 +20,15 @@ func (h *localHistory) current() RunHistoryPolicy {
 	return RunHistoryPolicy{}.WithDefaults()
 }
 
-// recordRun adds rec to e's history; the pool calls it after the run's
-// lease is given back.
+// recordRun adds rec to e's history; e is the entry of rec.PipelineID.
+// The pool calls it after the run's lease is given back.
 func (c *LocalCoordinator) recordRun(e *localEntry, rec RunRecord) {
 	p := c.history.current()
 	if p.Off {
 		return
 	}
 	e.mu.Lock()
-	if e.history == nil {
-		e.history = &runRing{}
-	}
-	e.history.add(rec, p.Limit)
+	e.history.add(rec, rec.PipelineID, p.Limit)
 	e.mu.Unlock()
 }
 
@@ -68,7 +65,7 @@ func (c *LocalCoordinator) SetRunHistory(p RunHistoryPolicy) {
 		c.mu.RLock()
 		for _, e := range c.entries {
 			e.mu.Lock()
-			e.history = nil
+			e.history = runRing{} // the buffer goes with it
 			e.mu.Unlock()
 		}
 		c.mu.RUnlock()
@@ -82,10 +79,10 @@ func (c *LocalCoordinator) RunHistory(_ context.Context, pipelineID string, limi
 	e := c.entry(pipelineID)
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.history == nil {
+	if e.history.n == 0 {
 		return []RunRecord{}, nil
 	}
-	return e.history.newest(limit, func(r RunRecord) bool { return !r.End.Before(oldest) }), nil
+	return e.history.newest(pipelineID, limit, func(r RunRecord) bool { return !r.End.Before(oldest) }), nil
 }
 
 var _ RunHistoryReader = (*LocalCoordinator)(nil)
