@@ -6,9 +6,10 @@ import (
 )
 
 // localHistory is the run history a LocalCoordinator keeps in memory: per
-// pipeline a ring of the last Limit runs (held in the pipeline's entry,
-// under its own lock, so runs of different pipelines never contend), older
-// than MaxAge dropped when read. It lives as long as the process.
+// pipeline a ring of the last Limit runs (runRing, held by value in the
+// pipeline's entry, under its own lock, so runs of different pipelines
+// never contend), older than MaxAge dropped when read. It lives as long as
+// the process.
 type localHistory struct {
 	policy atomic.Pointer[RunHistoryPolicy] // nil: the defaults
 }
@@ -73,7 +74,10 @@ func (c *LocalCoordinator) SetRunHistory(p RunHistoryPolicy) {
 }
 
 // RunHistory returns the last runs of pipelineID this process made, newest
-// first, at most limit (<= 0: all kept), none older than the MaxAge.
+// first, at most limit (<= 0: all kept), none older than the MaxAge. Their
+// times are at the precision of the shared (Redis) history: End in whole
+// milliseconds, Duration in whole microseconds, Start = End - Duration, in
+// the local zone.
 func (c *LocalCoordinator) RunHistory(_ context.Context, pipelineID string, limit int) ([]RunRecord, error) {
 	oldest := c.clock.Now().Add(-c.history.current().MaxAge)
 	e := c.entry(pipelineID)
