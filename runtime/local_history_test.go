@@ -4,7 +4,19 @@ import (
 	"context"
 	"testing"
 	"time"
+	"unsafe"
 )
+
+// TestLocalEntrySize: a pipeline's entry, its ring included, fits the
+// allocator's 112-byte class (it was 64 bytes and a 128-byte ring).
+func TestLocalEntrySize(t *testing.T) {
+	if size := unsafe.Sizeof(runRing{}); size > 64 {
+		t.Errorf("runRing is %d bytes, want at most 64", size)
+	}
+	if size := unsafe.Sizeof(localEntry{}); size > 112 {
+		t.Errorf("localEntry is %d bytes, want at most 112", size)
+	}
+}
 
 // TestRunHistoryOffReleasesTheRings: Off forgets the runs kept and gives
 // their buffers back; runs recorded afterwards are not kept.
