@@ -29,7 +29,9 @@ import (
 //	         bit 7: records dead-lettered or filtered;
 //	         bit 6 (ringRare): a second flags byte follows, for what the
 //	         local coordinator never records: a pipeline id other than the
-//	         ring's, a worker id other than the ring's, a fencing token.
+//	         one the ring is for (the pool and FinishRun record a run in
+//	         its own pipeline's entry), a worker id other than the ring's
+//	         first run's, a fencing token.
 //	varints  the run number's step from the run before; the end's step in
 //	         ms less the run number's step × 1000 (a slot's run number is
 //	         in Unix seconds, so for a slot run this is the change of its
@@ -55,9 +57,8 @@ import (
 // end; it is grown, with an eighth to spare, when the runs kept fill it
 // (a full ring of 100 scheduled successes holds about 500 bytes in a
 // 576-byte buffer), and shrunk when its runs use under a quarter of a
-// buffer of 1 KiB or more.
-// So once it has grown to what its runs need, a run is recorded without
-// allocating.
+// buffer of 1 KiB or more. So once it has grown to what its runs need, a
+// run is recorded without allocating. The ring itself is 64 bytes.
 type runRing struct {
 	buf      []byte // runs from head on, oldest first
 	workerID string // of the ring's first run kept; others are written out
