@@ -33,8 +33,9 @@ type LocalCoordinator struct {
 	history localHistory
 }
 
-// localEntry is one pipeline's lease state, kept small: a pool may hold
-// tens of thousands.
+// localEntry is one pipeline's lease state and run history, kept small: a
+// pool may hold tens of thousands. With its ring it is 112 bytes, plus the
+// ring's buffer (TestLocalEntrySize).
 type localEntry struct {
 	mu       sync.Mutex
 	held     bool
@@ -46,7 +47,7 @@ type localEntry struct {
 	acquiredAt    int64 // Unix ns
 	lastCompleted int64
 	autoNumber    int64
-	history       *runRing // nil until a run is recorded
+	history       runRing // empty until a run is recorded
 }
 
 // NewLocalCoordinator returns a LocalCoordinator reading time from clock

@@ -6,9 +6,10 @@ import (
 )
 
 // localHistory is the run history a LocalCoordinator keeps in memory: per
-// pipeline a ring of the last Limit runs (held in the pipeline's entry,
-// under its own lock, so runs of different pipelines never contend), older
-// than MaxAge dropped when read. It lives as long as the process.
+// pipeline a ring of the last Limit runs (runRing, held by value in the
+// pipeline's entry, under its own lock, so runs of different pipelines
+// never contend), older than MaxAge dropped when read. It lives as long as
+// the process.
 type localHistory struct {
 	policy atomic.Pointer[RunHistoryPolicy] // nil: the defaults
 }
@@ -20,18 +21,15 @@ func (h *localHistory) current() RunHistoryPolicy {
 	return RunHistoryPolicy{}.WithDefaults()
 }
 
-// recordRun adds rec to e's history; the pool calls it after the run's
-// lease is given back.
+// recordRun adds rec to e's history; e is the entry of rec.PipelineID.
+// The pool calls it after the run's lease is given back.
 func (c *LocalCoordinator) recordRun(e *localEntry, rec RunRecord) {
 	p := c.history.current()
 	if p.Off {
 		return
 	}
 	e.mu.Lock()
-	if e.history == nil {
-		e.history = &runRing{}
-	}
-	e.history.add(rec, p.Limit)
+	e.history.add(rec, rec.PipelineID, p.Limit)
 	e.mu.Unlock()
 }
 
@@ -68,7 +66,7 @@ func (c *LocalCoordinator) SetRunHistory(p RunHistoryPolicy) {
 		c.mu.RLock()
 		for _, e := range c.entries {
 			e.mu.Lock()
-			e.history = nil
+			e.history = runRing{} // the buffer goes with it
 			e.mu.Unlock()
 		}
 		c.mu.RUnlock()
@@ -76,16 +74,19 @@ func (c *LocalCoordinator) SetRunHistory(p RunHistoryPolicy) {
 }
 
 // RunHistory returns the last runs of pipelineID this process made, newest
-// first, at most limit (<= 0: all kept), none older than the MaxAge.
+// first, at most limit (<= 0: all kept), none older than the MaxAge. Their
+// times are at the precision of the shared (Redis) history: End in whole
+// milliseconds, Duration in whole microseconds, Start = End - Duration, in
+// the local zone.
 func (c *LocalCoordinator) RunHistory(_ context.Context, pipelineID string, limit int) ([]RunRecord, error) {
 	oldest := c.clock.Now().Add(-c.history.current().MaxAge)
 	e := c.entry(pipelineID)
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.history == nil {
+	if e.history.n == 0 {
 		return []RunRecord{}, nil
 	}
-	return e.history.newest(limit, func(r RunRecord) bool { return !r.End.Before(oldest) }), nil
+	return e.history.newest(pipelineID, limit, func(r RunRecord) bool { return !r.End.Before(oldest) }), nil
 }
 
 var _ RunHistoryReader = (*LocalCoordinator)(nil)

@@ -286,11 +286,13 @@ func testRecorder(t *testing.T, f *fleet) {
 	w := f.worker("p")
 	f.needs(w.caps.RunRecorder != nil, "RunRecorder")
 	end := time.Now()
+	var ends []time.Time
 	finish := func(lease runtime.Lease, outcome runtime.RunOutcome) {
 		t.Helper()
 		// Each run ends a second after the one before, so newest first
 		// is one order.
 		end = end.Add(time.Second)
+		ends = append(ends, end)
 		start := end.Add(-time.Millisecond)
 		rec := runtime.RunRecord{PipelineID: "p", RunNumber: lease.RunNumber, FencingToken: lease.FencingToken, WorkerID: lease.WorkerID,
 			Start: start, End: end, Duration: end.Sub(start), Outcome: outcome}
@@ -316,6 +318,12 @@ func testRecorder(t *testing.T, f *fleet) {
 	for i, want := range []runtime.RunOutcome{runtime.OutcomeSucceeded, runtime.OutcomeFailed} {
 		if h := hist[i]; h.Outcome != want || h.RunNumber != f.slot(1) || h.WorkerID != w.id {
 			t.Errorf("RunHistory[%d] = %s run %d by %q; want %s run %d by %q", i, h.Outcome, h.RunNumber, h.WorkerID, want, f.slot(1), w.id)
+		}
+		// Every history keeps the end in ms and the duration in µs, the
+		// start being the end less the duration.
+		wantEnd := time.UnixMilli(ends[len(ends)-1-i].UnixMilli())
+		if h := hist[i]; !h.End.Equal(wantEnd) || h.Duration != time.Millisecond || !h.Start.Equal(wantEnd.Add(-time.Millisecond)) {
+			t.Errorf("RunHistory[%d] ran %v..%v (%v); want %v..%v (1ms)", i, h.Start, h.End, h.Duration, wantEnd.Add(-time.Millisecond), wantEnd)
 		}
 	}
 }
