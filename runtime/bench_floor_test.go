@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agora-etl/agora/runtime"
@@ -21,8 +22,8 @@ import (
 // bits, a sum each), and the last runs at four bytes a run (run step, end
 // step in ms, duration in µs, as varints: what a run on schedule
 // needs at least), bounded as agora bounds them. Each run gets a context of
-// its own, which any design handing runs a context that is cancelled when
-// they end must allocate. It has no logging, no
+// its own (floorRun), which any design handing runs a context that is
+// cancelled when they end must allocate. It has no logging, no
 // coordinator interface, no catch-up, retries, timeouts or run-now: its
 // peak RSS beside robfig's is the ratio no implementation of these features
 // can go below on Go's collector. AGORA_BENCH_RUN_HISTORY=off leaves the
@@ -47,11 +48,17 @@ type floorPipeline struct {
 	kept                               int
 }
 
-// floorRun is the context of one run.
+// floorRun is the context of one run: the least a context cancelled when
+// its run ends needs, its cancellation made only when asked for (as
+// agora's is): the parent, the run's identity (run number, fencing token),
+// its pipeline, and the cancellation and its cause once made (64 bytes).
 type floorRun struct {
 	context.Context
-	p         *floorPipeline
-	runNumber int64
+	p            *floorPipeline
+	runNumber    int64
+	fencingToken int64
+	inner        atomic.Pointer[context.Context]
+	cause        atomic.Pointer[error]
 }
 
 type floorHeap []*floorPipeline
@@ -81,9 +88,10 @@ func floorBucket(bounds []float64, v float64) int {
 	return len(bounds)
 }
 
-// runFloor starts the floor on n pipelines of expr running job; the
-// returned function stops it.
-func runFloor(n int, expr string, job func()) func() {
+// runFloor starts the floor on n pipelines of expr running pipeline (the
+// one agora runs, given each run's context); the returned function stops
+// it.
+func runFloor(n int, expr string, pipeline runtime.Pipeline) func() {
 	sched := runtime.MustCron(expr)
 	keepHistory := os.Getenv(benchRunHistoryEnv) != "off"
 	var ps floorHeap
@@ -114,7 +122,7 @@ func runFloor(n int, expr string, job func()) func() {
 				p.mu.Lock()
 				p.held, p.runNumber, p.since = true, run.runNumber, start.UnixNano()
 				p.mu.Unlock()
-				job()
+				_ = pipeline.Run(run)
 				end := time.Now()
 				p.finish(run, slot, start, end, keepHistory)
 				p.next = p.sp.Schedule.Next(end).UnixNano()

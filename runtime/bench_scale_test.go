@@ -240,7 +240,7 @@ func runBenchHelper(name string) int {
 			}
 		}
 	case "floor":
-		stop = runFloor(n, expr, job)
+		stop = runFloor(n, expr, runtime.PipelineFunc(func(context.Context) error { job(); return nil }))
 	default:
 		fmt.Fprintln(os.Stderr, "unknown contender", contender)
 		return 2

@@ -1,8 +1,13 @@
 package runtime
 
 import (
+	"context"
+	"errors"
+	"log/slog"
 	"sync"
 	"testing"
+	"time"
+	"unsafe"
 )
 
 // TestRunnerStopRacesStopChan asks for the ShutdownRequested channel while
@@ -22,5 +27,65 @@ func TestRunnerStopRacesStopChan(t *testing.T) {
 			t.Fatal("ShutdownRequested channel still open after stop")
 		}
 		r.stop() // a second stop changes nothing
+	}
+}
+
+// TestRunnerSize keeps a runner, which a pool holds once per pipeline, and
+// its histograms small: state that most runs never change belongs in
+// rareStats or rarePlan.
+func TestRunnerSize(t *testing.T) {
+	if size := unsafe.Sizeof(runner{}); size > 240 {
+		t.Errorf("runner is %d bytes, want at most 240", size)
+	}
+	if size := unsafe.Sizeof(runHistograms{}); size > 128 {
+		t.Errorf("runHistograms is %d bytes, want at most 128", size)
+	}
+}
+
+// TestRunnerRareStateOnlyWhenNeeded runs a pipeline that succeeds, then
+// fails: the side struct is made by the first failure, not before, and the
+// status reads the same counts through it.
+func TestRunnerRareStateOnlyWhenNeeded(t *testing.T) {
+	clock := &steppingClock{t: time.Date(2025, 3, 10, 10, 0, 0, 0, time.UTC)}
+	fail := false
+	p := PipelineFunc(func(context.Context) error {
+		if fail {
+			return errors.New("boom")
+		}
+		return nil
+	})
+	sp := &ScheduledPipeline{PipelineID: "p", Schedule: MustCron("* * * * * *"), Factory: func(context.Context) (Pipeline, error) { return p, nil }}
+	coord := NewLocalCoordinator(clock)
+	_ = coord.Start(context.Background(), "w", []string{"p"})
+	r := newRunner(sp, newRunEnv(clock, coord, slog.New(slog.DiscardHandler), context.Background()))
+	r.begin(clock.t)
+	for range 3 {
+		clock.t = timeOf(r.next)
+		if _, done, err := r.step(clock.t); done || err != nil {
+			t.Fatal(done, err)
+		}
+	}
+	if r.rare != nil || r.side != nil {
+		t.Fatalf("after three successes: rare %+v, side %+v; want neither made", r.rare, r.side)
+	}
+	if st := r.status(); st.Runs != 3 || st.Failures != 0 || st.LastError != "" {
+		t.Fatalf("status after three successes: %+v", st)
+	}
+	fail = true
+	clock.t = timeOf(r.next)
+	if _, done, err := r.step(clock.t); done || err != nil {
+		t.Fatal(done, err)
+	}
+	st := r.status()
+	if r.rare == nil || st.Runs != 4 || st.Failures != 1 || st.LastError != "boom" || st.ConsecutiveErrors != 1 {
+		t.Fatalf("status after a failure: %+v (rare made: %v)", st, r.rare != nil)
+	}
+	fail = false
+	clock.t = timeOf(r.next)
+	if _, done, err := r.step(clock.t); done || err != nil {
+		t.Fatal(done, err)
+	}
+	if st := r.status(); st.Runs != 5 || st.Failures != 1 || st.LastError != "" || st.ConsecutiveErrors != 0 {
+		t.Fatalf("status after the next success: %+v", st)
 	}
 }
