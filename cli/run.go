@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/agora-etl/agora/internal/errsplit"
 	"github.com/agora-etl/agora/internal/slogdefault"
 	"github.com/agora-etl/agora/runtime"
 )
@@ -77,12 +78,8 @@ func runOnce(e *env, args []string) int {
 // runtime.ErrRunFailed), so it is only counted here, and each error is
 // said once (a fenced sink without a coordinator, say).
 func logRunNowError(logger *slog.Logger, err error) {
-	errs := []error{err}
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		errs = j.Unwrap()
-	}
 	failed := 0
-	for _, e := range errs {
+	for _, e := range errsplit.Split(err) {
 		if errors.Is(e, runtime.ErrRunFailed) {
 			failed++
 			continue

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/agora-etl/agora/etl"
+	"github.com/agora-etl/agora/internal/errsplit"
 	"github.com/agora-etl/agora/internal/redact"
 	"github.com/agora-etl/agora/internal/texttable"
 	"github.com/agora-etl/agora/internal/typo"
@@ -153,7 +154,7 @@ func (d *decoder) validate(spec *etl.ComponentSpec, cfg any, at path) bool {
 	if err == nil {
 		return true
 	}
-	for _, e := range flatten(err) {
+	for _, e := range errsplit.Split(err) {
 		var fe *etl.FieldError
 		if errors.As(e, &fe) {
 			p := append(at[:len(at):len(at)], strings.Split(fe.Key, ".")...)
@@ -163,18 +164,6 @@ func (d *decoder) validate(spec *etl.ComponentSpec, cfg any, at path) bool {
 		d.atKey(at, "%s: %v", at, e)
 	}
 	return false
-}
-
-// flatten splits errors joined with errors.Join.
-func flatten(err error) []error {
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		var out []error
-		for _, e := range j.Unwrap() {
-			out = append(out, flatten(e)...)
-		}
-		return out
-	}
-	return []error{err}
 }
 
 // deepCopy copies the tables and arrays of a decoded value, so a check can

@@ -141,10 +141,3 @@ func TestComponentURLsAreRedacted(t *testing.T) {
 		t.Errorf("describe = %q", got)
 	}
 }
-
-func TestFlatten(t *testing.T) {
-	a, b, c := errors.New("a"), errors.New("b"), errors.New("c")
-	if got := flatten(errors.Join(a, errors.Join(b, c))); len(got) != 3 || got[2] != c {
-		t.Errorf("flatten = %v", got)
-	}
-}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/agora-etl/agora/etl"
 	"github.com/agora-etl/agora/etl/transform"
+	"github.com/agora-etl/agora/internal/errsplit"
 )
 
 // Transform types a [[pipelines.<id>.transforms]] table may name.
@@ -64,7 +65,7 @@ func (d *decoder) transform(m map[string]any, at path) etl.Transform {
 		if typ == "rename" {
 			tr, err := transform.Rename(fields)
 			if err != nil {
-				for _, e := range flatten(err) {
+				for _, e := range errsplit.Split(err) {
 					var fe *etl.FieldError
 					if errors.As(e, &fe) {
 						d.atValue(at.child("fields").child(fe.Key), "%s: %v", at.child("fields").child(fe.Key), fe.Err)
@@ -76,7 +77,7 @@ func (d *decoder) transform(m map[string]any, at path) etl.Transform {
 		}
 		tr, err := transform.Map(fields)
 		if err != nil {
-			for _, e := range flatten(err) {
+			for _, e := range errsplit.Split(err) {
 				var fe *transform.FieldCompileError
 				if errors.As(e, &fe) {
 					d.compileError(at.child("fields").child(fe.Field), fe.Err)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/kelseyhightower/envconfig"
 
+	"github.com/agora-etl/agora/internal/errsplit"
 	"github.com/agora-etl/agora/internal/redact"
 	"github.com/agora-etl/agora/internal/typo"
 	"github.com/agora-etl/agora/runtime"
@@ -100,7 +101,7 @@ func LoadConfig() (Config, error) {
 	// every problem; what is said about a variable that could not be read
 	// (checked at its default) would only mislead.
 	if err := cfg.Validate(); err != nil {
-		for _, e := range joinedErrors(err) {
+		for _, e := range errsplit.Split(err) {
 			if !mentionsAny(e.Error(), unreadable) {
 				errs = append(errs, e)
 			}
@@ -127,14 +128,6 @@ func (c Config) withDefaults() Config {
 	c.LeaseRenewalDeadline = Seconds(s.LeaseRenewalDeadline)
 	c.RedlockClockDriftFactor = s.RedlockClockDriftFactor
 	return c
-}
-
-// joinedErrors returns the errors err joins, or err alone.
-func joinedErrors(err error) []error {
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		return j.Unwrap()
-	}
-	return []error{err}
 }
 
 // mentionsAny reports whether text names any of the variables.

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agora-etl/agora/internal/errsplit"
 )
 
 // clearEnv removes every AGORA_DISTRIBUTED_* variable for the test.
@@ -247,7 +249,7 @@ func TestLoadConfigReportsUnreadableAndInvalidValuesTogether(t *testing.T) {
 			t.Errorf("error does not say %s:\n%v", want, err)
 		}
 	}
-	if n := len(joinedErrors(err)); n != 4 {
+	if n := len(errsplit.Split(err)); n != 4 {
 		t.Errorf("%d errors, want 4:\n%v", n, err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/agora-etl/agora/etl"
+	"github.com/agora-etl/agora/internal/errsplit"
 )
 
 // WantFieldErrors fails t unless err is exactly one *etl.FieldError per
@@ -13,13 +14,7 @@ import (
 func WantFieldErrors(t testing.TB, err error, keys ...string) {
 	t.Helper()
 	var got []string
-	var errs []error
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		errs = j.Unwrap()
-	} else if err != nil {
-		errs = []error{err}
-	}
-	for _, e := range errs {
+	for _, e := range errsplit.Split(err) {
 		var fe *etl.FieldError
 		if !errors.As(e, &fe) {
 			t.Fatalf("%v is not a *etl.FieldError", e)
