@@ -147,6 +147,11 @@ func TestStopWhileALeaseBatchIsInFlight(t *testing.T) {
 	}
 	d := &poolDriver{clock: clock, logs: &syncBuffer{}, opts: []runtime.PoolOption{runtime.WithCoordinator(coord)}}
 	d.start(t, sps...)
+	// Started comes before the dispatcher has gone to sleep: moving the
+	// clock first would leave its timer set a second after the move.
+	if !clock.WaitForTimers(1, 5*time.Second) {
+		t.Fatal("the dispatcher set no timer")
+	}
 	clock.Set(t0.Add(time.Second))
 	waitClosed(t, coord.asked, "a lease batch in flight")
 	if err := d.stop(t); err != nil {
