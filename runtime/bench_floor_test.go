@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"context"
 	"encoding/binary"
+	"errors"
 	"os"
 	"strconv"
 	"sync"
@@ -28,6 +29,12 @@ import (
 // peak RSS beside robfig's is the ratio no implementation of these features
 // can go below on Go's collector. AGORA_BENCH_RUN_HISTORY=off leaves the
 // history out, as it does for agora.
+
+// States of a floor pipeline, for its status.
+const (
+	floorIdle uint8 = iota
+	floorRunning
+)
 
 // floorPipeline is the floor's state of one pipeline.
 type floorPipeline struct {
@@ -57,8 +64,61 @@ type floorRun struct {
 	p            *floorPipeline
 	runNumber    int64
 	fencingToken int64
-	inner        atomic.Pointer[context.Context]
+	inner        atomic.Pointer[floorLayer]
 	cause        atomic.Pointer[error]
+}
+
+// floorLayer is a run's cancellation, made when the run asks for Done or
+// Err while it runs.
+type floorLayer struct {
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+}
+
+// floorLeaseKey asks a floor run's context for its run number and token,
+// as runtime.LeaseFromContext asks agora's.
+type floorLeaseKey struct{}
+
+var errFloorRunEnded = errors.New("run ended")
+
+func (r *floorRun) layer() *floorLayer {
+	if l := r.inner.Load(); l != nil {
+		return l
+	}
+	ctx, cancel := context.WithCancelCause(r.Context)
+	l := &floorLayer{ctx: ctx, cancel: cancel}
+	if !r.inner.CompareAndSwap(nil, l) {
+		cancel(nil)
+		return r.inner.Load()
+	}
+	if p := r.cause.Load(); p != nil {
+		cancel(*p)
+	}
+	return l
+}
+
+func (r *floorRun) Done() <-chan struct{} { return r.layer().ctx.Done() }
+
+func (r *floorRun) Err() error {
+	if r.inner.Load() == nil && r.cause.Load() == nil {
+		return nil
+	}
+	return r.layer().ctx.Err()
+}
+
+func (r *floorRun) Value(key any) any {
+	if _, ok := key.(floorLeaseKey); ok {
+		return [2]int64{r.runNumber, r.fencingToken}
+	}
+	return r.Context.Value(key)
+}
+
+// end cancels the run's context, as agora's pool does when a run ends.
+func (r *floorRun) end() {
+	r.cause.CompareAndSwap(nil, &errFloorRunEnded)
+	if l := r.inner.Load(); l != nil {
+		l.cancel(errFloorRunEnded)
+	}
 }
 
 type floorHeap []*floorPipeline
@@ -120,9 +180,10 @@ func runFloor(n int, expr string, pipeline runtime.Pipeline) func() {
 				start := time.Now()
 				run := &floorRun{Context: ctx, p: p, runNumber: slot / int64(time.Second)}
 				p.mu.Lock()
-				p.held, p.runNumber, p.since = true, run.runNumber, start.UnixNano()
+				p.held, p.runNumber, p.since, p.state = true, run.runNumber, start.UnixNano(), floorRunning
 				p.mu.Unlock()
 				_ = pipeline.Run(run)
+				run.end()
 				end := time.Now()
 				p.finish(run, slot, start, end, keepHistory)
 				p.next = p.sp.Schedule.Next(end).UnixNano()
@@ -139,7 +200,7 @@ func (p *floorPipeline) finish(run *floorRun, slot int64, start, end time.Time, 
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	prevEnd := p.lastEnd
-	p.held = false
+	p.held, p.state = false, floorIdle
 	p.runs++
 	p.ok++
 	p.lastStart, p.lastEnd, p.since = start.UnixNano(), end.UnixNano(), 0
