@@ -166,13 +166,16 @@ func cpuSeconds() float64 {
 }
 
 // peakRSSMB reads VmHWM, the process's peak resident set.
-func peakRSSMB() float64 {
+func peakRSSMB() float64 { return procStatusMB("VmHWM") }
+
+// procStatusMB reads a kB field of /proc/self/status in MB, 0 when absent.
+func procStatusMB(field string) float64 {
 	b, err := os.ReadFile("/proc/self/status")
 	if err != nil {
 		return 0
 	}
 	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+		if rest, ok := strings.CutPrefix(line, field+":"); ok {
 			kb, _ := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 64)
 			return kb / 1024
 		}
@@ -326,15 +329,8 @@ func traceMemory(w io.Writer, interval time.Duration) {
 	for {
 		metrics.Read(samples)
 		mb := func(i int) float64 { return float64(samples[i].Value.Uint64()) / (1 << 20) }
-		b, _ := os.ReadFile("/proc/self/status")
-		var rss string
-		for _, line := range strings.Split(string(b), "\n") {
-			if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-				rss = strings.TrimSpace(rest)
-			}
-		}
-		fmt.Fprintf(w, "mem %5.1fs rss %s live %.1f goal %.1f objects %.1f unused %.1f free %.1f released %.1f total %.1f\n",
-			time.Since(start).Seconds(), rss, mb(0), mb(1), mb(2), mb(3), mb(4), mb(6), mb(5))
+		fmt.Fprintf(w, "mem %5.1fs rss %.1f live %.1f goal %.1f objects %.1f unused %.1f free %.1f released %.1f total %.1f\n",
+			time.Since(start).Seconds(), procStatusMB("VmRSS"), mb(0), mb(1), mb(2), mb(3), mb(4), mb(6), mb(5))
 		time.Sleep(interval)
 	}
 }

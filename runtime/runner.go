@@ -140,8 +140,8 @@ type runStats struct {
 	lastSuccess int64 // end of the last successful run
 }
 
-// rareStats is the runner's state that only failures, skips, records,
-// tracing or a ShutdownRequested call make; guarded by the runner's mu.
+// rareStats is the runner's state that only failures, skips, records or
+// a ShutdownRequested call make; guarded by the runner's mu.
 type rareStats struct {
 	failures    uint64
 	skipped     uint64

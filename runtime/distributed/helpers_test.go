@@ -1,7 +1,6 @@
 package distributed
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"strings"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/alicebob/miniredis/v2"
 
+	"github.com/agora-etl/agora/internal/syncbuf"
 	"github.com/agora-etl/agora/runtime"
 	"github.com/agora-etl/agora/runtime/clocktest"
 )
@@ -19,22 +19,7 @@ import (
 var testStart = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
 // logBuffer is a concurrency-safe log sink for asserting on log lines.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+type logBuffer struct{ syncbuf.Buffer }
 
 func (b *logBuffer) count(substr string) int { return strings.Count(b.String(), substr) }
 
