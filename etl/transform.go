@@ -32,7 +32,9 @@ var ErrTransformFailed = errors.New("etl: a transform failed on a record and the
 // and the sinks. A record a transform leaves out counts as filtered
 // (runtime.RecordCounts.Filtered); one a transform fails on becomes a dead
 // letter whose sink field is the transform's Name, or "transforms[i]" after
-// its position, and whose sink_index is -1.
+// its position, and whose sink_index is -1. A transform that fails once
+// the run's context has ended fails the run instead, with the context's
+// error: the record is not at fault, and nothing of its batch is written.
 func WithTransforms(ts ...Transform) Option {
 	return func(p *pipeline) { p.pendingTransforms = append(p.pendingTransforms, ts...) }
 }
@@ -54,6 +56,12 @@ next:
 			ts := &p.transforms[i]
 			out, keep, terr := ts.t.Apply(ctx, r)
 			if terr != nil {
+				if ctx.Err() != nil {
+					// The run ended (its timeout, a lost lease, a
+					// shutdown) while the transform ran: the record is
+					// not at fault, and nothing of the batch is written.
+					return nil, 0, 0, fmt.Errorf("etl: %s stopped with the run: %w", ts.name, runEnded(ctx))
+				}
 				if p.dlq == nil {
 					return nil, 0, 0, fmt.Errorf("%w: %s: %w", ErrTransformFailed, ts.name, terr)
 				}
@@ -71,4 +79,14 @@ next:
 	}
 	p.kept = kept
 	return kept, dead, filtered, nil
+}
+
+// runEnded is ctx's error, and its cause when that says more (the run's
+// timeout, for one).
+func runEnded(ctx context.Context) error {
+	err, cause := ctx.Err(), context.Cause(ctx)
+	if cause == nil || cause == err {
+		return err
+	}
+	return fmt.Errorf("%w: %w", err, cause)
 }

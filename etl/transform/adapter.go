@@ -46,13 +46,18 @@ func (a adapter) NativeToValue(v any) ref.Val {
 }
 
 // number is a JSON number as CEL sees it: an int when it has no fraction
-// or exponent and fits in 64 bits, else a double. A number with a fraction
+// or exponent and fits in an int64, a uint when it fits in a uint64 only
+// (so every 64-bit integer a source writes comes out as it went in), else
+// a double. A number with a fraction
 // or an exponent goes straight to ParseFloat: ParseInt would only fail on
 // it, and its error allocates.
 func number(s string) ref.Val {
 	if isInteger(s) {
 		if i, err := strconv.ParseInt(s, 10, 64); err == nil {
 			return types.Int(i)
+		}
+		if u, err := strconv.ParseUint(s, 10, 64); err == nil {
+			return types.Uint(u)
 		}
 	}
 	f, err := strconv.ParseFloat(s, 64)

@@ -25,7 +25,7 @@ func TestExpressionsReadRecordValuesAsTheyAre(t *testing.T) {
 	cases := map[string]any{
 		"record.n + 1":                            int64(42),
 		"record.x":                                25.0,
-		"type(record.big) == double":              true,
+		"type(record.big) == uint":                true,
 		"record.meta.region":                      "eu",
 		"record.meta.score * 2":                   int64(14),
 		"record.inner.k":                          "v",
@@ -73,7 +73,8 @@ func TestExpressionsReadRecordValuesAsTheyAre(t *testing.T) {
 func TestNumber(t *testing.T) {
 	for in, want := range map[string]any{
 		"12": int64(12), "-3": int64(-3), "12.5": 12.5, "1e3": 1000.0, "1E-1": 0.1,
-		"18446744073709551616": 18446744073709551616.0,
+		"18446744073709551615": uint64(18446744073709551615), "-9223372036854775808": int64(-9223372036854775808),
+		"18446744073709551616": 18446744073709551616.0, "-9223372036854775809": -9223372036854775809.0,
 	} {
 		if got := number(in).Value(); got != want {
 			t.Errorf("number(%s) = %#v, want %#v", in, got, want)

@@ -21,12 +21,17 @@ type CompileError struct {
 	Line, Col int
 	// Message says what is wrong.
 	Message string
+	// Err, when not nil, is the cause Message describes (a *CostError).
+	Err error
 }
 
 // Error is "line:col: message" inside the expression.
 func (e *CompileError) Error() string {
 	return fmt.Sprintf("transform: expression %q: %d:%d: %s", e.Expr, e.Line, e.Col, e.Message)
 }
+
+// Unwrap returns Err.
+func (e *CompileError) Unwrap() error { return e.Err }
 
 // Offset returns the character offset in Expr of Line and Col, from 0.
 func (e *CompileError) Offset() int {
@@ -57,27 +62,39 @@ func celEnv() (*cel.Env, error) {
 	return env, envErr
 }
 
-// compile checks and plans one expression; want, when not nil, is the
+// check parses and checks one expression; want, when not nil, is the
 // type its result must have (dyn is accepted: known at run time only).
-func compile(expr string, want *cel.Type) (cel.Program, error) {
+func check(expr string, want *cel.Type) (*cel.Env, *cel.Ast, error) {
 	e, err := celEnv()
 	if err != nil {
-		return nil, fmt.Errorf("transform: CEL environment: %w", err)
+		return nil, nil, fmt.Errorf("transform: CEL environment: %w", err)
 	}
 	ast, iss := e.Compile(expr)
 	if iss != nil && iss.Err() != nil {
 		first := iss.Errors()[0]
-		return nil, &CompileError{Expr: expr, Line: max(first.Location.Line(), 1), Col: first.Location.Column() + 1, Message: first.Message}
+		return nil, nil, &CompileError{Expr: expr, Line: max(first.Location.Line(), 1), Col: first.Location.Column() + 1, Message: first.Message}
 	}
 	if want != nil {
 		out := ast.OutputType()
 		if !out.IsExactType(want) && !out.IsExactType(cel.DynType) {
-			return nil, &CompileError{Expr: expr, Line: 1, Col: 1, Message: fmt.Sprintf("the expression gives %s, want %s", out, want)}
+			return nil, nil, &CompileError{Expr: expr, Line: 1, Col: 1, Message: fmt.Sprintf("the expression gives %s, want %s", out, want)}
 		}
 	}
-	prg, err := e.Program(ast, cel.EvalOptions(cel.OptOptimize))
+	return e, ast, nil
+}
+
+// compile checks and plans one expression against limit, its max_cost.
+func compile(expr string, want *cel.Type, limit uint64) (*program, error) {
+	e, ast, err := check(expr, want)
 	if err != nil {
+		return nil, err
+	}
+	p, cerr, err := plan(e, ast, limit)
+	switch {
+	case cerr != nil:
+		return nil, &CompileError{Expr: expr, Line: 1, Col: 1, Message: "the expression has " + cerr.detail(), Err: cerr}
+	case err != nil:
 		return nil, &CompileError{Expr: expr, Line: 1, Col: 1, Message: err.Error()}
 	}
-	return prg, nil
+	return p, nil
 }

@@ -2,6 +2,7 @@ package transform
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -17,16 +18,24 @@ import (
 // filter keeps the records its expression holds for.
 type filter struct {
 	expr string
-	prg  cel.Program
+	prg  *program
 	act  reusable[activation]
 }
 
 // Filter returns a transform that keeps the records for which expr, a CEL
 // expression giving a bool, is true, and leaves the others out. A record
 // on which it cannot be evaluated (a missing field, a type mismatch) is
-// dead-lettered. A compile error is a *CompileError.
-func Filter(expr string) (etl.Transform, error) {
-	prg, err := compile(expr, cel.BoolType)
+// dead-lettered, and so is one whose evaluation goes over the max_cost
+// (WithMaxCost, DefaultMaxCost). An evaluation with a comprehension stops
+// when the context Apply is given ends, with an error wrapping its cause.
+// A compile error is a *CompileError (one wrapping a *CostError when the
+// expression's cost is over the max_cost whatever the record).
+func Filter(expr string, opts ...Option) (etl.Transform, error) {
+	o, err := newOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	prg, err := compile(expr, cel.BoolType, o.maxCost)
 	if err != nil {
 		return nil, err
 	}
@@ -36,9 +45,9 @@ func Filter(expr string) (etl.Transform, error) {
 // Name describes the transform in dead letters.
 func (f *filter) Name() string { return "filter(" + f.expr + ")" }
 
-func (f *filter) Apply(_ context.Context, r etl.Record) (etl.Record, bool, error) {
+func (f *filter) Apply(ctx context.Context, r etl.Record) (etl.Record, bool, error) {
 	act := f.act.take()
-	v, err := eval(f.prg, act, r)
+	v, err := eval(ctx, f.prg, act, r)
 	f.act.give(act)
 	if err != nil {
 		return nil, false, fmt.Errorf("filter %q: %w", f.expr, err)
@@ -54,12 +63,13 @@ func (f *filter) Apply(_ context.Context, r etl.Record) (etl.Record, bool, error
 type mapper struct {
 	names []string
 	exprs []string
-	prgs  []cel.Program
+	prgs  []*program
 	// all, when there are two fields or more, evaluates every expression
 	// in one program, a list of their values: one CEL evaluation per
-	// record instead of one per field. When it fails, the fields are
-	// evaluated one by one to say which failed.
-	all  cel.Program
+	// record instead of one per field, and one cost limit for them all.
+	// When it fails on a record (but for its cost or the context), the
+	// fields are evaluated one by one to say which failed.
+	all  *program
 	work reusable[mapWork]
 }
 
@@ -73,14 +83,22 @@ type mapWork struct {
 // its CEL expression. Every expression sees the record as it came in (one
 // field's new value is not visible to another's expression); once all have
 // been evaluated the fields are set, and a field whose value is null is
-// removed. A record on which any expression fails is dead-lettered
-// unchanged. Compile errors are *CompileError values, one per expression,
-// in field name order, joined.
-func Map(fields map[string]string) (etl.Transform, error) {
+// removed (null inside a list or map stays null). A record on which any
+// expression fails, or whose evaluation goes over the max_cost (all the
+// expressions together: WithMaxCost, DefaultMaxCost), is dead-lettered
+// unchanged. Compile errors are *FieldCompileError values wrapping
+// *CompileError values, one per expression, in field name order, joined;
+// or a *CostError when the expressions are within the max_cost one by
+// one but not together.
+func Map(fields map[string]string, opts ...Option) (etl.Transform, error) {
+	o, err := newOptions(opts)
+	if err != nil {
+		return nil, err
+	}
 	m := &mapper{}
 	var errs []error
 	for _, name := range slices.Sorted(maps.Keys(fields)) {
-		prg, err := compile(fields[name], nil)
+		prg, err := compile(fields[name], nil, o.maxCost)
 		if err != nil {
 			errs = append(errs, &FieldCompileError{Field: name, Err: err})
 			continue
@@ -95,9 +113,16 @@ func Map(fields map[string]string) (etl.Transform, error) {
 	if len(m.exprs) > 1 {
 		// Each expression compiled alone, so each is whole; the line
 		// breaks end any comment one ends with.
-		all, err := compile("[\n"+strings.Join(m.exprs, "\n,\n")+"\n]", nil)
+		e, ast, err := check("[\n"+strings.Join(m.exprs, "\n,\n")+"\n]", nil)
 		if err == nil {
-			m.all = all
+			all, cerr, err := plan(e, ast, o.maxCost)
+			if cerr != nil {
+				cerr.Fields = m.names
+				return nil, cerr
+			}
+			if err == nil {
+				m.all = all
+			}
 		}
 	}
 	return m, nil
@@ -106,18 +131,22 @@ func Map(fields map[string]string) (etl.Transform, error) {
 // Name describes the transform in dead letters.
 func (m *mapper) Name() string { return fmt.Sprintf("map(%v)", m.names) }
 
-func (m *mapper) Apply(_ context.Context, r etl.Record) (etl.Record, bool, error) {
+func (m *mapper) Apply(ctx context.Context, r etl.Record) (etl.Record, bool, error) {
 	w := m.work.take()
 	defer m.work.give(w)
 	if len(w.vals) < len(m.prgs) {
 		w.vals = make([]any, len(m.prgs))
 	}
 	vals := w.vals[:len(m.prgs)]
-	if !m.evalAll(&w.act, r, vals) {
+	done, err := m.evalAll(ctx, &w.act, r, vals)
+	if err != nil {
+		return nil, false, fmt.Errorf("%s: %w", m.Name(), err)
+	}
+	if !done {
 		for i, prg := range m.prgs {
-			v, err := eval(prg, &w.act, r)
+			v, err := eval(ctx, prg, &w.act, r)
 			if err == nil {
-				vals[i], err = native(v)
+				vals[i], err = native(v, r)
 			}
 			if err != nil {
 				clear(vals)
@@ -140,26 +169,31 @@ func (m *mapper) Apply(_ context.Context, r etl.Record) (etl.Record, bool, error
 }
 
 // evalAll sets vals to the values of every expression, evaluated in one
-// program, and reports whether it could.
-func (m *mapper) evalAll(act *activation, r etl.Record, vals []any) bool {
+// program, and reports whether it could. An error is one evaluating the
+// fields one by one would not place: the cost over the limit, which is
+// the fields' together, or the context's end.
+func (m *mapper) evalAll(ctx context.Context, act *activation, r etl.Record, vals []any) (bool, error) {
 	if m.all == nil {
-		return false
+		return false, nil
 	}
-	v, err := eval(m.all, act, r)
+	v, err := eval(ctx, m.all, act, r)
 	if err != nil {
-		return false
+		if errors.Is(err, ErrMaxCost) || ctx.Err() != nil {
+			return false, err
+		}
+		return false, nil
 	}
 	l, ok := v.(traits.Lister)
 	if !ok || l.Size() != types.Int(len(vals)) {
-		return false
+		return false, nil
 	}
 	for i := range vals {
-		if vals[i], err = native(l.Get(types.Int(i))); err != nil {
+		if vals[i], err = native(l.Get(types.Int(i)), r); err != nil {
 			clear(vals)
-			return false
+			return false, nil
 		}
 	}
-	return true
+	return true, nil
 }
 
 // FieldCompileError is the compile error of one field's expression of a

@@ -3,8 +3,11 @@ package transform_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agora-etl/agora/etl"
 	"github.com/agora-etl/agora/etl/transform"
@@ -79,5 +82,42 @@ func TestPipelineDeadLettersMissingFields(t *testing.T) {
 	}
 	if e, _ := dlq.got[0][etl.DeadLetterError].(string); !strings.Contains(e, "total") || !strings.Contains(e, "amount") {
 		t.Fatalf("dead letter error %q, want it to name the field and the missing key", e)
+	}
+}
+
+// TestPipelineStopsAnExpressionWhenTheRunEnds: the timeout repro
+// in Go. A filter that would run for minutes on each of two records stops
+// when the run's context ends: the run fails with the context's cause,
+// nothing is written and nothing is dead-lettered (the records are not
+// at fault).
+func TestPipelineStopsAnExpressionWhenTheRunEnds(t *testing.T) {
+	list := "[0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19]"
+	expr := "true"
+	for i := range 6 {
+		expr = list + ".all(v" + string(rune('a'+i)) + ", " + expr + ")"
+	}
+	f, err := transform.Filter(expr, transform.WithMaxCost(math.MaxInt64))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cause := errors.New("runtime: run timed out")
+	ctx, cancel := context.WithCancelCause(context.Background())
+	ctx, counts := runtime.ContextWithRecordCounts(ctx)
+	time.AfterFunc(50*time.Millisecond, func() { cancel(cause) })
+	out, dlq := &memSink{}, &memSink{}
+	p := etl.New(etl.NewIterableSource([]etl.Record{{"id": 1}, {"id": 2}}), []etl.Sink{out}, etl.WithDLQ(dlq), etl.WithTransforms(f))
+	start := time.Now()
+	err = p.Run(ctx)
+	if !errors.Is(err, cause) || !errors.Is(err, context.Canceled) {
+		t.Fatalf("run: %v, want the context's cause", err)
+	}
+	if d := time.Since(start); d > 30*time.Second {
+		t.Fatalf("the run took %s", d)
+	}
+	if len(out.got) != 0 || len(dlq.got) != 0 {
+		t.Fatalf("written %v, dead letters %v", out.got, dlq.got)
+	}
+	if c := counts(); c.Out != 0 || c.DeadLettered != 0 {
+		t.Fatalf("counts %+v", c)
 	}
 }
