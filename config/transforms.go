@@ -3,7 +3,9 @@ package config
 import (
 	"errors"
 	"maps"
+	"math"
 	"slices"
+	"strings"
 
 	"github.com/agora-etl/agora/etl"
 	"github.com/agora-etl/agora/etl/transform"
@@ -41,25 +43,31 @@ func (d *decoder) transform(m map[string]any, at path) etl.Transform {
 	}
 	switch typ {
 	case "filter":
-		d.knownKeys(m, at, []string{"type", "expr"})
+		d.knownKeys(m, at, []string{"type", "expr", "max_cost"})
+		opts, okCost := d.maxCost(m, at)
 		expr, ok := d.str(m, at, "expr")
 		if _, has := m["expr"]; !has {
 			d.atKey(at, "%s: a filter needs expr, a CEL expression over record such as expr = \"record.amount > 0\"", at)
 			return nil
 		}
-		if !ok {
+		if !ok || !okCost {
 			return nil
 		}
-		tr, err := transform.Filter(expr)
+		tr, err := transform.Filter(expr, opts...)
 		if err != nil {
 			d.compileError(at.child("expr"), err)
 			return nil
 		}
 		return tr
 	case "map", "rename":
-		d.knownKeys(m, at, []string{"type", "fields"})
+		keys := []string{"type", "fields"}
+		if typ == "map" {
+			keys = append(keys, "max_cost")
+		}
+		d.knownKeys(m, at, keys)
+		opts, okCost := d.maxCost(m, at)
 		fields, ok := d.stringTable(m, at, "fields", typ)
-		if !ok {
+		if !ok || !okCost {
 			return nil
 		}
 		if typ == "rename" {
@@ -75,12 +83,18 @@ func (d *decoder) transform(m map[string]any, at path) etl.Transform {
 			}
 			return tr
 		}
-		tr, err := transform.Map(fields)
+		tr, err := transform.Map(fields, opts...)
 		if err != nil {
 			for _, e := range errsplit.Split(err) {
 				var fe *transform.FieldCompileError
-				if errors.As(e, &fe) {
+				var ce *transform.CostError
+				switch {
+				case errors.As(e, &fe):
 					d.compileError(at.child("fields").child(fe.Field), fe.Err)
+				case errors.As(e, &ce):
+					// Every field is within the limit alone: the
+					// problem is the table's.
+					d.atValue(at.child("fields"), "%s: %s", at.child("fields"), strings.TrimPrefix(ce.Error(), "transform: "))
 				}
 			}
 			return nil
@@ -117,6 +131,19 @@ func (d *decoder) transform(m map[string]any, at path) etl.Transform {
 		d.atValue(at.child("type"), "%s: unknown transform type %s%s", at.child("type"), d.quoted(at.child("type"), typ), hint(typ, transformTypes, "transform types"))
 		return nil
 	}
+}
+
+// maxCost reads a filter's or map's max_cost, the most one evaluation
+// may cost (transform.WithMaxCost); without it, transform.DefaultMaxCost.
+func (d *decoder) maxCost(m map[string]any, at path) ([]transform.Option, bool) {
+	if _, has := m["max_cost"]; !has {
+		return nil, true
+	}
+	n, ok := d.integer(m, at, "max_cost", 1, math.MaxInt64)
+	if !ok {
+		return nil, false
+	}
+	return []transform.Option{transform.WithMaxCost(uint64(n))}, true
 }
 
 // stringTable returns m[key] as a table of strings.
