@@ -1,0 +1,184 @@
+package cli_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+// celPipeline is a once pipeline from in.jsonl through transforms to
+// out.jsonl, with dead.jsonl as its dead-letter queue.
+func celPipeline(transforms string) string {
+	return `format = "agora/v1"
+
+[pipelines.p]
+source = { type = "file", path = "in.jsonl" }
+sinks = [{ type = "file", path = "out.jsonl" }]
+dlq = { type = "file", path = "dead.jsonl" }
+schedule = { mode = "once" }
+` + transforms
+}
+
+// nestedCEL is n levels of list.macro(v, ...) over [0, ..., size-1].
+func nestedCEL(n, size int, macro, body string) string {
+	var l []string
+	for i := range size {
+		l = append(l, fmt.Sprint(i))
+	}
+	for i := range n {
+		body = fmt.Sprintf("[%s].%s(v%d, %s)", strings.Join(l, ","), macro, i, body)
+	}
+	return body
+}
+
+func readLines(t *testing.T, path string) []map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if line == "" {
+			continue
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("%s: %q: %v", path, line, err)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// TestRunKeepsNullsThroughCEL: issue 27's null repro through agora run
+// --config: the nulls an expression reads and builds are null in the
+// record written, and a list of maps inside a map is extended.
+func TestRunKeepsNullsThroughCEL(t *testing.T) {
+	dir := t.TempDir()
+	writeConfig(t, dir, "in.jsonl", `{"id":1,"n":null,"doc":{"tags":[{"k":"a","v":null}]}}`+"\n")
+	path := writeConfig(t, dir, "p.toml", celPipeline(`
+[[pipelines.p.transforms]]
+type = "map"
+fields = { pair = "[record.n, record.id]", orig = "{'orig': record.n}", deep = "[[null]]", tags = "record.doc.tags + ['new']" }
+`))
+	code, _, stderr := runAgora(t, dir, []string{"AGORA_DISTRIBUTED_REDIS_URL="}, "run", "--config", path)
+	if code != 0 {
+		t.Fatalf("agora run: exit %d\n%s", code, stderr)
+	}
+	got := readLines(t, filepath.Join(dir, "out.jsonl"))
+	want := []map[string]any{{
+		"id": 1.0, "n": nil, "doc": map[string]any{"tags": []any{map[string]any{"k": "a", "v": nil}}},
+		"pair": []any{nil, 1.0}, "orig": map[string]any{"orig": nil}, "deep": []any{[]any{nil}},
+		"tags": []any{map[string]any{"k": "a", "v": nil}, "new"},
+	}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("written %v\nwant    %v", got, want)
+	}
+	if dead := readLines(t, filepath.Join(dir, "dead.jsonl")); len(dead) != 0 {
+		t.Fatalf("dead letters %v", dead)
+	}
+}
+
+// TestCheckRefusesExpensiveCEL: issue 27's cost repros, a 6-deep all()
+// filter and a 7-deep map() (180 characters), are refused by agora check
+// and agora run at the expression, before anything is read or written.
+func TestCheckRefusesExpensiveCEL(t *testing.T) {
+	dir := t.TempDir()
+	writeConfig(t, dir, "in.jsonl", `{"id":1}`+"\n"+`{"id":2}`+"\n")
+	path := writeConfig(t, dir, "p.toml", celPipeline(`
+[[pipelines.p.transforms]]
+type = "filter"
+expr = "`+nestedCEL(6, 20, "all", "true")+`"
+
+[[pipelines.p.transforms]]
+type = "map"
+fields = { x = "`+nestedCEL(7, 10, "map", "1")+`" }
+`))
+	for _, cmd := range []string{"check", "run"} {
+		code, stdout, stderr := runAgora(t, dir, []string{"AGORA_DISTRIBUTED_REDIS_URL="}, cmd, "--config", path)
+		out := stdout + stderr
+		if code == 0 || !strings.Contains(out, "p.toml:11:9: pipelines.p.transforms[0].expr: the expression has a cost of up to") ||
+			!strings.Contains(out, "p.toml:15:17: pipelines.p.transforms[1].fields.x: the expression has a cost of at least") {
+			t.Fatalf("agora %s: exit %d\n%s", cmd, code, out)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "out.jsonl")); !os.IsNotExist(err) {
+		t.Fatalf("out.jsonl exists (stat: %v)", err)
+	}
+}
+
+// TestRunDeadLettersAnEvaluationOverMaxCost: an expression whose cost
+// depends on the record is stopped at max_cost on the record that costs
+// too much, which is dead-lettered with an error saying so; the others
+// are written.
+func TestRunDeadLettersAnEvaluationOverMaxCost(t *testing.T) {
+	dir := t.TempDir()
+	big := make([]string, 1000)
+	for i := range big {
+		big[i] = fmt.Sprint(i)
+	}
+	writeConfig(t, dir, "in.jsonl", `{"id":1,"l":[1,2,3]}`+"\n"+`{"id":2,"l":[`+strings.Join(big, ",")+`]}`+"\n"+`{"id":3,"l":[]}`+"\n")
+	path := writeConfig(t, dir, "p.toml", celPipeline(`
+[[pipelines.p.transforms]]
+type = "filter"
+max_cost = 50000
+expr = "record.l.all(x, record.l.all(y, x + y >= 0))"
+`))
+	code, _, stderr := runAgora(t, dir, []string{"AGORA_DISTRIBUTED_REDIS_URL="}, "run", "--config", path)
+	if code != 0 {
+		t.Fatalf("agora run: exit %d\n%s", code, stderr)
+	}
+	var ids []any
+	for _, r := range readLines(t, filepath.Join(dir, "out.jsonl")) {
+		ids = append(ids, r["id"])
+	}
+	if !reflect.DeepEqual(ids, []any{1.0, 3.0}) {
+		t.Fatalf("written ids %v", ids)
+	}
+	dead := readLines(t, filepath.Join(dir, "dead.jsonl"))
+	if len(dead) != 1 || !strings.Contains(fmt.Sprint(dead[0]), "max_cost (50000)") || !strings.Contains(fmt.Sprint(dead[0]), "id:2") {
+		t.Fatalf("dead letters %v", dead)
+	}
+}
+
+// TestRunStopsCELAtItsTimeout: issue 27's timeout repro: the 6-deep
+// all() filter, allowed by a raised max_cost, on 2 records with timeout
+// = "1s" (it ran 53 s and both records were written after the timeout):
+// the run stops at its timeout, fails, and writes nothing.
+func TestRunStopsCELAtItsTimeout(t *testing.T) {
+	dir := t.TempDir()
+	writeConfig(t, dir, "in.jsonl", `{"id":1}`+"\n"+`{"id":2}`+"\n")
+	path := writeConfig(t, dir, "p.toml", celPipeline(`timeout = "1s"
+
+[[pipelines.p.transforms]]
+type = "filter"
+max_cost = 9000000000000000000
+expr = "`+nestedCEL(6, 20, "all", "true")+`"
+`))
+	start := time.Now()
+	code, _, stderr := runAgora(t, dir, []string{"AGORA_DISTRIBUTED_REDIS_URL="}, "run", "--config", path)
+	took := time.Since(start)
+	if code == 0 || !strings.Contains(stderr, "timed out") {
+		t.Fatalf("agora run: exit %d, want a failure naming the timeout\n%s", code, stderr)
+	}
+	// Unbounded, the filter runs for about a minute per record; the
+	// bound leaves room for building and starting the binary under load.
+	if took > 40*time.Second {
+		t.Fatalf("the run took %s", took)
+	}
+	if out := readLines(t, filepath.Join(dir, "out.jsonl")); len(out) != 0 {
+		t.Fatalf("written after the timeout: %v", out)
+	}
+	if dead := readLines(t, filepath.Join(dir, "dead.jsonl")); len(dead) != 0 {
+		t.Fatalf("dead-lettered after the timeout: %v", dead)
+	}
+}
