@@ -12,10 +12,15 @@ GO ?= go
 # (go.dev/issue/75804, fixed in Go 1.27). Minimizing a new input is held to
 # 200 runs, or the run spends most of itself minimizing.
 FUZZTIME ?= 5000x
+# FuzzTransformChains runs random records through random transform chains
+# into the file and SQLite sinks (accounting and value fidelity); each
+# input is a whole pipeline run, hence its smaller budget.
+FUZZTIME_TRANSFORMS ?= 2000x
 test:
 	$(GO) test -race -count=1 ./...
 	$(GO) test -race -count=1 -tags agora_nootlp ./worker
 	$(GO) test -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$(FUZZTIME) -fuzzminimizetime=200x ./config
+	$(GO) test -run='^$$' -fuzz='^FuzzTransformChains$$' -fuzztime=$(FUZZTIME_TRANSFORMS) -fuzzminimizetime=200x ./etl/transform
 
 # bench runs the Go benchmarks whose numbers are reported in BENCHMARKS.md.
 bench:
