@@ -352,7 +352,7 @@ func (p *pipeline) process(ctx context.Context, tracer trace.Tracer, lease runti
 func (p *pipeline) where(i, n int, pos string) string {
 	w := fmt.Sprintf("record %d of a batch of %d", i+1, n)
 	if pos != "" {
-		w += " (" + p.srcName + " " + pos + ")"
+		w += " (" + p.srcName + " at " + pos + ")"
 	}
 	return w
 }
