@@ -7,7 +7,9 @@ import (
 // oneWriterPerFile refuses two sinks or dead-letter queues of the file's
 // pipelines that append to one file (after relative paths are resolved):
 // their buffers would be written out independently, and each would take
-// the other's last line for a torn tail to remove.
+// the other's last line for a torn tail to remove. It also refuses a path
+// whose folder cannot be created (etl.FolderProblem): every run would fail
+// to open it.
 func (d *decoder) oneWriterPerFile(f *File) {
 	first := map[string]path{}
 	check := func(c *Component) {
@@ -17,6 +19,9 @@ func (d *decoder) oneWriterPerFile(f *File) {
 		}
 		file := w.WritesFile()
 		at := c.at.child("path")
+		if why := etl.FolderProblem(file); why != "" {
+			d.atValue(at, "%s: %s", at, why)
+		}
 		prev, seen := first[file]
 		if !seen {
 			first[file] = at

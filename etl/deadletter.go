@@ -10,9 +10,20 @@ import (
 // dead-letter queue for every (record, sink) rejection. A record two sinks
 // reject yields two dead letters.
 const (
-	// DeadLetterRecord holds the rejected record, unchanged (a Record).
+	// DeadLetterRecord holds the record as the source produced it, before
+	// any transform (a Record). Values JSON cannot carry are written as
+	// text (see jsonSafe): a dead letter always encodes.
 	DeadLetterRecord = "record"
-	// DeadLetterError holds the sink's reason, as text.
+	// DeadLetterOutput holds the record as the failing sink or transform
+	// received it, after the transforms before it (a Record); present only
+	// when a transform ran before the failure. Values JSON cannot carry are
+	// written as text, as in DeadLetterRecord.
+	DeadLetterOutput = "output"
+	// DeadLetterPosition is where the source has the record, such as a
+	// redis_stream entry id (Batch.Positions); present only when the
+	// source says.
+	DeadLetterPosition = "position"
+	// DeadLetterError holds the sink's or the transform's reason, as text.
 	DeadLetterError = "error"
 	// DeadLetterSink names the sink that rejected the record: its Name (see
 	// Named), or "sinks[i]" after its position.
@@ -35,14 +46,17 @@ const (
 	DeadLetterTime = "time"
 )
 
-// deadLetter builds the dead letter of one rejection.
-func deadLetter(rec Record, reason error, sinkName string, sinkIndex int, lease runtime.Lease, at time.Time) Record {
+// deadLetter builds the dead letter of one rejection: src is the source's
+// record, out the record the failing component received (nil when it is
+// src), pos the source's position of the record ("" when unknown).
+func deadLetter(src, out Record, pos string, reason error, sinkName string, sinkIndex int, lease runtime.Lease, at time.Time) Record {
 	msg := "rejected"
 	if reason != nil {
 		msg = reason.Error()
 	}
-	return Record{
-		DeadLetterRecord:       rec,
+	safe, _ := jsonSafe(src, 1)
+	dl := Record{
+		DeadLetterRecord:       safe,
 		DeadLetterError:        msg,
 		DeadLetterSink:         sinkName,
 		DeadLetterSinkIndex:    sinkIndex,
@@ -52,4 +66,11 @@ func deadLetter(rec Record, reason error, sinkName string, sinkIndex int, lease 
 		DeadLetterWorkerID:     lease.WorkerID,
 		DeadLetterTime:         at.UTC().Format(time.RFC3339Nano),
 	}
+	if out != nil {
+		dl[DeadLetterOutput], _ = jsonSafe(out, 1)
+	}
+	if pos != "" {
+		dl[DeadLetterPosition] = pos
+	}
+	return dl
 }

@@ -68,6 +68,7 @@ type FileSink struct {
 	format string
 
 	f      *os.File
+	app    *lockedAppender
 	jsonl  *jsonlWriter
 	lines  *lineWriter  // csv: whole rows, to the file
 	row    bytes.Buffer // csv: the row being encoded
@@ -77,7 +78,8 @@ type FileSink struct {
 	cells  []string
 }
 
-// NewFileSink returns a file sink; the file is opened at the first Write.
+// NewFileSink returns a file sink; the file is opened by Open, which the
+// pipeline calls before a run reads anything, or else at the first Write.
 func NewFileSink(cfg FileSinkConfig) (*FileSink, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -92,8 +94,25 @@ func (s *FileSink) Name() string { return "file(" + s.path + ")" }
 // Type is "file".
 func (s *FileSink) Type() string { return "file" }
 
-// Write appends records to the file's buffer.
+// Open creates the file's missing parent folders and opens the file
+// (creating it when missing), so a path that cannot be written fails the
+// run before anything was read; the error names the path.
+func (s *FileSink) Open(ctx context.Context) error {
+	if s.f != nil {
+		return nil
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return s.open()
+}
+
+// Write appends records to the file's buffer. A context that ended (the
+// run's timeout) writes nothing.
 func (s *FileSink) Write(ctx context.Context, records []Record) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("etl: %s: not writing: %w", s.path, err)
+	}
 	if s.f == nil {
 		if err := s.open(); err != nil {
 			return err
@@ -113,6 +132,9 @@ func (s *FileSink) Write(ctx context.Context, records []Record) error {
 }
 
 func (s *FileSink) open() error {
+	if err := makeParents(s.path); err != nil {
+		return fmt.Errorf("etl: file sink: %w", err)
+	}
 	_, statErr := os.Stat(s.path)
 	created := errors.Is(statErr, os.ErrNotExist)
 	if !created {
@@ -131,8 +153,9 @@ func (s *FileSink) open() error {
 			return fmt.Errorf("etl: file sink: %w", err)
 		}
 	}
+	s.app = &lockedAppender{f: f}
 	if s.format == FormatJSONL {
-		s.f, s.jsonl = f, newJSONLWriter(lockedAppender{f})
+		s.f, s.jsonl = f, newJSONLWriter(s.app)
 		return nil
 	}
 	header, err := readCSVHeader(s.path)
@@ -140,7 +163,7 @@ func (s *FileSink) open() error {
 		f.Close()
 		return err
 	}
-	s.f, s.lines = f, newLineWriter(lockedAppender{f}, lineBufferSize)
+	s.f, s.lines = f, newLineWriter(s.app, lineBufferSize)
 	s.csv = csv.NewWriter(&s.row)
 	if header != nil {
 		s.setHeader(header)
@@ -219,10 +242,14 @@ func (s *FileSink) csvRow(rec Record) error {
 	return nil
 }
 
-// Flush writes the buffer out and fsyncs the file.
+// Flush writes the buffer out and fsyncs the file. A context that ended
+// (the run's timeout) flushes nothing.
 func (s *FileSink) Flush(ctx context.Context) error {
 	if s.f == nil {
 		return nil
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("etl: %s: not flushing: %w", s.path, err)
 	}
 	if s.jsonl != nil {
 		if err := s.jsonl.w.Flush(); err != nil {
@@ -234,7 +261,30 @@ func (s *FileSink) Flush(ctx context.Context) error {
 	if err := fsync(s.f); err != nil {
 		return fmt.Errorf("etl: %s: fsync: %w", s.path, err)
 	}
+	s.app.flushed()
 	return nil
+}
+
+// Discard drops what was written since the last Flush: the buffer, and
+// lines the buffer already wrote out to the file, which are cut off again
+// when no other writer appended after them. The pipeline calls it when a
+// run fails, so a batch that was not acknowledged leaves nothing behind.
+func (s *FileSink) Discard() {
+	if s.f == nil {
+		return
+	}
+	if s.jsonl != nil {
+		s.jsonl.w.buf = s.jsonl.w.buf[:0]
+		s.app.undo()
+		return
+	}
+	s.lines.buf = s.lines.buf[:0]
+	s.app.undo()
+	// The header row may have gone with the discarded lines.
+	s.header, s.column, s.cells = nil, nil, nil
+	if header, err := readCSVHeader(s.path); err == nil && header != nil {
+		s.setHeader(header)
+	}
 }
 
 // Close flushes and closes the file.
@@ -270,6 +320,19 @@ func readCSVHeader(path string) ([]string, error) {
 
 // fsync is (*os.File).Sync; tests replace it to see when it happens.
 var fsync = (*os.File).Sync
+
+// makeParents creates the missing folders of path's parent. The path is in
+// the caller's error message: os.MkdirAll's names the folder that failed.
+func makeParents(path string) error {
+	dir := filepath.Dir(path)
+	if _, err := os.Stat(dir); err == nil {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("creating the folder of %s: %w", path, err)
+	}
+	return nil
+}
 
 func syncDir(dir string) error {
 	d, err := os.Open(dir)

@@ -128,9 +128,20 @@ func TestFileSinkConfigValidate(t *testing.T) {
 	if _, err := NewFileSink(FileSinkConfig{}); err == nil {
 		t.Fatal("NewFileSink accepted an empty path")
 	}
-	s, _ := NewFileSink(FileSinkConfig{Path: filepath.Join(t.TempDir(), "no", "such", "dir.jsonl")})
-	if err := s.Write(context.Background(), []Record{{}}); err == nil || !strings.Contains(err.Error(), "dir.jsonl") {
-		t.Fatalf("missing directory: %v", err)
+	// Missing folders are created; a folder that cannot be (a file is in
+	// the way) fails with the path.
+	dir := t.TempDir()
+	s, _ := NewFileSink(FileSinkConfig{Path: filepath.Join(dir, "no", "such", "dir.jsonl")})
+	if err := s.Write(context.Background(), []Record{{}}); err != nil {
+		t.Fatalf("missing folders: %v", err)
+	}
+	s.Close()
+	if err := os.WriteFile(filepath.Join(dir, "file"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, _ = NewFileSink(FileSinkConfig{Path: filepath.Join(dir, "file", "sub", "out.jsonl")})
+	if err := s.Open(context.Background()); err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "file", "sub", "out.jsonl")) {
+		t.Fatalf("a file in the way: %v, want an error naming the path", err)
 	}
 }
 

@@ -16,7 +16,8 @@ import (
 // any sink a name of your choosing.
 
 // Named returns sink under name: dead letters of its rejections carry name in
-// their DeadLetterSink field. Flush, Complete and Close are passed through.
+// their DeadLetterSink field. Open, Flush, Discard, Complete and Close are
+// passed through.
 func Named(name string, sink Sink) Sink { return &namedSink{name: name, sink: sink} }
 
 type namedSink struct {
@@ -49,6 +50,21 @@ func (n *namedSink) Complete(ctx context.Context) error {
 		return c.Complete(ctx)
 	}
 	return nil
+}
+
+// Open opens the wrapped sink when it is an Opener.
+func (n *namedSink) Open(ctx context.Context) error {
+	if o, ok := n.sink.(Opener); ok {
+		return o.Open(ctx)
+	}
+	return nil
+}
+
+// Discard discards the wrapped sink's buffer when it is a Discarder.
+func (n *namedSink) Discard() {
+	if d, ok := n.sink.(Discarder); ok {
+		d.Discard()
+	}
 }
 
 // Close closes the wrapped sink when it is an io.Closer.

@@ -107,6 +107,9 @@ type pipeline struct {
 	deadTotal int
 	letters   []Record
 	kept      []Record // the batch's records after the transforms
+	keptAt    []int    // keptAt[i]: the batch index of kept[i]
+	srcs      []Record // srcs[i]: the source's record of kept[i] (with a DLQ)
+	srcName   string
 	marks     []uint64 // marks[i] == gen: record i of this batch was rejected
 	gen       uint64
 	dirty     bool // something was written since the last flush
@@ -133,6 +136,9 @@ func (p *pipeline) Run(ctx context.Context) (err error) {
 		return ErrAlreadyRun
 	}
 	defer func() {
+		if err != nil {
+			p.discardAll()
+		}
 		if cerr := p.closeAll(); cerr != nil {
 			err = errors.Join(err, cerr)
 		}
@@ -147,6 +153,10 @@ func (p *pipeline) Run(ctx context.Context) (err error) {
 	shutdown := runtime.ShutdownRequested(ctx)
 	srcName := componentName(p.source, "source")
 	srcType := componentType(p.source)
+	p.srcName = srcName
+	if err := p.openAll(ctx); err != nil {
+		return err
+	}
 	// Marks the run as one that counts its records, so a Continuous run
 	// that reads nothing is logged at DEBUG (see runtime.CountRecords).
 	runtime.CountRecords(ctx, runtime.RecordCounts{})
@@ -243,21 +253,33 @@ func (p *pipeline) process(ctx context.Context, tracer trace.Tracer, lease runti
 	p.letters = p.letters[:0]
 	p.gen++
 	dead, tdead, filtered := 0, 0, 0
-	if len(p.transforms) > 0 {
-		at := p.now()
+	transformed := len(p.transforms) > 0
+	if transformed {
 		var err error
-		recs, tdead, filtered, err = p.applyTransforms(ctx, recs, func(r Record, reason error, name string) Record {
-			return deadLetter(r, reason, name, -1, lease, at)
-		})
+		recs, tdead, filtered, err = p.applyTransforms(ctx, b, lease)
 		if err != nil {
 			return err
 		}
+	}
+	// source returns the source's record of recs[i], the record the sinks
+	// got when it differs, and its position.
+	source := func(i int) (Record, Record, string) {
+		if !transformed {
+			return recs[i], nil, b.position(i)
+		}
+		if i >= len(p.srcs) { // no dead-letter queue: no copies kept
+			return recs[i], nil, b.position(p.keptAt[i])
+		}
+		return p.srcs[i], recs[i], b.position(p.keptAt[i])
 	}
 	for i := range p.sinks {
 		if len(recs) == 0 {
 			break
 		}
 		s := &p.sinks[i]
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("etl: not writing to sink %s: %w", s.name, err)
+		}
 		err := p.write(ctx, tracer, s, recs)
 		if err == nil {
 			s.counters.wrote(len(recs), 0)
@@ -269,28 +291,36 @@ func (p *pipeline) process(ctx context.Context, tracer trace.Tracer, lease runti
 			return fmt.Errorf("etl: sink %s: %w", s.name, err)
 		}
 		s.counters.wrote(len(recs)-len(rej.Rejections), len(rej.Rejections))
+		for _, r := range rej.Rejections {
+			if r.Index < 0 || r.Index >= len(recs) {
+				return fmt.Errorf("etl: sink %s rejected record %d of a batch of %d", s.name, r.Index, len(recs))
+			}
+		}
 		if p.dlq == nil {
-			return fmt.Errorf("%w: sink %s: %w", ErrNoDLQ, s.name, err)
+			first := rej.Rejections[0]
+			_, _, pos := source(first.Index)
+			return fmt.Errorf("%w: sink %s rejected %s: %w", ErrNoDLQ, s.name, p.where(first.Index, len(recs), pos), first.Err)
 		}
 		if len(p.marks) < len(recs) {
 			p.marks = make([]uint64, len(recs))
 		}
 		at := p.now()
 		for _, r := range rej.Rejections {
-			if r.Index < 0 || r.Index >= len(recs) {
-				return fmt.Errorf("etl: sink %s rejected record %d of a batch of %d", s.name, r.Index, len(recs))
-			}
 			if p.marks[r.Index] != p.gen {
 				p.marks[r.Index] = p.gen
 				dead++
 			}
-			p.letters = append(p.letters, deadLetter(recs[r.Index], r.Err, s.name, s.index, lease, at))
+			src, out, pos := source(r.Index)
+			p.letters = append(p.letters, deadLetter(src, out, pos, r.Err, s.name, s.index, lease, at))
 		}
 	}
 	if tdead+dead > 0 {
 		p.deadTotal += tdead + dead
 		if p.maxDead >= 0 && p.deadTotal > p.maxDead {
 			return fmt.Errorf("%w: %d records of this run rejected, max_dead_letters is %d", ErrTooManyDeadLetters, p.deadTotal, p.maxDead)
+		}
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("%w (%s): not writing %d dead letters: %w", ErrDLQFailed, p.dlqSlot.name, len(p.letters), err)
 		}
 		err := p.write(ctx, tracer, &p.dlqSlot, p.letters)
 		if err != nil {
@@ -302,15 +332,29 @@ func (p *pipeline) process(ctx context.Context, tracer trace.Tracer, lease runti
 		if err := p.flushAll(ctx); err != nil {
 			return err
 		}
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("etl: not acknowledging a batch of %d records: %w", len(b.Records), err)
+		}
 		if err := b.Ack(ctx); err != nil {
-			return fmt.Errorf("etl: acknowledging a batch of %d records: %w", len(recs), err)
+			return fmt.Errorf("etl: acknowledging a batch of %d records: %w", len(b.Records), err)
 		}
 	}
 	runtime.CountRecords(ctx, runtime.RecordCounts{Out: int64(len(recs) - dead), DeadLettered: int64(tdead + dead), Filtered: int64(filtered)})
-	if len(p.transforms) > 0 {
+	if transformed {
 		clear(p.kept)
+		clear(p.srcs)
 	}
 	return nil
+}
+
+// where describes record i of a batch of n for an error, with its
+// position in the source when known.
+func (p *pipeline) where(i, n int, pos string) string {
+	w := fmt.Sprintf("record %d of a batch of %d", i+1, n)
+	if pos != "" {
+		w += " (" + p.srcName + " at " + pos + ")"
+	}
+	return w
 }
 
 // finish ends a run that succeeded: it flushes what is buffered, then
@@ -352,6 +396,9 @@ func (p *pipeline) flushAll(ctx context.Context) error {
 	if !p.dirty {
 		return nil
 	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("etl: not flushing the sinks: %w", err)
+	}
 	for i := range p.sinks {
 		if err := flush(ctx, &p.sinks[i]); err != nil {
 			return err
@@ -379,6 +426,49 @@ func flush(ctx context.Context, s *sinkSlot) error {
 		return fmt.Errorf("etl: sink %s: flush: %w", s.name, err)
 	}
 	return nil
+}
+
+// openAll opens every sink and the dead-letter queue that is an Opener,
+// before the run reads anything: a run that cannot write everywhere
+// writes nowhere.
+func (p *pipeline) openAll(ctx context.Context) error {
+	for i := range p.sinks {
+		if err := open(ctx, &p.sinks[i]); err != nil {
+			return err
+		}
+	}
+	if p.dlq != nil {
+		return open(ctx, &p.dlqSlot)
+	}
+	return nil
+}
+
+func open(ctx context.Context, s *sinkSlot) error {
+	o, ok := s.sink.(Opener)
+	if !ok {
+		return nil
+	}
+	if err := o.Open(ctx); err != nil {
+		if s.kind == "dlq" {
+			return fmt.Errorf("%w (%s): open: %w", ErrDLQFailed, s.name, err)
+		}
+		return fmt.Errorf("etl: sink %s: open: %w", s.name, err)
+	}
+	return nil
+}
+
+// discardAll drops what the sinks and the dead-letter queue buffered since
+// their last flush (Discarder): the run failed, its batch in flight was not
+// acknowledged and comes again, so Close must not write it out.
+func (p *pipeline) discardAll() {
+	for _, s := range p.sinks {
+		if d, ok := s.sink.(Discarder); ok {
+			d.Discard()
+		}
+	}
+	if d, ok := p.dlq.(Discarder); ok {
+		d.Discard()
+	}
 }
 
 // closeAll closes every component that is an io.Closer.

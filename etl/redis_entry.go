@@ -2,7 +2,6 @@ package etl
 
 import (
 	"encoding/json"
-	"fmt"
 	"io"
 )
 
@@ -99,7 +98,7 @@ func (e *entryEncoder) value(rec Record) ([]byte, error) {
 	}
 	if err := e.enc.Encode(rec); err != nil {
 		e.arena.b = e.arena.b[:start]
-		return nil, fmt.Errorf("cannot encode as JSON: %w", err)
+		return nil, encodeError(rec, err)
 	}
 	end := len(e.arena.b) - 1 // without Encode's newline
 	return e.arena.b[start:end:end], nil

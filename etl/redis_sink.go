@@ -94,6 +94,9 @@ func (s *RedisStreamSink) Write(ctx context.Context, records []Record) error {
 		n++
 	}
 	if n > 0 {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("etl: redis_stream %s: not adding %d entries: %w", s.cfg.Stream, n, err)
+		}
 		if _, err := pipe.Exec(ctx); err != nil {
 			return fmt.Errorf("etl: redis_stream %s at %s: adding %d entries: %w", s.cfg.Stream, s.shown, n, err)
 		}

@@ -291,6 +291,7 @@ const shutdownSlice = 250 * time.Millisecond
 func (s *RedisStreamSource) batch(msgs []redis.XMessage) Batch {
 	ids := make([]string, len(msgs))
 	recs := make([]Record, 0, len(msgs))
+	pos := make([]string, 0, len(msgs))
 	for i, m := range msgs {
 		ids[i] = m.ID
 		if m.Values == nil {
@@ -301,8 +302,9 @@ func (s *RedisStreamSource) batch(msgs []redis.XMessage) Batch {
 			rec[s.cfg.IDField] = m.ID
 		}
 		recs = append(recs, rec)
+		pos = append(pos, m.ID)
 	}
-	return Batch{Records: recs, Ack: func(ctx context.Context) error {
+	return Batch{Records: recs, Positions: pos, Ack: func(ctx context.Context) error {
 		if err := s.client.XAck(ctx, s.cfg.Stream, s.cfg.Group, ids...).Err(); err != nil {
 			return s.fail("acknowledging entries", err)
 		}

@@ -36,6 +36,26 @@ type Completer interface {
 	Complete(ctx context.Context) error
 }
 
+// Opener is implemented by sinks that can get ready to write before a run
+// reads its first record: the file sink creates its file (and missing
+// parent folders), the SQL sinks reach their database. The pipeline opens
+// every sink and the dead-letter queue first, so a run that cannot write
+// everywhere fails before it reads or writes anything. A sink that opens
+// itself at its first Write still works; it only learns of a problem later.
+type Opener interface {
+	Open(ctx context.Context) error
+}
+
+// Discarder is implemented by sinks that buffer: Discard drops what was
+// written since the last Flush, without writing it. The pipeline calls it
+// when a run fails (a timeout, a sink or the dead-letter queue failing)
+// before it closes the sink, so the records of a batch that was never
+// acknowledged are not written out by Close: the source delivers them
+// again.
+type Discarder interface {
+	Discard()
+}
+
 // Rejection is one record a sink refused.
 type Rejection struct {
 	// Index is the record's position in the batch passed to Write.

@@ -21,4 +21,19 @@ type Batch struct {
 	// dead-letter queue. A source that acknowledges (a Redis stream consumer
 	// group) must redeliver a batch that was never acknowledged.
 	Ack func(ctx context.Context) error
+	// Positions, when not nil, says where the source has each record
+	// (Positions[i] for Records[i]), such as a redis_stream entry id. The
+	// pipeline puts it in dead letters (DeadLetterPosition) and in the
+	// error of a run a record failed without a dead-letter queue, so the
+	// pipeline's status names the record that blocks it.
+	Positions []string
+}
+
+// position describes record i of b for an error: its position when the
+// source gives it.
+func (b Batch) position(i int) string {
+	if i < len(b.Positions) {
+		return b.Positions[i]
+	}
+	return ""
 }

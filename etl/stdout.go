@@ -2,6 +2,7 @@ package etl
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 )
@@ -37,6 +38,9 @@ func (s *StdoutSink) Type() string { return "stdout" }
 // Write writes records, one line each; a record JSON cannot encode is
 // rejected.
 func (s *StdoutSink) Write(ctx context.Context, records []Record) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("etl: stdout: not writing: %w", err)
+	}
 	err := s.out.write(records)
 	if ferr := s.out.w.Flush(); ferr != nil {
 		return ferr

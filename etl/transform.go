@@ -4,6 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"time"
+
+	"github.com/agora-etl/agora/runtime"
 )
 
 // Transform changes or drops records between the source and the sinks.
@@ -45,13 +49,23 @@ type transformSlot struct {
 	name string
 }
 
-// applyTransforms runs the transforms over recs and returns the records to
-// write (in a buffer the pipeline reuses), the dead letters of the records
-// a transform failed on (appended to p.letters) and how many were filtered.
-func (p *pipeline) applyTransforms(ctx context.Context, recs []Record, letter func(Record, error, string) Record) (kept []Record, dead, filtered int, err error) {
-	kept = p.kept[:0]
+// applyTransforms runs the transforms over b's records and returns the
+// records to write (in a buffer the pipeline reuses; p.keptAt gives each
+// one's batch index and, with a dead-letter queue, p.srcs the source's
+// record), how many a transform failed on (their dead letters appended to
+// p.letters) and how many were filtered. A transform may change a record
+// in place, so with a dead-letter queue each record is copied (shallowly)
+// before the first transform: a dead letter carries the record as the
+// source produced it.
+func (p *pipeline) applyTransforms(ctx context.Context, b Batch, lease runtime.Lease) (kept []Record, dead, filtered int, err error) {
+	kept, keptAt, srcs := p.kept[:0], p.keptAt[:0], p.srcs[:0]
+	var at time.Time
 next:
-	for _, r := range recs {
+	for bi, r := range b.Records {
+		src := r
+		if p.dlq != nil {
+			r = maps.Clone(r)
+		}
 		for i := range p.transforms {
 			ts := &p.transforms[i]
 			out, keep, terr := ts.t.Apply(ctx, r)
@@ -60,12 +74,19 @@ next:
 					// The run ended (its timeout, a lost lease, a
 					// shutdown) while the transform ran: the record is
 					// not at fault, and nothing of the batch is written.
-					return nil, 0, 0, fmt.Errorf("etl: %s stopped with the run: %w", ts.name, runEnded(ctx))
+					return nil, 0, 0, fmt.Errorf("etl: %s stopped with the run: %w", ts.name, errors.Join(runEnded(ctx), terr))
 				}
 				if p.dlq == nil {
-					return nil, 0, 0, fmt.Errorf("%w: %s: %w", ErrTransformFailed, ts.name, terr)
+					return nil, 0, 0, fmt.Errorf("%w: %s failed on %s: %w", ErrTransformFailed, ts.name, p.where(bi, len(b.Records), b.position(bi)), terr)
 				}
-				p.letters = append(p.letters, letter(r, terr, ts.name))
+				if at.IsZero() {
+					at = p.now()
+				}
+				var received Record
+				if i > 0 {
+					received = r
+				}
+				p.letters = append(p.letters, deadLetter(src, received, b.position(bi), terr, ts.name, -1, lease, at))
 				dead++
 				continue next
 			}
@@ -76,8 +97,12 @@ next:
 			r = out
 		}
 		kept = append(kept, r)
+		keptAt = append(keptAt, bi)
+		if p.dlq != nil {
+			srcs = append(srcs, src)
+		}
 	}
-	p.kept = kept
+	p.kept, p.keptAt, p.srcs = kept, keptAt, srcs
 	return kept, dead, filtered, nil
 }
 

@@ -177,6 +177,9 @@ func (s *Sink) Write(ctx context.Context, records []etl.Record) error {
 	if len(records) == 0 {
 		return nil
 	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("postgres: table %s: not writing: %w", s.cfg.Table, err)
+	}
 	token, unfenced, err := fencing.Token(ctx, s.resource, s.cfg.AllowUnfenced)
 	if err != nil {
 		return fmt.Errorf("postgres: %w", err)
@@ -214,6 +217,11 @@ func (s *Sink) Write(ctx context.Context, records []etl.Record) error {
 			}
 			if s.beforeCommit != nil {
 				s.beforeCommit()
+			}
+			if err := ctx.Err(); err != nil {
+				// The run ended (its timeout) while the rows were
+				// written: they are not committed.
+				return fmt.Errorf("postgres: table %s: not committing: %w", s.cfg.Table, err)
 			}
 			return nil
 		})
@@ -254,6 +262,22 @@ func (s *Sink) Write(ctx context.Context, records []etl.Record) error {
 		return &etl.RejectedError{Rejections: rejections}
 	}
 	return nil
+}
+
+// Open checks, before the run reads its first record, that the sink can
+// write: the run holds the fenced lease the sink needs (or unfenced writes
+// are allowed) and the database answers, with its fencing tables made. A
+// run that would fail at this sink's first write so fails before it wrote
+// anywhere else.
+func (s *Sink) Open(ctx context.Context) error {
+	_, unfenced, err := fencing.Token(ctx, s.resource, s.cfg.AllowUnfenced)
+	if err != nil {
+		return fmt.Errorf("postgres: %w", err)
+	}
+	if unfenced {
+		return pingErr(ctx, s.pool)
+	}
+	return ensureFencing(ctx, s.pool)
 }
 
 // countRefusal counts a batch refused by the fencing rules.
@@ -543,4 +567,12 @@ WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped`, s.ident.Sani
 		cols[c.Name] = c.Integer
 	}
 	return cols, nil
+}
+
+// pingErr reaches the database.
+func pingErr(ctx context.Context, pool *pgxpool.Pool) error {
+	if err := pool.Ping(ctx); err != nil {
+		return fmt.Errorf("postgres: %w", err)
+	}
+	return nil
 }

@@ -164,6 +164,11 @@ func inTx(ctx context.Context, db *sql.DB, fn func(*sql.Tx) error) (err error) {
 	if err := fn(tx); err != nil {
 		return err
 	}
+	if err := ctx.Err(); err != nil {
+		// The run ended (its timeout) while the rows were written: they
+		// are not committed.
+		return fmt.Errorf("sqlite: not committing: %w", err)
+	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("sqlite: commit: %w", err)
 	}

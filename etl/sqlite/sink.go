@@ -143,6 +143,9 @@ func (s *Sink) Write(ctx context.Context, records []etl.Record) error {
 	if len(records) == 0 {
 		return nil
 	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("sqlite: table %s: not writing: %w", s.cfg.Table, err)
+	}
 	token, unfenced, err := fencing.Token(ctx, s.resource, s.cfg.AllowUnfenced)
 	if err != nil {
 		return fmt.Errorf("sqlite: %w", err)
@@ -192,6 +195,22 @@ func (s *Sink) Write(ctx context.Context, records []etl.Record) error {
 		return &etl.RejectedError{Rejections: rejections}
 	}
 	return nil
+}
+
+// Open checks, before the run reads its first record, that the sink can
+// write: the run holds the fenced lease the sink needs (or unfenced writes
+// are allowed) and the database answers, with its fencing tables made. A
+// run that would fail at this sink's first write so fails before it wrote
+// anywhere else.
+func (s *Sink) Open(ctx context.Context) error {
+	_, unfenced, err := fencing.Token(ctx, s.resource, s.cfg.AllowUnfenced)
+	if err != nil {
+		return fmt.Errorf("sqlite: %w", err)
+	}
+	if unfenced {
+		return pingErr(ctx, s.db)
+	}
+	return ensureFencing(ctx, s.db)
 }
 
 // countRefusal counts a batch refused by the fencing rules.
@@ -413,4 +432,12 @@ func (s *Sink) readColumns(ctx context.Context) (map[string]bool, error) {
 		cols[strings.ToLower(name)] = false
 	}
 	return cols, rows.Err()
+}
+
+// pingErr reaches the database.
+func pingErr(ctx context.Context, db *sql.DB) error {
+	if err := db.PingContext(ctx); err != nil {
+		return fmt.Errorf("sqlite: %w", err)
+	}
+	return nil
 }

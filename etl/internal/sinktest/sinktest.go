@@ -79,6 +79,7 @@ func Run(t *testing.T, db DB) {
 	t.Run("CreateTableAllFields", func(t *testing.T) { CreateTableAllFields(t, db) })
 	t.Run("UnknownFields", func(t *testing.T) { UnknownFields(t, db) })
 	t.Run("UnknownFieldsCreateTable", func(t *testing.T) { UnknownFieldsCreateTable(t, db) })
+	RunRunEnd(t, db)
 }
 
 func raceTable(t testing.TB, db DB, name string) etl.Sink {
