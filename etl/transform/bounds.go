@@ -6,8 +6,8 @@ import (
 	"math"
 
 	"cel.dev/cel-go/cel"
-	"cel.dev/cel-go/checker"
 	"cel.dev/cel-go/common/ast"
+	"cel.dev/cel-go/common/cost"
 	"cel.dev/cel-go/interpreter"
 )
 
@@ -144,9 +144,9 @@ const untrackedSize = 1 << 20
 // grows with the size of the values it reads, not with its nesting, so
 // one within the limit at a million characters goes over only for
 // records larger than that, and only by as much as they are larger;
-// an expression that multiplies sizes (s.replace('', s)) is over at that
+// an expression that multiplies sizes (s.replace(”, s)) is over at that
 // size, and tracked.
-func tracked(e *cel.Env, a *cel.Ast, est checker.CostEstimate, limit uint64, comprehension bool) bool {
+func tracked(e *cel.Env, a *cel.Ast, est cost.Estimate, limit uint64, comprehension bool) bool {
 	if est.Max <= limit {
 		return false
 	}
@@ -167,9 +167,9 @@ func hasComprehension(a *cel.Ast) bool {
 // sizes of a record's values are not known before it is read.
 type unknownSizes struct{}
 
-func (unknownSizes) EstimateSize(checker.AstNode) *checker.SizeEstimate { return nil }
+func (unknownSizes) EstimateSize(cost.AstNode) *cost.SizeEstimate { return nil }
 
-func (unknownSizes) EstimateCallCost(string, string, *checker.AstNode, []checker.AstNode) *checker.CallEstimate {
+func (unknownSizes) EstimateCallCost(string, string, *cost.AstNode, []cost.AstNode) *cost.CallEstimate {
 	return nil
 }
 
@@ -177,11 +177,11 @@ func (unknownSizes) EstimateCallCost(string, string, *checker.AstNode, []checker
 // values have up to that many elements.
 type sizesUpTo uint64
 
-func (n sizesUpTo) EstimateSize(checker.AstNode) *checker.SizeEstimate {
-	return &checker.SizeEstimate{Min: 0, Max: uint64(n)}
+func (n sizesUpTo) EstimateSize(cost.AstNode) *cost.SizeEstimate {
+	return &cost.SizeEstimate{Min: 0, Max: uint64(n)}
 }
 
-func (sizesUpTo) EstimateCallCost(string, string, *checker.AstNode, []checker.AstNode) *checker.CallEstimate {
+func (sizesUpTo) EstimateCallCost(string, string, *cost.AstNode, []cost.AstNode) *cost.CallEstimate {
 	return nil
 }
 
