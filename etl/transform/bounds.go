@@ -6,8 +6,8 @@ import (
 	"math"
 
 	"cel.dev/cel-go/cel"
-	"cel.dev/cel-go/checker"
 	"cel.dev/cel-go/common/ast"
+	"cel.dev/cel-go/common/cost"
 	"cel.dev/cel-go/interpreter"
 )
 
@@ -116,7 +116,7 @@ func plan(e *cel.Env, a *cel.Ast, limit uint64) (*program, *CostError, error) {
 	}
 	p := &program{interruptible: hasComprehension(a)}
 	popts := []cel.ProgramOption{cel.EvalOptions(cel.OptOptimize)}
-	if est.Max > limit {
+	if tracked(e, a, est, limit, p.interruptible) {
 		p.limit = limit
 		popts = append(popts, cel.CostLimit(limit))
 	}
@@ -129,6 +129,34 @@ func plan(e *cel.Env, a *cel.Ast, limit uint64) (*program, *CostError, error) {
 	return p, nil, nil
 }
 
+// untrackedSize is the size of a record's values (characters of a
+// string, elements of a list) up to which an expression without a
+// comprehension must stay within its limit to run without cost tracking.
+const untrackedSize = 1 << 20
+
+// tracked reports whether an expression's evaluations are to be tracked
+// against limit: when its cost may go over. Tracking is a hook on every
+// operation (a filter and a map of two fields cost half as much again
+// with it), so an expression that cannot go over is not tracked: one
+// whose cost is bounded within the limit whatever the record, and one
+// without a comprehension that stays within it for values of up to
+// untrackedSize elements. Without a comprehension an expression's cost
+// grows with the size of the values it reads, not with its nesting, so
+// one within the limit at a million characters goes over only for
+// records larger than that, and only by as much as they are larger;
+// an expression that multiplies sizes (s.replace(”, s)) is over at that
+// size, and tracked.
+func tracked(e *cel.Env, a *cel.Ast, est cost.Estimate, limit uint64, comprehension bool) bool {
+	if est.Max <= limit {
+		return false
+	}
+	if comprehension {
+		return true
+	}
+	capped, err := e.EstimateCost(a, sizesUpTo(untrackedSize))
+	return err != nil || capped.Max > limit
+}
+
 // hasComprehension reports whether a has a comprehension (all, exists,
 // map, filter, ...).
 func hasComprehension(a *cel.Ast) bool {
@@ -139,9 +167,21 @@ func hasComprehension(a *cel.Ast) bool {
 // sizes of a record's values are not known before it is read.
 type unknownSizes struct{}
 
-func (unknownSizes) EstimateSize(checker.AstNode) *checker.SizeEstimate { return nil }
+func (unknownSizes) EstimateSize(cost.AstNode) *cost.SizeEstimate { return nil }
 
-func (unknownSizes) EstimateCallCost(string, string, *checker.AstNode, []checker.AstNode) *checker.CallEstimate {
+func (unknownSizes) EstimateCallCost(string, string, *cost.AstNode, []cost.AstNode) *cost.CallEstimate {
+	return nil
+}
+
+// sizesUpTo is the cost estimator of expressions over records whose
+// values have up to that many elements.
+type sizesUpTo uint64
+
+func (n sizesUpTo) EstimateSize(cost.AstNode) *cost.SizeEstimate {
+	return &cost.SizeEstimate{Min: 0, Max: uint64(n)}
+}
+
+func (sizesUpTo) EstimateCallCost(string, string, *cost.AstNode, []cost.AstNode) *cost.CallEstimate {
 	return nil
 }
 

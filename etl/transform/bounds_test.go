@@ -114,12 +114,15 @@ func TestEvaluationOverMaxCostFailsTheRecord(t *testing.T) {
 }
 
 // TestCheapExpressionsAreNotTracked: an expression whose cost is bounded
-// within the limit whatever the record runs without cost tracking, and
-// one without a comprehension without a context-bound frame.
+// within the limit whatever the record, or without a comprehension and
+// within it for values of a million elements, runs without cost tracking;
+// one whose cost multiplies sizes is tracked; one without a comprehension
+// runs without a context-bound frame.
 func TestCheapExpressionsAreNotTracked(t *testing.T) {
 	for expr, want := range map[string]program{
 		"record.amount > 0":                        {},
-		"string(record.at).substring(0, 10) != ''": {limit: DefaultMaxCost},
+		"string(record.at).substring(0, 10) != ''": {},
+		"record.s.replace('', record.s) != ''":     {limit: DefaultMaxCost},
 		"record.tags.exists(t, t == 'x')":          {limit: DefaultMaxCost, interruptible: true},
 		"[1, 2].all(x, x > 0)":                     {interruptible: true},
 	} {
@@ -173,4 +176,20 @@ func items(n int) []any {
 		l[i] = int64(i)
 	}
 	return l
+}
+
+// TestEvaluationThatMultipliesSizesIsStopped: without a comprehension,
+// an expression whose cost is the product of two sizes is tracked and
+// stopped at its limit.
+func TestEvaluationThatMultipliesSizesIsStopped(t *testing.T) {
+	m, err := Map(map[string]string{"x": "record.s.replace('', record.s)"}, WithMaxCost(10_000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := apply(t, m, etl.Record{"s": "ab"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := apply(t, m, etl.Record{"s": strings.Repeat("ab", 2000)}); !errors.Is(err, ErrMaxCost) {
+		t.Fatalf("err %v, want ErrMaxCost", err)
+	}
 }

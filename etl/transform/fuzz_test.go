@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -98,7 +97,7 @@ func FuzzTransformChains(f *testing.F) {
 		ctx, counts := runtime.ContextWithRecordCounts(context.Background())
 		src := slices.Clone(in)
 		for i := range src {
-			src[i] = cloneDeep(src[i])
+			src[i] = etl.Record(cloneDeep(src[i]))
 		}
 		p := etl.New(etl.NewIterableSource(src), []etl.Sink{file, table}, etl.WithDLQ(dlq), etl.WithTransforms(chain...), etl.WithBatchSize(1+rng.IntN(8)))
 		if err := p.Run(ctx); err != nil {
@@ -286,9 +285,30 @@ func keepIf(b bool) outcome {
 	return filtered
 }
 
-// cloneDeep copies a record's top level: the model and the pipeline
-// change only that.
-func cloneDeep(r map[string]any) map[string]any { return maps.Clone(r) }
+// cloneDeep copies a record with its lists and maps, so that the model's
+// records and the pipeline's share nothing: a transform that changed a
+// nested value in place would show as a difference.
+func cloneDeep(r map[string]any) map[string]any { return deepCopy(r).(map[string]any) }
+
+func deepCopy(v any) any {
+	switch x := v.(type) {
+	case etl.Record:
+		return etl.Record(deepCopy(map[string]any(x)).(map[string]any))
+	case map[string]any:
+		c := make(map[string]any, len(x))
+		for k, el := range x {
+			c[k] = deepCopy(el)
+		}
+		return c
+	case []any:
+		c := make([]any, len(x))
+		for i, el := range x {
+			c[i] = deepCopy(el)
+		}
+		return c
+	}
+	return v
+}
 
 // letters is a dead-letter queue in memory.
 type letters struct{ got []etl.Record }
