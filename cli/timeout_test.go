@@ -57,7 +57,7 @@ func TestARunPastItsTimeoutWritesNothing(t *testing.T) {
 			if len(got) != 0 {
 				t.Fatalf("out.jsonl = %q after the timeout, want nothing\n%s", got, stderr)
 			}
-			if !strings.Contains(stderr, "deadline") && !strings.Contains(stderr, "timeout") && !strings.Contains(stderr, "cost") {
+			if !strings.Contains(stderr, "timed out") && !strings.Contains(stderr, "cost") {
 				t.Fatalf("the failure does not say why:\n%s", stderr)
 			}
 		})

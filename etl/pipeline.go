@@ -34,6 +34,10 @@ var (
 // New returns a pipeline that, when run, moves records from source to every
 // sink in batches.
 //
+// Before it reads anything, a run opens every sink and the dead-letter
+// queue that is an Opener; an error there fails the run before a record was
+// read or written anywhere.
+//
 // A run reads batches of at most the batch size until the source returns
 // io.EOF or an empty batch, or until runtime.ShutdownRequested(ctx) is closed
 // (checked between batches: the batch in flight is finished, then Run returns
@@ -63,8 +67,18 @@ var (
 // out) once the sinks and the dead-letter queue took them, so
 // In = Out + DeadLettered + Filtered for a run that succeeded.
 //
-// At the end of the run, whatever its outcome, the source, the sinks and the
-// dead-letter queue that implement io.Closer are closed. A pipeline runs
+// A run whose context ended writes nothing more: the context is checked
+// before every sink write, the dead-letter queue's write, the flushes and
+// the acknowledgement. A dead letter carries the source's record as it was
+// before the transforms (see DeadLetterRecord). Without a dead-letter
+// queue, the error of a record that fails names its place in the batch and,
+// when the source gives it (Batch.Positions), in the source.
+//
+// When a run fails, every sink and the dead-letter queue that is a
+// Discarder discards what it buffered since its last flush, so the batch
+// that was not acknowledged is not written out at Close. At the end of the
+// run, whatever its outcome, the source, the sinks and the dead-letter
+// queue that implement io.Closer are closed. A pipeline runs
 // once; a second Run returns ErrAlreadyRun.
 func New(source Source, sinks []Sink, opts ...Option) runtime.Pipeline {
 	p := &pipeline{source: source, batchSize: DefaultBatchSize, maxDead: -1, now: systemNow}

@@ -3,6 +3,7 @@ package kafka
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 	"sync"
@@ -89,6 +90,10 @@ func (s *Sink) Write(ctx context.Context, records []etl.Record) error {
 		s.idx = append(s.idx, i)
 	}
 	if len(s.recs) > 0 {
+		if err := ctx.Err(); err != nil {
+			// The run ended (its timeout): nothing more is produced.
+			return fmt.Errorf("kafka: not producing %d messages: %w", len(s.recs), err)
+		}
 		s.wg.Add(len(s.recs))
 		for i := range s.recs {
 			s.cl.Produce(ctx, &s.recs[i], s.promise)
