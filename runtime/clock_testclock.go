@@ -15,6 +15,10 @@ import (
 // SystemClock.Now. Timers are unaffected (they count durations).
 const TestClockOffsetEnv = "AGORA_TEST_CLOCK_OFFSET"
 
+// testClockBuild says whether this binary was built with -tags
+// agora_testclock.
+const testClockBuild = true
+
 // testClockOffset is the shift, read once when the binary starts: a value
 // that is not a duration stops it there, since running unshifted would
 // make the test it was set for prove nothing.
