@@ -60,7 +60,7 @@ func TestTestClockHelper(t *testing.T) {
 	if os.Getenv(testClockHelperEnv) != "1" {
 		t.Skip("run by TestTestClockOffsetOnlyWithTheBuildTag")
 	}
-	fmt.Printf("SHIFT %v\n", runtime.SystemClock{}.Now().Sub(time.Now()))
+	fmt.Printf("SHIFT %v\n", time.Until(runtime.SystemClock{}.Now()))
 	logs := &syncbuf.Buffer{}
 	d := &poolDriver{clock: clocktest.NewFake(t0), logs: logs}
 	d.start(t, &runtime.ScheduledPipeline{PipelineID: "p", Schedule: runtime.MustCron("0 0 * * *"),
