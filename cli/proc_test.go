@@ -28,8 +28,15 @@ type agoraProc struct {
 // the test's environment; the process is killed when the test ends.
 func startAgora(t *testing.T, dir string, env []string, args ...string) *agoraProc {
 	t.Helper()
+	return startAgoraBin(t, agoraBin, dir, env, args...)
+}
+
+// startAgoraBin is startAgora for the agora binary bin (a build with
+// other tags).
+func startAgoraBin(t *testing.T, bin, dir string, env []string, args ...string) *agoraProc {
+	t.Helper()
 	p := &agoraProc{stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan struct{})}
-	p.cmd = exec.Command(agoraBin, args...)
+	p.cmd = exec.Command(bin, args...)
 	p.cmd.Dir = dir
 	p.cmd.Env = append(os.Environ(), env...)
 	p.cmd.Stdout, p.cmd.Stderr = p.stdout, p.stderr

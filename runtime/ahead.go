@@ -91,7 +91,7 @@ func (d *dispatcher) askAhead(batch []*runner) {
 		if r.isStopped() || r.env.paused(r) {
 			continue // back under its slot, which sees to it
 		}
-		req := LeaseRequest{PipelineID: r.id(), RunNumber: r.next / int64(time.Second), Ahead: true}
+		req := LeaseRequest{PipelineID: r.id(), RunNumber: seamRun(r.next / int64(time.Second)), Ahead: true}
 		if !r.checking && deferrer != nil && deferrer.DeferLease(req) > 0 {
 			r.checking, r.askAt = true, r.next-r.lead/2
 			continue
@@ -102,7 +102,7 @@ func (d *dispatcher) askAhead(batch []*runner) {
 		if !p.run {
 			continue
 		}
-		req.RunNumber = p.runNumber
+		req.RunNumber = seamRun(p.runNumber)
 		r.pre = p
 		a.add(r, req, p)
 	}

@@ -54,10 +54,10 @@ func (c *aheadCoord) TryAcquireLeases(ctx context.Context, reqs []runtime.LeaseR
 	out := make([]runtime.LeaseReply, len(reqs))
 	for i, r := range reqs {
 		c.amu.Lock()
-		c.asked = append(c.asked, aheadAsk{at: c.clock.Now(), run: r.RunNumber, ahead: r.Ahead})
+		c.asked = append(c.asked, aheadAsk{at: c.clock.Now(), run: runtime.RunValue(r.RunNumber), ahead: r.Ahead})
 		c.amu.Unlock()
 		if r.Ahead && c.ahead != nil {
-			out[i] = c.ahead(r.PipelineID, r.RunNumber)
+			out[i] = c.ahead(r.PipelineID, runtime.RunValue(r.RunNumber))
 			continue
 		}
 		out[i].Acquired, out[i].Err = c.fakeCoord.TryAcquireLease(ctx, r.PipelineID, r.RunNumber)
@@ -69,7 +69,7 @@ func (c *aheadCoord) TryAcquireLeases(ctx context.Context, reqs []runtime.LeaseR
 // without an answer from ahead) like one of a batch.
 func (c *aheadCoord) TryAcquireLease(ctx context.Context, id string, n int64) (bool, error) {
 	c.amu.Lock()
-	c.asked = append(c.asked, aheadAsk{at: c.clock.Now(), run: n})
+	c.asked = append(c.asked, aheadAsk{at: c.clock.Now(), run: runtime.RunValue(n)})
 	c.amu.Unlock()
 	return c.fakeCoord.TryAcquireLease(ctx, id, n)
 }

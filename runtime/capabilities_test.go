@@ -116,7 +116,7 @@ func TestWrappedLocalCoordinatorKeepsItsHistory(t *testing.T) {
 		}
 	}
 	// Completed through the wrapper: the slot is refused again.
-	ok, err := local.TryAcquireLease(context.Background(), "p", t0.Add(3*time.Second).Unix())
+	ok, err := local.TryAcquireLease(context.Background(), "p", runtime.SlotRun(t0.Add(3*time.Second)))
 	if ok || err == nil {
 		t.Errorf("a completed slot acquired again: %v, %v", ok, err)
 	}

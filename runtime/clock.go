@@ -25,8 +25,9 @@ type Timer interface {
 // SystemClock is the real wall and monotonic clock.
 type SystemClock struct{}
 
-// Now returns time.Now().
-func (SystemClock) Now() time.Time { return time.Now() }
+// Now returns time.Now() (shifted by AGORA_TEST_CLOCK_OFFSET in a binary
+// built with -tags agora_testclock; see clock_testclock.go).
+func (SystemClock) Now() time.Time { return wallNow() }
 
 // NewTimer wraps time.NewTimer.
 func (SystemClock) NewTimer(d time.Duration) Timer { return systemTimer{time.NewTimer(d)} }

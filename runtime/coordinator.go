@@ -6,9 +6,9 @@ import (
 	"time"
 )
 
-// Run numbers with a special meaning, passed to Coordinator.TryAcquireLease
-// by the pool. Every other run number is a positive slot: the slot's start in
-// Unix seconds.
+// Run numbers with a special meaning, passed to Coordinator.TryAcquireLease.
+// A slot is made by SlotRun, and any other positive number is a counted run
+// (see run_number.go and RunKindOf).
 const (
 	// RunNumberAuto asks the coordinator to number the run itself with a
 	// fleet-wide increasing number and to apply no slot rule. Continuous
@@ -51,7 +51,10 @@ type Coordinator interface {
 	// TryAcquireLease tries to take the lease for one run. It returns false with
 	// a nil error when another worker holds it, false with ErrSlotCompleted when
 	// the slot already ran, and false with the cause when the coordinator cannot
-	// tell (fail-safe: no lease, no run).
+	// tell (fail-safe: no lease, no run). runNumber says what the run is
+	// (RunKindOf): a slot (SlotRun), a counted run (any other positive
+	// number, such as 42), RunNumberAuto or RunNumberOnce; the completed-slot
+	// rule applies to slots only.
 	TryAcquireLease(ctx context.Context, pipelineID string, runNumber int64) (bool, error)
 	// ReleaseLease gives up the lease held for pipelineID, if any.
 	ReleaseLease(ctx context.Context, pipelineID string) error
@@ -119,7 +122,9 @@ const MaxLeaseAhead = 250 * time.Millisecond
 // LeaseRequest asks a BatchLeaser for one pipeline's lease.
 type LeaseRequest struct {
 	PipelineID string
-	RunNumber  int64
+	// RunNumber is what TryAcquireLease takes: the pool asks for slots
+	// (SlotRun), RunNumberAuto and RunNumberOnce.
+	RunNumber int64
 	// Ahead says the request is sent before its slot's boundary
 	// (LeaseAheader). A grant is for that slot only. A reply that wraps
 	// ErrAskAtSlot decided nothing, and the pool asks again at the

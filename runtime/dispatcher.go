@@ -639,13 +639,13 @@ func (d *dispatcher) acquireBatch(batch []*runner) {
 			continue
 		}
 		if p.run && !ownSlot && deferrer != nil && r.next != 0 {
-			if w := deferrer.DeferLease(LeaseRequest{PipelineID: r.id(), RunNumber: p.runNumber}); w > 0 {
+			if w := deferrer.DeferLease(LeaseRequest{PipelineID: r.id(), RunNumber: seamRun(p.runNumber)}); w > 0 {
 				d.deferRunner(r, at, w)
 				continue
 			}
 		}
 		if p.run {
-			now.add(r, LeaseRequest{PipelineID: r.id(), RunNumber: p.runNumber}, p)
+			now.add(r, LeaseRequest{PipelineID: r.id(), RunNumber: seamRun(p.runNumber)}, p)
 		}
 		queued = append(queued, r)
 	}

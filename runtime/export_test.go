@@ -70,3 +70,7 @@ func NeverFiringCron() Schedule {
 type neverNexter struct{}
 
 func (neverNexter) Next(time.Time) time.Time { return time.Time{} }
+
+// TestClockBuild says whether the test binary was built with -tags
+// agora_testclock.
+const TestClockBuild = testClockBuild

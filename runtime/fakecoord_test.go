@@ -18,6 +18,7 @@ type fakeCoord struct {
 	held     map[string]runtime.Lease
 	granted  map[string]int64 // the last token granted per pipeline
 	calls    []string
+	kinds    []runtime.RunKind // of every run number asked for
 	lost     func(string, runtime.Lease)
 	healthy  error
 	workerID string
@@ -67,7 +68,12 @@ func (c *fakeCoord) Stop(context.Context) error {
 }
 
 func (c *fakeCoord) TryAcquireLease(ctx context.Context, id string, n int64) (bool, error) {
+	// The fake decides and grants by the plain number (a slot's second),
+	// and remembers the kinds it was asked for.
+	kind := runtime.RunKindOf(n)
+	n = runtime.RunValue(n)
 	c.mu.Lock()
+	c.kinds = append(c.kinds, kind)
 	decide, hang := c.decide, c.hangAcquire
 	c.mu.Unlock()
 	if hang {
@@ -90,7 +96,7 @@ func (c *fakeCoord) TryAcquireLease(ctx context.Context, id string, n int64) (bo
 	if c.grantRun != nil {
 		run = c.grantRun(id, n)
 	}
-	c.held[id] = runtime.Lease{PipelineID: id, WorkerID: c.workerID, RunNumber: run, FencingToken: c.token, AcquiredAt: time.Now()}
+	c.held[id] = runtime.Lease{PipelineID: id, WorkerID: c.workerID, RunNumber: run, Slot: kind == runtime.RunSlot, FencingToken: c.token, AcquiredAt: time.Now()}
 	c.granted[id] = c.token
 	c.record("acquire %s", id)
 	return true, nil

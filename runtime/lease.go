@@ -9,11 +9,13 @@ type Lease struct {
 	// WorkerID names the worker that holds the lease.
 	WorkerID string
 	// RunNumber names the run: for cron and Every schedules the slot's start in
-	// Unix seconds, for Continuous and Once a number the coordinator hands out.
+	// Unix seconds, for a counted run the number asked for, for Continuous
+	// and Once a number the coordinator hands out.
 	RunNumber int64
 	// Slot reports that RunNumber is a scheduled slot (a cron or Every run,
-	// RunNumber its start in Unix seconds) rather than a number the
-	// coordinator handed out (Continuous, Once, a triggered run). The
+	// RunNumber its start in Unix seconds) rather than a counted run or a
+	// number the coordinator handed out (Continuous, Once, a triggered
+	// run). The
 	// database sinks record a slot's writes in their slot ledger, so a slot
 	// another run completed is refused (fencing.ErrSlotDone).
 	Slot bool

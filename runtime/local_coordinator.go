@@ -15,9 +15,9 @@ var ErrLeaseNotHeld = errors.New("runtime: lease not held")
 
 // LocalCoordinator is the in-process Coordinator a WorkerPool uses when none
 // is configured. It applies the same slot rules as the distributed
-// coordinator, in memory and for this process only: a positive run number at
-// or below the pipeline's last completed slot is refused with
-// ErrSlotCompleted, a completed RunNumberOnce is refused for the rest of the
+// coordinator, in memory and for this process only: a slot (SlotRun) at or
+// below the pipeline's last completed slot is refused with
+// ErrSlotCompleted, a counted run is granted whenever the lease is free, a completed RunNumberOnce is refused for the rest of the
 // process's life, and RunNumberAuto is numbered 1, 2, 3… per pipeline. Its
 // leases are unfenced (FencingToken 0) and never expire, so they are never
 // lost. It is safe for concurrent use and cheap enough for tens of thousands
@@ -42,7 +42,10 @@ type localEntry struct {
 	onceDone bool
 	// auto marks a held lease numbered by the coordinator: its number is not
 	// a slot and must not block later slots.
-	auto          bool
+	auto bool
+	// slot marks a held lease for a slot (RunSlot): only a slot's
+	// completion blocks the slots up to it.
+	slot          bool
 	runNumber     int64
 	acquiredAt    int64 // Unix ns
 	lastCompleted int64
@@ -109,23 +112,26 @@ func (c *LocalCoordinator) acquireEntry(e *localEntry, pipelineID string, runNum
 	if e.held {
 		return Lease{}, false, nil
 	}
-	auto := false
-	switch {
-	case runNumber == RunNumberOnce:
+	auto, slot := false, false
+	switch RunKindOf(runNumber) {
+	case RunOnce:
 		if e.onceDone {
 			return Lease{}, false, ErrSlotCompleted
 		}
-	case runNumber == RunNumberAuto:
+	case RunContinuous:
 		e.autoNumber++
 		runNumber, auto = e.autoNumber, true
-	case runNumber > 0:
+	case RunSlot:
+		runNumber, slot = RunValue(runNumber), true
 		if runNumber <= e.lastCompleted {
 			return Lease{}, false, ErrSlotCompleted
 		}
+	case RunCounted:
+		// The caller's own count: one holder at a time, and no slot rule.
 	default:
 		return Lease{}, false, fmt.Errorf("runtime: pipeline %q: invalid run number %d", pipelineID, runNumber)
 	}
-	e.held, e.auto = true, auto
+	e.held, e.auto, e.slot = true, auto, slot
 	e.runNumber, e.acquiredAt = runNumber, now.UnixNano()
 	return c.leaseOf(pipelineID, e, now), true, nil
 }
@@ -136,7 +142,7 @@ func (c *LocalCoordinator) leaseOf(pipelineID string, e *localEntry, at time.Tim
 	if w := c.workerID.Load(); w != nil {
 		worker = *w
 	}
-	return Lease{PipelineID: pipelineID, WorkerID: worker, RunNumber: e.runNumber, Slot: !e.auto && e.runNumber > 0, AcquiredAt: at}
+	return Lease{PipelineID: pipelineID, WorkerID: worker, RunNumber: e.runNumber, Slot: e.slot, AcquiredAt: at}
 }
 
 // ReleaseLease gives up the lease without marking its slot completed.
@@ -168,7 +174,7 @@ func (c *LocalCoordinator) releaseEntry(e *localEntry, completed bool) {
 	switch n := e.runNumber; {
 	case n == RunNumberOnce:
 		e.onceDone = true
-	case !e.auto && n > e.lastCompleted:
+	case e.slot && n > e.lastCompleted:
 		e.lastCompleted = n
 	}
 }

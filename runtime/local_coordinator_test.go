@@ -16,9 +16,10 @@ func TestLocalCoordinatorSlotRules(t *testing.T) {
 	if err := c.Start(ctx, "w", []string{"p"}); err != nil {
 		t.Fatal(err)
 	}
+	// n is a slot's second, or RunNumberAuto or RunNumberOnce.
 	mustAcquire := func(id string, n int64, want bool, wantErr error) {
 		t.Helper()
-		ok, err := c.TryAcquireLease(ctx, id, n)
+		ok, err := c.TryAcquireLease(ctx, id, seam(n))
 		if ok != want || !errors.Is(err, wantErr) {
 			t.Fatalf("TryAcquireLease(%q, %d) = %v, %v; want %v, %v", id, n, ok, err, want, wantErr)
 		}
@@ -109,7 +110,7 @@ func TestLocalLeaseSlotMarksScheduledRuns(t *testing.T) {
 	for _, tc := range []struct {
 		run  int64
 		slot bool
-	}{{1767225600, true}, {runtime.RunNumberAuto, false}, {runtime.RunNumberOnce, false}} {
+	}{{runtime.SlotRunUnix(1767225600), true}, {42, false}, {runtime.RunNumberAuto, false}, {runtime.RunNumberOnce, false}} {
 		if ok, err := c.TryAcquireLease(context.Background(), "p", tc.run); !ok || err != nil {
 			t.Fatalf("run %d: %v %v", tc.run, ok, err)
 		}
@@ -119,5 +120,41 @@ func TestLocalLeaseSlotMarksScheduledRuns(t *testing.T) {
 		if err := c.ReleaseLease(context.Background(), "p"); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// seam is the run number the pool asks for: a slot's second as a slot.
+func seam(n int64) int64 {
+	if n > 0 {
+		return runtime.SlotRunUnix(n)
+	}
+	return n
+}
+
+// A counted run holds the lease like any other, marks nothing completed,
+// and is not refused by a completed slot.
+func TestLocalCoordinatorCountedRuns(t *testing.T) {
+	ctx := context.Background()
+	c := runtime.NewLocalCoordinator(clocktest.NewFake(t0))
+	for _, n := range []int64{42, 42, 7} {
+		if ok, err := c.TryAcquireLease(ctx, "p", n); !ok || err != nil {
+			t.Fatalf("counted run %d: %v, %v", n, ok, err)
+		}
+		if l, _ := c.CurrentLease("p"); l.RunNumber != n || l.Slot {
+			t.Fatalf("counted run %d: lease %+v", n, l)
+		}
+		if ok, _ := c.TryAcquireLease(ctx, "p", n+1); ok {
+			t.Fatal("a second counted run granted while the first holds the lease")
+		}
+		if err := c.CompleteLease(ctx, "p"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if ok, err := c.TryAcquireLease(ctx, "p", runtime.SlotRunUnix(50)); !ok || err != nil {
+		t.Fatalf("slot 50 after counted runs up to 42: %v, %v; want granted", ok, err)
+	}
+	_ = c.CompleteLease(ctx, "p")
+	if ok, err := c.TryAcquireLease(ctx, "p", 3); !ok || err != nil {
+		t.Fatalf("counted run 3 after slot 50 completed: %v, %v; want granted", ok, err)
 	}
 }

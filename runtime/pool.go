@@ -294,6 +294,7 @@ func (p *WorkerPool) Run(ctx context.Context) error {
 		cfg.clock = SystemClock{}
 	}
 	logger := p.logger()
+	warnTestClock(logger)
 	coord := cfg.coordinator
 	if coord == nil {
 		local := NewLocalCoordinator(cfg.clock)

@@ -81,14 +81,14 @@ func (env *runEnv) acquire(r *runner, runNumber int64, now time.Time, pre *preAc
 		if r.local == nil {
 			r.local = env.local.entry(id)
 		}
-		return env.local.acquireEntry(r.local, id, runNumber, now)
+		return env.local.acquireEntry(r.local, id, seamRun(runNumber), now)
 	}
 	if pre != nil {
 		// Granted in a batch (refusals never get here).
 		r.pre = nil
 	} else {
 		ctx, cancel := context.WithTimeout(env.hard, leaseAcquireTimeout)
-		ok, err := env.coord.TryAcquireLease(ctx, id, runNumber)
+		ok, err := env.coord.TryAcquireLease(ctx, id, seamRun(runNumber))
 		cancel()
 		if !ok || err != nil {
 			return Lease{}, false, err

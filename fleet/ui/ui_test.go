@@ -51,7 +51,7 @@ func newFixture(t *testing.T) *fleetFixture {
 	}
 	a, b := worker("w-a", now.Add(-time.Hour)), worker("w-b", now.Add(-time.Minute))
 	finish := func(c *distributed.RedisWorkerCoordinator, run int64, rec runtime.RunRecord) {
-		if ok, err := c.TryAcquireLease(ctx, "orders", run); !ok || err != nil {
+		if ok, err := c.TryAcquireLease(ctx, "orders", runtime.SlotRunUnix(run)); !ok || err != nil {
 			t.Fatalf("acquire orders run %d: %v, %v", run, ok, err)
 		}
 		rec.PipelineID = "orders"

@@ -275,8 +275,8 @@ func testLastCompleted(t *testing.T, f *fleet) {
 	w.release("p")
 	w.mustAcquire("p", runtime.RunNumberAuto)
 	w.complete("p")
-	if s, ok := last(); !ok || s != f.slot(3) {
-		t.Fatalf("LastCompleted = %d, %v; want %d, the last slot completed", s, ok, f.slot(3))
+	if s, ok := last(); !ok || s != runtime.RunValue(f.slot(3)) {
+		t.Fatalf("LastCompleted = %d, %v; want %d, the last slot completed", s, ok, runtime.RunValue(f.slot(3)))
 	}
 }
 
@@ -316,8 +316,8 @@ func testRecorder(t *testing.T, f *fleet) {
 		t.Fatalf("RunHistory has %d runs, want 2: %+v", len(hist), hist)
 	}
 	for i, want := range []runtime.RunOutcome{runtime.OutcomeSucceeded, runtime.OutcomeFailed} {
-		if h := hist[i]; h.Outcome != want || h.RunNumber != f.slot(1) || h.WorkerID != w.id {
-			t.Errorf("RunHistory[%d] = %s run %d by %q; want %s run %d by %q", i, h.Outcome, h.RunNumber, h.WorkerID, want, f.slot(1), w.id)
+		if h := hist[i]; h.Outcome != want || h.RunNumber != runtime.RunValue(f.slot(1)) || h.WorkerID != w.id {
+			t.Errorf("RunHistory[%d] = %s run %d by %q; want %s run %d by %q", i, h.Outcome, h.RunNumber, h.WorkerID, want, runtime.RunValue(f.slot(1)), w.id)
 		}
 		// Every history keeps the end in ms and the duration in µs, the
 		// start being the end less the duration.

@@ -16,6 +16,7 @@ func (s suite) cases() []testCase {
 		{name: "CompletedSlotRefused", run: testCompleted},
 		{name: "CompletedOnceRefused", run: testOnce},
 		{name: "AutoNumbersIncrease", run: testAuto},
+		{name: "CountedRunsAreNoSlots", run: testCounted},
 		{name: "TokensIncrease", run: testTokens},
 		{name: "Renew", run: testRenew},
 		{name: "ReleaseWithoutLease", run: testReleaseNotHeld},
@@ -23,6 +24,7 @@ func (s suite) cases() []testCase {
 		{name: "LeaseLost", needsLose: true, run: testLost},
 		{name: "FleetExclusive", fleet: true, run: testFleetExclusive},
 		{name: "FleetCompletedSlotRefused", fleet: true, run: testFleetCompleted},
+		{name: "FleetCountedExclusive", fleet: true, run: testFleetCounted},
 		{name: "FleetRace", fleet: true, run: testFleetRace},
 		{name: "FleetStopGivesLeasesBack", fleet: true, run: testFleetStop},
 		{name: "FleetLeaseLost", fleet: true, needsLose: true, run: testFleetLost},
@@ -109,6 +111,31 @@ func testAuto(t *testing.T, f *fleet) {
 		}
 	}
 	w.mustAcquire("p", f.slot(0))
+}
+
+// A counted run (the caller's own number, such as the reference's
+// run_number=42) carries its number and is no slot: completing it marks
+// nothing, so the same number and smaller ones are granted again, and a
+// completed slot refuses no counted run. Tokens still rise (mustAcquire).
+func testCounted(t *testing.T, f *fleet) {
+	w := f.worker("p")
+	for _, n := range []int64{42, 42, 1, runtime.CountedRun(7)} {
+		w.mustAcquire("p", n)
+		if w.caps.RunCompleter != nil {
+			w.complete("p")
+		} else {
+			w.release("p")
+		}
+	}
+	if w.caps.RunCompleter == nil {
+		return
+	}
+	w.mustAcquire("p", f.slot(5))
+	w.complete("p")
+	w.mustAcquire("p", 3)
+	w.complete("p")
+	w.mustRefuseDone("p", f.slot(5)) // and the counted run lowered no mark
+	w.mustAcquire("p", f.slot(6))
 }
 
 // Every grant of a pipeline carries a greater token than the grants

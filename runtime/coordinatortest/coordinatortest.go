@@ -21,7 +21,9 @@
 // are all 0, with Unfenced); a released slot can be asked for again, a
 // completed one is refused with runtime.ErrSlotCompleted, and so are the
 // slots before it and a completed Once run; RunNumberAuto numbers runs
-// increasingly and blocks no slot; renewal keeps the lease and fails
+// increasingly and blocks no slot; a counted run (a positive number of the
+// caller's, such as 42) carries its number, is no slot, and neither blocks
+// nor is blocked by a completed slot or counted run; renewal keeps the lease and fails
 // without one; a lost lease (WithLoseLease) is reported once and no
 // longer validates; Stop gives every lease back. Then each capability the
 // coordinator has (runtime.Capabilities): batches decide as single
@@ -29,7 +31,7 @@
 // decides nothing or grants only its slot, health and status reports,
 // lease holders, the last completed slot, and the run history.
 //
-// The suite asks for slots a minute ahead of the wall clock and never
+// The suite asks for slots ten minutes behind the wall clock and never
 // waits for a lease to expire, so it runs in well under a second per
 // coordinator on loopback.
 package coordinatortest
@@ -126,13 +128,14 @@ type fleet struct {
 }
 
 func (s suite) fleet(t *testing.T) *fleet {
-	// A minute ahead: later than any coordinator's state epoch, and far
-	// enough from now that no slot rule about time gets in the way.
-	return &fleet{t: t, s: s, base: time.Now().Unix() + 60, tokens: map[string]int64{}}
+	// Ten minutes back: a coordinator may refuse a slot that has not
+	// begun by its clock (the Redis one does), and a subtest's state is
+	// new, so no state epoch is later than these slots.
+	return &fleet{t: t, s: s, base: time.Now().Unix() - 600, tokens: map[string]int64{}}
 }
 
-// slot returns the subtest's ith slot.
-func (f *fleet) slot(i int) int64 { return f.base + int64(i) }
+// slot returns the run number of the subtest's ith slot.
+func (f *fleet) slot(i int) int64 { return runtime.SlotRunUnix(f.base + int64(i)) }
 
 // worker makes a coordinator, starts it as the next worker with
 // pipelineIDs, and stops it when the subtest ends.

@@ -74,14 +74,16 @@ func (c *memCoord) TryAcquireLease(_ context.Context, id string, run int64) (boo
 	if c.f.leases[id] != nil {
 		return false, nil
 	}
-	slot := run > 0
+	kind := runtime.RunKindOf(run)
+	slot := kind == runtime.RunSlot
+	run = runtime.RunValue(run)
 	switch {
 	case run == runtime.RunNumberOnce && c.f.onceDone[id], slot && run <= c.f.done[id]:
 		return false, runtime.ErrSlotCompleted
 	case run == runtime.RunNumberAuto:
 		c.f.auto[id]++
 		run = c.f.auto[id]
-	case run < runtime.RunNumberOnce:
+	case kind == runtime.RunInvalid:
 		return false, fmt.Errorf("invalid run number %d", run)
 	}
 	c.f.tokens[id]++

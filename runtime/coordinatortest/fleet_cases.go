@@ -114,3 +114,18 @@ func testFleetLost(t *testing.T, f *fleet) {
 	a.mustNotValidate("p", lease.FencingToken)
 	a.mustReportLost(lease)
 }
+
+// A counted run has one holder across the fleet, whatever number each
+// worker asks for, and the next holder's token is above the last one's.
+func testFleetCounted(t *testing.T, f *fleet) {
+	a, b := f.worker("p"), f.worker("p")
+	a.mustAcquire("p", 42)
+	b.mustRefuse("p", 42)
+	b.mustRefuse("p", 43)
+	b.mustNotHold("p")
+	a.release("p")
+	b.mustAcquireSoon("p", 43)
+	a.mustRefuse("p", 44)
+	b.release("p")
+	a.mustAcquireSoon("p", 5)
+}

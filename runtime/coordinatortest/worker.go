@@ -81,10 +81,13 @@ func (w *worker) granted(pipelineID string, run int64) runtime.Lease {
 	}
 	// A slot's lease names the slot; Auto and Once leases carry a number
 	// the coordinator hands out, positive for Auto.
+	kind := runtime.RunKindOf(run)
 	switch {
-	case run > 0 && (lease.RunNumber != run || !lease.Slot):
-		w.t.Errorf("%s: lease of %q for run %d (slot %v); want slot %d", w.id, pipelineID, lease.RunNumber, lease.Slot, run)
-	case run <= 0 && lease.Slot:
+	case kind == runtime.RunSlot && (lease.RunNumber != runtime.RunValue(run) || !lease.Slot):
+		w.t.Errorf("%s: lease of %q for run %d (slot %v); want slot %d", w.id, pipelineID, lease.RunNumber, lease.Slot, runtime.RunValue(run))
+	case kind == runtime.RunCounted && (lease.RunNumber != run || lease.Slot):
+		w.t.Errorf("%s: lease of %q for run %d (slot %v); want counted run %d, no slot", w.id, pipelineID, lease.RunNumber, lease.Slot, run)
+	case kind != runtime.RunSlot && lease.Slot:
 		w.t.Errorf("%s: lease of %q for run %d asked for with %d is marked a slot", w.id, pipelineID, lease.RunNumber, run)
 	case run == runtime.RunNumberAuto && lease.RunNumber <= 0:
 		w.t.Errorf("%s: RunNumberAuto granted run number %d; want a positive one", w.id, lease.RunNumber)

@@ -13,9 +13,11 @@ import (
 // TryAcquireLease tries to take pipelineID's lease for one run, in one Redis
 // round trip that also mints the run's fencing token.
 //
-// runNumber is a positive slot (the run's scheduled start in Unix seconds),
-// runtime.RunNumberAuto (the lease's run number becomes its fencing token)
-// or runtime.RunNumberOnce. It returns:
+// runNumber is a slot (runtime.SlotRun: the run's scheduled start), a
+// counted run (a positive number of the caller's: one holder at a time and
+// a token above every earlier one, with no slot rule, so it is granted
+// after Redis lost its data too), runtime.RunNumberAuto (the lease's run
+// number becomes its fencing token) or runtime.RunNumberOnce. It returns:
 //   - true, nil: the lease is held; CurrentLease returns it;
 //   - false, nil: another worker holds it (or this worker already does);
 //   - false, runtime.ErrSlotCompleted: the slot, or the Once run, already
@@ -50,8 +52,9 @@ func (c *RedisWorkerCoordinator) beginAcquire(pipelineID string, runNumber int64
 	if pipelineID == "" {
 		return req, false, errors.New("distributed: TryAcquireLease: empty pipeline id")
 	}
-	if runNumber < runtime.RunNumberOnce {
-		return req, false, fmt.Errorf("%w: %d (want a slot > 0, RunNumberAuto or RunNumberOnce)", ErrInvalidRunNumber, runNumber)
+	kind := runtime.RunKindOf(runNumber)
+	if kind == runtime.RunInvalid {
+		return req, false, fmt.Errorf("%w: %d (want runtime.SlotRun, a counted run > 0, RunNumberAuto or RunNumberOnce)", ErrInvalidRunNumber, runNumber)
 	}
 	c.mu.Lock()
 	switch {
@@ -70,8 +73,9 @@ func (c *RedisWorkerCoordinator) beginAcquire(pipelineID string, runNumber int64
 	}
 	c.busy[pipelineID] = true
 	c.inFlight.Add(1)
-	req = leaseRequest{PipelineID: pipelineID, Owner: c.owner, Worker: c.workerID, Mode: runNumber,
-		Rerun: runNumber > 0 && c.rerun[pipelineID]}
+	req = leaseRequest{PipelineID: pipelineID, Owner: c.owner, Worker: c.workerID,
+		Mode: runtime.RunValue(runNumber), Counted: kind == runtime.RunCounted}
+	req.Rerun = req.slot() && c.rerun[pipelineID]
 	// A grant must leave the worker's record alive for recordGiveUp from
 	// where the lease's deadline counts. After a record write within the
 	// last heartbeat interval the deadline counts from that write, and the
@@ -135,7 +139,7 @@ func (c *RedisWorkerCoordinator) acquireInterrupted(ctx context.Context, req lea
 // settleAcquire turns the backend's answer to req, sent at sent, into
 // TryAcquireLease's result, recording a granted lease.
 func (c *RedisWorkerCoordinator) settleAcquire(ctx context.Context, req leaseRequest, sent time.Time, res acquireResult, err error) (bool, error) {
-	pipelineID, runNumber, owner := req.PipelineID, req.Mode, req.Owner
+	pipelineID, runNumber, owner := req.PipelineID, req.ruleMode(), req.Owner
 	if err != nil {
 		if ctx.Err() != nil {
 			return false, ctx.Err()
@@ -144,7 +148,7 @@ func (c *RedisWorkerCoordinator) settleAcquire(ctx context.Context, req leaseReq
 		c.grantRefused(what, err)
 		err = c.failure(what, err)
 		if c.s.FallbackToLocal && !req.Ahead {
-			return c.acquireLocal(pipelineID, runNumber, err)
+			return c.acquireLocal(req, err)
 		}
 		return false, err
 	}
@@ -163,6 +167,9 @@ func (c *RedisWorkerCoordinator) settleAcquire(ctx context.Context, req leaseReq
 		return false, nil
 	case outcomeAskAtSlot:
 		return false, runtime.ErrAskAtSlot
+	case outcomeFuture:
+		c.noteFutureSlot(pipelineID, runNumber)
+		return false, nil
 	}
 
 	h := &heldLease{
@@ -170,7 +177,7 @@ func (c *RedisWorkerCoordinator) settleAcquire(ctx context.Context, req leaseReq
 			PipelineID:   pipelineID,
 			WorkerID:     req.Worker,
 			RunNumber:    res.RunNumber,
-			Slot:         runNumber > 0,
+			Slot:         req.slot(),
 			FencingToken: res.Token,
 			AcquiredAt:   sent,
 			ExpiresAt:    sent.Add(res.ValidFor),

@@ -25,7 +25,7 @@ func (c *RedisWorkerCoordinator) TryAcquireLeases(ctx context.Context, reqs []ru
 	at := make([]int, 0, len(reqs))
 	ahead := c.LeaseAhead() > 0
 	for i, r := range reqs {
-		if r.Ahead && (!ahead || r.RunNumber <= 0) {
+		if r.Ahead && (!ahead || runtime.RunKindOf(r.RunNumber) != runtime.RunSlot) {
 			out[i].Err = runtime.ErrAskAtSlot
 			continue
 		}
@@ -107,7 +107,7 @@ func (c *RedisWorkerCoordinator) claimSlots(ctx context.Context, reqs []leaseReq
 	cmds := make([]*redis.StatusCmd, len(reqs))
 	_, _ = b.client.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, req := range reqs {
-			if req.Mode > 0 {
+			if req.slot() {
 				key := c.keys.claim(req.PipelineID, req.Mode)
 				cmds[i] = p.SetArgs(ctx, key, req.Owner, redis.SetArgs{Mode: "NX", TTL: ttl, Get: true})
 			}

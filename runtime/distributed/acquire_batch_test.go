@@ -71,7 +71,7 @@ func TestBatchedBurstAcrossReplicas(t *testing.T) {
 	ids := make([]string, n)
 	for i := range reqs {
 		ids[i] = fmt.Sprintf("p%d", i)
-		reqs[i] = runtime.LeaseRequest{PipelineID: ids[i], RunNumber: 100}
+		reqs[i] = runtime.LeaseRequest{PipelineID: ids[i], RunNumber: slotRun(100)}
 	}
 	var cs []*RedisWorkerCoordinator
 	var hooks []*tripCounter
@@ -231,7 +231,7 @@ func TestDeferredRequestRunsWhenThePreferredWorkerDoesNotAsk(t *testing.T) {
 	reqs := make([]runtime.LeaseRequest, n)
 	for i := range ids {
 		ids[i] = fmt.Sprintf("p%d", i)
-		reqs[i] = runtime.LeaseRequest{PipelineID: ids[i], RunNumber: 100}
+		reqs[i] = runtime.LeaseRequest{PipelineID: ids[i], RunNumber: slotRun(100)}
 	}
 	var cs []*RedisWorkerCoordinator
 	for _, id := range []string{"a", "b", "c"} {
@@ -290,10 +290,10 @@ func TestOneScriptCallDecidesEachRequestAsAlone(t *testing.T) {
 	hook := &tripCounter{}
 	a.client.AddHook(hook)
 	reqs := []runtime.LeaseRequest{
-		{PipelineID: "free-slot", RunNumber: 100},
+		{PipelineID: "free-slot", RunNumber: slotRun(100)},
 		{PipelineID: "held", RunNumber: runtime.RunNumberAuto},
-		{PipelineID: "done", RunNumber: 100},
-		{PipelineID: "done-before", RunNumber: 160},
+		{PipelineID: "done", RunNumber: slotRun(100)},
+		{PipelineID: "done-before", RunNumber: slotRun(160)},
 		{PipelineID: "auto", RunNumber: runtime.RunNumberAuto},
 		{PipelineID: "once-done", RunNumber: runtime.RunNumberOnce},
 		{PipelineID: "once", RunNumber: runtime.RunNumberOnce},
@@ -317,8 +317,8 @@ func TestOneScriptCallDecidesEachRequestAsAlone(t *testing.T) {
 			t.Errorf("%s: lease %+v, want a new token above %d", reqs[i].PipelineID, lease, last.FencingToken)
 		}
 		seen[lease.FencingToken] = true
-		if reqs[i].RunNumber > 0 && lease.RunNumber != reqs[i].RunNumber {
-			t.Errorf("%s: run number %d, want the slot %d", reqs[i].PipelineID, lease.RunNumber, reqs[i].RunNumber)
+		if reqs[i].RunNumber > 0 && lease.RunNumber != runtime.RunValue(reqs[i].RunNumber) {
+			t.Errorf("%s: run number %d, want the slot %d", reqs[i].PipelineID, lease.RunNumber, runtime.RunValue(reqs[i].RunNumber))
 		}
 		if reqs[i].RunNumber <= 0 && lease.RunNumber != lease.FencingToken {
 			t.Errorf("%s: run number %d, want its token %d", reqs[i].PipelineID, lease.RunNumber, lease.FencingToken)

@@ -28,10 +28,10 @@ func TestAcquireGrantsOneHolderAndFillsTheLease(t *testing.T) {
 	if !lease.AcquiredAt.Equal(testStart) || !lease.ExpiresAt.Equal(testStart.Add(30*time.Second)) {
 		t.Errorf("AcquiredAt %s ExpiresAt %s, want now and now+TTL", lease.AcquiredAt, lease.ExpiresAt)
 	}
-	if ok, err := b.TryAcquireLease(ctx, "orders", 1_772_366_400); ok || err != nil {
+	if ok, err := b.TryAcquireLease(ctx, "orders", slotRun(1_772_366_400)); ok || err != nil {
 		t.Fatalf("second worker: %v, %v; want false, nil", ok, err)
 	}
-	if ok, err := a.TryAcquireLease(ctx, "orders", 1_772_366_460); ok || err != nil {
+	if ok, err := a.TryAcquireLease(ctx, "orders", slotRun(1_772_366_460)); ok || err != nil {
 		t.Fatalf("holder asking again: %v, %v; want false, nil", ok, err)
 	}
 	if _, held := b.CurrentLease("orders"); held {
@@ -118,7 +118,7 @@ func TestRefusedAcquireLeavesTheCounterAlone(t *testing.T) {
 	// the counter: only granted leases do (fencing.go).
 	u.mr.SetTime(testStart.Add(time.Minute))
 	for _, run := range []int64{runtime.RunNumberAuto, runtime.RunNumberOnce, 42} {
-		if ok, err := b.TryAcquireLease(ctx, "p", run); ok || err != nil {
+		if ok, err := b.TryAcquireLease(ctx, "p", slotRun(run)); ok || err != nil {
 			t.Fatalf("run %d while held: %v, %v; want false, nil", run, ok, err)
 		}
 	}
@@ -160,7 +160,7 @@ func TestCompletedSlotIsNeverLeasedAgain(t *testing.T) {
 	u := newUnit(t)
 	a := u.started(u.options(), "a")
 	b := u.started(u.options(), "b")
-	const slot = 1_772_366_400
+	const slot = 1_772_366_340 // a minute before the server's time
 
 	mustAcquire(t, a, "p", slot)
 	if err := a.CompleteLease(ctx, "p"); err != nil {
@@ -168,13 +168,13 @@ func TestCompletedSlotIsNeverLeasedAgain(t *testing.T) {
 	}
 	for _, c := range []*RedisWorkerCoordinator{a, b} {
 		for _, run := range []int64{slot, slot - 60} {
-			ok, err := c.TryAcquireLease(ctx, "p", run)
+			ok, err := c.TryAcquireLease(ctx, "p", slotRun(run))
 			if ok || !errors.Is(err, runtime.ErrSlotCompleted) {
 				t.Fatalf("slot %d after completion: %v, %v; want false, ErrSlotCompleted", run, ok, err)
 			}
 		}
 	}
-	if got, _ := u.mr.ZScore("agora:distributed:completed:{p}", "slot"); got != 1772366400 {
+	if got, _ := u.mr.ZScore("agora:distributed:completed:{p}", "slot"); got != slot {
 		t.Fatalf("completed-slot record = %v", got)
 	}
 	// The next slot is fine, and other pipelines are not affected.
@@ -276,7 +276,7 @@ func TestOwnLeftoverLeaseIsTakenWithANewToken(t *testing.T) {
 	}
 	// Another owner still cannot take it.
 	b := u.started(u.options(), "b")
-	if ok, err := b.TryAcquireLease(ctx, "p", 42); ok || err != nil {
+	if ok, err := b.TryAcquireLease(ctx, "p", slotRun(42)); ok || err != nil {
 		t.Fatalf("other worker: %v, %v", ok, err)
 	}
 }
@@ -284,7 +284,7 @@ func TestOwnLeftoverLeaseIsTakenWithANewToken(t *testing.T) {
 func TestAcquireArgumentErrors(t *testing.T) {
 	u := newUnit(t)
 	c := u.coordinator(u.options())
-	if _, err := c.TryAcquireLease(ctx, "p", 1); !errors.Is(err, ErrNotStarted) {
+	if _, err := c.TryAcquireLease(ctx, "p", slotRun(1)); !errors.Is(err, ErrNotStarted) {
 		t.Errorf("before Start: %v, want ErrNotStarted", err)
 	}
 	if err := c.Start(ctx, "w", []string{"p"}); err != nil {
@@ -293,7 +293,7 @@ func TestAcquireArgumentErrors(t *testing.T) {
 	if err := c.Start(ctx, "w", nil); !errors.Is(err, ErrAlreadyStarted) {
 		t.Errorf("second Start: %v, want ErrAlreadyStarted", err)
 	}
-	if _, err := c.TryAcquireLease(ctx, "", 1); err == nil {
+	if _, err := c.TryAcquireLease(ctx, "", slotRun(1)); err == nil {
 		t.Error("empty pipeline id accepted")
 	}
 	if _, err := c.TryAcquireLease(ctx, "p", -2); !errors.Is(err, ErrInvalidRunNumber) {
@@ -302,13 +302,13 @@ func TestAcquireArgumentErrors(t *testing.T) {
 	if err := c.Stop(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.TryAcquireLease(ctx, "p", 1); !errors.Is(err, ErrNotStarted) {
+	if _, err := c.TryAcquireLease(ctx, "p", slotRun(1)); !errors.Is(err, ErrNotStarted) {
 		t.Errorf("after Stop: %v, want ErrNotStarted", err)
 	}
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.TryAcquireLease(ctx, "p", 1); !errors.Is(err, ErrClosed) {
+	if _, err := c.TryAcquireLease(ctx, "p", slotRun(1)); !errors.Is(err, ErrClosed) {
 		t.Errorf("after Close: %v, want ErrClosed", err)
 	}
 	if err := c.Start(ctx, "w", nil); !errors.Is(err, ErrClosed) {
@@ -330,7 +330,7 @@ func TestCancelledContextIsNotARedisFailure(t *testing.T) {
 	a := u.started(opts, "a")
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
-	ok, err := a.TryAcquireLease(cctx, "p", 1)
+	ok, err := a.TryAcquireLease(cctx, "p", slotRun(1))
 	if ok || !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled: %v, %v; want false, context.Canceled", ok, err)
 	}

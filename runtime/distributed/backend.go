@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/agora-etl/agora/runtime"
 )
 
 // leaseBackend is where leases live. The coordinator keeps the worker
@@ -65,7 +67,22 @@ type leaseRequest struct {
 	// decides nothing. Never set together with Rerun.
 	Ahead      bool
 	recordSent time.Time
-	Mode       int64 // requested run number: > 0 slot, RunNumberAuto, RunNumberOnce
+	Mode       int64 // requested run number: > 0 slot (or count), RunNumberAuto, RunNumberOnce
+	// Counted says Mode is a counted run (runtime.RunCounted), not a slot:
+	// no slot rule applies to it (completed slot, state epoch, clock).
+	Counted bool
+}
+
+// slot reports whether req asks for a slot, which the slot rules apply to.
+func (r leaseRequest) slot() bool { return r.Mode > 0 && !r.Counted }
+
+// ruleMode is Mode as the completion rules read it: a counted run marks
+// nothing completed, as RunNumberAuto does not.
+func (r leaseRequest) ruleMode() int64 {
+	if r.Counted {
+		return runtime.RunNumberAuto
+	}
+	return r.Mode
 }
 
 // acquireOutcome says what happened to an acquire attempt.
@@ -79,6 +96,7 @@ const (
 	outcomeStateLost                           // the slot is older than the state epoch: it may have run
 	outcomeInterrupted                         // an earlier slot's holder died: ask for RunNumber to re-run it
 	outcomeAskAtSlot                           // an Ahead request decided nothing: ask again at the boundary
+	outcomeFuture                              // the slot is ahead of the server's clock: refused (see clockskew.go)
 )
 
 // acquireResult is the answer to a leaseRequest.

@@ -49,7 +49,7 @@ func TestClusterBatchesBySlotAndLeasesAhead(t *testing.T) {
 	slot := liveSlot()
 	reqs := make([]runtime.LeaseRequest, len(ids))
 	for i, id := range ids {
-		reqs[i] = runtime.LeaseRequest{PipelineID: id, RunNumber: slot}
+		reqs[i] = runtime.LeaseRequest{PipelineID: id, RunNumber: slotRun(slot)}
 	}
 	before := scripts()
 	for i, rep := range a.TryAcquireLeases(ctx, reqs) {
@@ -85,7 +85,7 @@ func TestClusterBatchesBySlotAndLeasesAhead(t *testing.T) {
 	for time.Now().Unix() < next {
 		time.Sleep(10 * time.Millisecond)
 	}
-	if ok, err := b.TryAcquireLease(ctx, early, next); ok || err != nil {
+	if ok, err := b.TryAcquireLease(ctx, early, slotRun(next)); ok || err != nil {
 		t.Fatalf("b at the boundary: %v, %v; want held", ok, err)
 	}
 }

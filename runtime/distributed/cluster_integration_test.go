@@ -107,7 +107,7 @@ func testClusterLeaseLifecycle(t *testing.T, r *clusterReal) {
 	slot := liveSlot() // after the epochs Start made
 	for _, id := range ids {
 		first[id] = mustAcquire(t, a, id, slot)
-		if ok, err := b.TryAcquireLease(ctx, id, slot); ok || err != nil {
+		if ok, err := b.TryAcquireLease(ctx, id, slotRun(slot)); ok || err != nil {
 			t.Fatalf("%s: b acquired a held lease: %v, %v", id, ok, err)
 		}
 		if ok, err := b.ValidateLease(ctx, id, first[id].FencingToken); !ok || err != nil {
@@ -123,7 +123,7 @@ func testClusterLeaseLifecycle(t *testing.T, r *clusterReal) {
 		if err := a.CompleteLease(ctx, id); err != nil {
 			t.Fatalf("%s: CompleteLease: %v", id, err)
 		}
-		if ok, err := b.TryAcquireLease(ctx, id, slot); ok || !errors.Is(err, runtime.ErrSlotCompleted) {
+		if ok, err := b.TryAcquireLease(ctx, id, slotRun(slot)); ok || !errors.Is(err, runtime.ErrSlotCompleted) {
 			t.Fatalf("%s: completed slot: %v, %v; want false, ErrSlotCompleted", id, ok, err)
 		}
 		next := mustAcquire(t, b, id, slot+1)

@@ -50,6 +50,7 @@ type RedisWorkerCoordinator struct {
 	finisher *finishBatcher
 	keys     keys
 	log      *slog.Logger
+	skew     clockSkew // this clock's offset from the server's (clockskew.go)
 	clock    runtime.Clock
 
 	lostCB atomic.Pointer[func(string, runtime.Lease)]

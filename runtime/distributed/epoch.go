@@ -70,10 +70,10 @@ import (
 //
 // The price: around a loss, at most the slot in progress per pipeline is
 // skipped, and a lease granted before it is kept by its holder until its
-// TTL. The slot rule compares the slot with the Redis clock, so it assumes
-// no replica's clock runs ahead of the Redis server's by more than the time
-// the server takes to come back; the fenced sinks' slot ledger (package
-// etl/fencing) is the last line beyond that.
+// TTL. The slot rule compares the slot with the Redis clock, and no slot
+// is granted before it is within lead of that clock (clockskew.go), so a
+// replica whose clock runs ahead cannot get around it. A counted run
+// (runtime.RunCounted) is no slot: no epoch rule applies to it.
 
 // ErrStateLost is wrapped by the error of a slot refused because it is
 // older than the coordination state: Redis lost data since (see the state

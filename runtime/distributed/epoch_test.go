@@ -37,7 +37,7 @@ func TestEpochFlushBetweenTwoRequestsOfOneSlotRefusesTheSecond(t *testing.T) {
 		id   string
 		slot int64
 	}{{"p", done}, {"q", running}} {
-		ok, err := b.TryAcquireLease(ctx, req.id, req.slot)
+		ok, err := b.TryAcquireLease(ctx, req.id, slotRun(req.slot))
 		if ok || !errors.Is(err, ErrStateLost) || !errors.Is(err, runtime.ErrSlotCompleted) {
 			t.Fatalf("%s slot %d after FLUSHALL: %v, %v; want ErrStateLost", req.id, req.slot, ok, err)
 		}
@@ -95,10 +95,10 @@ func TestEpochNoTakeoverOfALeaseGrantedBeforeTheStateWentBack(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	if ok, err := b.TryAcquireLease(ctx, "p", held.RunNumber+10); ok || err != nil {
+	if ok, err := b.TryAcquireLease(ctx, "p", slotRun(held.RunNumber+10)); ok || err != nil {
 		t.Fatalf("b took over a lease granted before the epoch: %v, %v", ok, err)
 	}
-	if ok, err := b.TryAcquireLease(ctx, "q", released); ok || !errors.Is(err, ErrStateLost) {
+	if ok, err := b.TryAcquireLease(ctx, "q", slotRun(released)); ok || !errors.Is(err, ErrStateLost) {
 		t.Fatalf("a slot granted before the epoch: %v, %v; want ErrStateLost", ok, err)
 	}
 	if !strings.Contains(r.logs.String(), "the coordination state was lost or went back in time") {
@@ -143,7 +143,7 @@ func TestEpochOutOfMemoryGrantsNothingAndKeepsAnUnrecordedLease(t *testing.T) {
 	lease := mustAcquire(t, a, "held", liveSlot())
 	oom(true)
 	slot := liveSlot()
-	ok, err := a.TryAcquireLease(ctx, "p", slot)
+	ok, err := a.TryAcquireLease(ctx, "p", slotRun(slot))
 	if ok || err == nil || !strings.Contains(err.Error(), "OOM") {
 		t.Fatalf("acquire under OOM: %v, %v; want refused with the OOM error", ok, err)
 	}
@@ -191,14 +191,14 @@ func TestEpochRestartFromASnapshotMissingTheLastWritesRefusesTheirSlots(t *testi
 		t.Fatal("the snapshot holds no epoch; the test needs state that came back")
 	}
 	waitUntil(t, 5*time.Second, "b to reach the restarted server", func() bool {
-		_, err := b.TryAcquireLease(ctx, "p", lost)
+		_, err := b.TryAcquireLease(ctx, "p", slotRun(lost))
 		return err == nil || errors.Is(err, runtime.ErrSlotCompleted)
 	})
-	ok, err := b.TryAcquireLease(ctx, "p", lost)
+	ok, err := b.TryAcquireLease(ctx, "p", slotRun(lost))
 	if ok || !errors.Is(err, ErrStateLost) {
 		t.Fatalf("slot completed after the snapshot: %v, %v; want ErrStateLost", ok, err)
 	}
-	if ok, err := b.TryAcquireLease(ctx, "p", saved); ok || !errors.Is(err, runtime.ErrSlotCompleted) {
+	if ok, err := b.TryAcquireLease(ctx, "p", slotRun(saved)); ok || !errors.Is(err, runtime.ErrSlotCompleted) {
 		t.Fatalf("slot completed before the snapshot: %v, %v; want refused", ok, err)
 	}
 }

@@ -24,7 +24,7 @@ func TestEvictionNoevictionOOMRefusesAnAcquireWithoutPartialWrites(t *testing.T)
 	rc := r.client(0)
 	k := keysFor(a.s)
 	// A first run leaves a token and a completed slot to compare against.
-	slot := thisSlot()
+	slot := thisSlot() - 1 // the next one has begun too
 	mustAcquire(t, a, "p", slot)
 	if err := a.CompleteLease(ctx, "p"); err != nil {
 		t.Fatal(err)
@@ -32,7 +32,7 @@ func TestEvictionNoevictionOOMRefusesAnAcquireWithoutPartialWrites(t *testing.T)
 	setMaxmemoryAboveUse(t, rc, 1<<20)
 	fillUntilOOM(t, rc)
 	before := snapshot(t, rc, k.lease("p"), k.token("p"), k.done("p"))
-	ok, err := a.TryAcquireLease(ctx, "p", slot+1)
+	ok, err := a.TryAcquireLease(ctx, "p", slotRun(slot+1))
 	if ok || err == nil {
 		t.Fatalf("acquire at OOM = %v, %v; want false and an error", ok, err)
 	}

@@ -34,7 +34,8 @@ func (l *localState) complete(pipelineID string, mode int64, onceUntil time.Time
 // cause and FallbackToLocal is set. Other replicas may do the same, so a run
 // may happen more than once while Redis is away: the warning says so each
 // time, and Status counts it.
-func (c *RedisWorkerCoordinator) acquireLocal(pipelineID string, runNumber int64, cause error) (bool, error) {
+func (c *RedisWorkerCoordinator) acquireLocal(req leaseRequest, cause error) (bool, error) {
+	pipelineID, runNumber := req.PipelineID, req.ruleMode()
 	now := c.clock.Now()
 	c.mu.Lock()
 	if !c.running {
@@ -51,8 +52,8 @@ func (c *RedisWorkerCoordinator) acquireLocal(pipelineID string, runNumber int64
 		c.stats.slotCompleted.Add(1)
 		return false, runtime.ErrSlotCompleted
 	}
-	run := runNumber
-	if runNumber <= 0 {
+	run := req.Mode
+	if run <= 0 {
 		c.local.seq[pipelineID]++
 		run = c.local.seq[pipelineID]
 	}
@@ -61,7 +62,7 @@ func (c *RedisWorkerCoordinator) acquireLocal(pipelineID string, runNumber int64
 			PipelineID: pipelineID,
 			WorkerID:   c.workerID,
 			RunNumber:  run,
-			Slot:       runNumber > 0,
+			Slot:       req.slot(),
 			// 0: unfenced. Real tokens are > 0, so a store that checks tokens
 			// can tell and refuse.
 			FencingToken: 0,

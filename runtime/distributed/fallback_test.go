@@ -17,7 +17,7 @@ func TestFailSafeRefusesLeasesWithoutRedisAndRecovers(t *testing.T) {
 	}
 	u.mr.Close()
 
-	ok, err := a.TryAcquireLease(ctx, "p", 1)
+	ok, err := a.TryAcquireLease(ctx, "p", slotRun(1))
 	if ok || err == nil || errors.Is(err, runtime.ErrSlotCompleted) {
 		t.Fatalf("without Redis: %v, %v; want false and the cause", ok, err)
 	}
@@ -44,7 +44,7 @@ func TestFailSafeRefusesLeasesWithoutRedisAndRecovers(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitUntil(t, 5*time.Second, "an acquire after Redis came back", func() bool {
-		ok, _ := a.TryAcquireLease(ctx, "p", 1)
+		ok, _ := a.TryAcquireLease(ctx, "p", slotRun(1))
 		return ok
 	})
 	if err := a.Healthy(ctx); err != nil {
@@ -69,14 +69,14 @@ func TestFallbackToLocalGrantsUnfencedLeases(t *testing.T) {
 	if lease.FencingToken != 0 || lease.Fenced() || lease.RunNumber != 100 || lease.WorkerID != "a" {
 		t.Fatalf("fallback lease = %+v, want unfenced, run 100", lease)
 	}
-	if ok, err := a.TryAcquireLease(ctx, "p", 100); ok || err != nil {
+	if ok, err := a.TryAcquireLease(ctx, "p", slotRun(100)); ok || err != nil {
 		t.Fatalf("second local acquire while held: %v, %v", ok, err)
 	}
 	if err := a.CompleteLease(ctx, "p"); err != nil {
 		t.Fatal(err)
 	}
 	// The slot rule still holds within the process.
-	if ok, err := a.TryAcquireLease(ctx, "p", 100); ok || !errors.Is(err, runtime.ErrSlotCompleted) {
+	if ok, err := a.TryAcquireLease(ctx, "p", slotRun(100)); ok || !errors.Is(err, runtime.ErrSlotCompleted) {
 		t.Fatalf("completed local slot: %v, %v", ok, err)
 	}
 	mustAcquire(t, a, "p", 160)

@@ -102,7 +102,7 @@ func TestFaultRedisPausedFailsSafeAndNobodyHoldsTwice(t *testing.T) {
 	paused := time.Now()
 	r.srv.Pause()
 	asked := time.Now()
-	if ok, err := b.TryAcquireLease(ctx, "p", 1); ok || err == nil {
+	if ok, err := b.TryAcquireLease(ctx, "p", slotRun(1)); ok || err == nil {
 		t.Fatalf("acquire against a paused server: %v, %v; want false and an error", ok, err)
 	}
 	// One request timeout (half the 1 s renewal deadline) bounds the whole
@@ -119,7 +119,7 @@ func TestFaultRedisPausedFailsSafeAndNobodyHoldsTwice(t *testing.T) {
 
 	var newer runtime.Lease
 	waitUntil(t, 5*time.Second, "b to take over after the TTL", func() bool {
-		ok, _ := b.TryAcquireLease(ctx, "p", 1)
+		ok, _ := b.TryAcquireLease(ctx, "p", slotRun(1))
 		if ok {
 			newer, _ = b.CurrentLease("p")
 		}

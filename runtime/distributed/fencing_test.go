@@ -67,7 +67,7 @@ func TestFencingKeyTTLExpiresIdleKeys(t *testing.T) {
 	}
 	// A refused attempt leaves the counter, and its expiry, in place.
 	c := u.started(opts, "c")
-	if ok, err := c.TryAcquireLease(ctx, "p", 300); ok || err != nil {
+	if ok, err := c.TryAcquireLease(ctx, "p", slotRun(300)); ok || err != nil {
 		t.Fatalf("second holder: %v, %v", ok, err)
 	}
 	if ttl := u.mr.TTL("agora:distributed:token:{p}"); ttl != time.Hour {

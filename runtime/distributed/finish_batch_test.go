@@ -103,7 +103,7 @@ func TestConcurrentCompletionsShareRoundTrips(t *testing.T) {
 	}
 	b := r.started(r.options(time.Minute), "b")
 	for i := range n {
-		if ok, err := b.TryAcquireLease(ctx, fmt.Sprintf("p%d", i), 100); ok || err != runtime.ErrSlotCompleted {
+		if ok, err := b.TryAcquireLease(ctx, fmt.Sprintf("p%d", i), slotRun(100)); ok || err != runtime.ErrSlotCompleted {
 			t.Fatalf("p%d slot 100 after completion: %v, %v; want ErrSlotCompleted", i, ok, err)
 		}
 	}

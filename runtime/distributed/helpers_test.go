@@ -77,15 +77,43 @@ func (u *unit) advance(d time.Duration) {
 	u.clock.Advance(d)
 }
 
-// liveSlot returns a slot two seconds from now, later than the epoch of
-// any state made before the call: for tests whose state was lost (a
-// restarted server), where the slots before the loss are refused.
-func liveSlot() int64 { return time.Now().Unix() + 2 }
+// liveSlot returns a slot later than the epoch of any state made before
+// the call (for tests whose state was lost, a restarted server, where the
+// slots before the loss are refused), once it is near enough to be granted:
+// a slot more than the lease-ahead bound after the server's time is
+// refused. It waits for that, under a second.
+func liveSlot() int64 {
+	now := time.Now()
+	s := now.Unix() + 1
+	if time.Unix(s, 0).Sub(now) < 300*time.Millisecond {
+		s++
+	}
+	time.Sleep(time.Until(time.Unix(s, 0).Add(-200 * time.Millisecond)))
+	return s
+}
 
-// mustAcquire acquires and fails the test unless it worked.
+// nearSlot waits until the slot s is near enough to be granted (within
+// the lease-ahead bound of the server's clock, which is this machine's),
+// and returns s.
+func nearSlot(s int64) int64 {
+	time.Sleep(time.Until(time.Unix(s, 0).Add(-200 * time.Millisecond)))
+	return s
+}
+
+// slotRun is the run number of the slot starting at the Unix second s, and
+// passes RunNumberAuto and RunNumberOnce on as they are.
+func slotRun(s int64) int64 {
+	if s > 0 {
+		return runtime.SlotRunUnix(s)
+	}
+	return s
+}
+
+// mustAcquire acquires and fails the test unless it worked; run is a slot's
+// Unix second, RunNumberAuto or RunNumberOnce.
 func mustAcquire(t *testing.T, c *RedisWorkerCoordinator, pipelineID string, run int64) runtime.Lease {
 	t.Helper()
-	ok, err := c.TryAcquireLease(context.Background(), pipelineID, run)
+	ok, err := c.TryAcquireLease(context.Background(), pipelineID, slotRun(run))
 	if err != nil || !ok {
 		t.Fatalf("TryAcquireLease(%q, %d) = %v, %v; want true, nil", pipelineID, run, ok, err)
 	}

@@ -58,7 +58,7 @@ func TestRunHistoryRecordsEveryRunNewestFirst(t *testing.T) {
 		t.Errorf("records = %+v", runs[1].Records)
 	}
 	// The slot is still recorded, and the history did not disturb it.
-	if ok, err := c.TryAcquireLease(context.Background(), "p", 100); ok || err == nil {
+	if ok, err := c.TryAcquireLease(context.Background(), "p", slotRun(100)); ok || err == nil {
 		t.Errorf("slot 100 after its recorded completion: %v, %v; want refused as completed", ok, err)
 	}
 }
@@ -97,7 +97,7 @@ func TestRunHistoryIsBoundedByCountAndAge(t *testing.T) {
 	if n != 1+2 {
 		t.Errorf("after a trim, the completed key holds %d members, want the slot and 2 runs", n)
 	}
-	if ok, err := c.TryAcquireLease(context.Background(), "p", 9001); ok || err == nil {
+	if ok, err := c.TryAcquireLease(context.Background(), "p", slotRun(9001)); ok || err == nil {
 		t.Errorf("slot 9001 is not recorded as completed: %v, %v", ok, err)
 	}
 }

@@ -57,9 +57,11 @@ func TestIntegrationTokensIncreaseAfterRestartWithoutPersistence(t *testing.T) {
 		t.Fatal("counter survived the restart; the test needs it gone")
 	}
 	var lease runtime.Lease
-	slot := liveSlot()
+	var slot int64
 	waitUntil(t, 5*time.Second, "an acquire after the restart", func() bool {
-		ok, _ := c.TryAcquireLease(ctx, "p", slot)
+		// The slot running now, once one begins after the new epoch.
+		slot = thisSlot()
+		ok, _ := c.TryAcquireLease(ctx, "p", slotRun(slot))
 		if ok {
 			lease, _ = c.CurrentLease("p")
 		}
@@ -73,7 +75,7 @@ func TestIntegrationTokensIncreaseAfterRestartWithoutPersistence(t *testing.T) {
 	if err := c.ReleaseLease(ctx, "p"); err != nil {
 		t.Fatal(err)
 	}
-	if ok, err := c.TryAcquireLease(ctx, "p", 1019); ok || !errors.Is(err, ErrStateLost) || !errors.Is(err, runtime.ErrSlotCompleted) {
+	if ok, err := c.TryAcquireLease(ctx, "p", slotRun(1019)); ok || !errors.Is(err, ErrStateLost) || !errors.Is(err, runtime.ErrSlotCompleted) {
 		t.Fatalf("a slot completed before the restart: %v, %v; want ErrStateLost", ok, err)
 	}
 }
@@ -82,12 +84,12 @@ func TestIntegrationSlotCompletedAcrossWorkers(t *testing.T) {
 	r := newReal(t)
 	a := r.started(r.options(10*time.Second), "a")
 	b := r.started(r.options(10*time.Second), "b")
-	slot := time.Now().Truncate(time.Minute).Unix()
+	slot := time.Now().Truncate(time.Minute).Unix() - 60
 	mustAcquire(t, a, "p", slot)
 	if err := a.CompleteLease(ctx, "p"); err != nil {
 		t.Fatal(err)
 	}
-	if ok, err := b.TryAcquireLease(ctx, "p", slot); ok || !errors.Is(err, runtime.ErrSlotCompleted) {
+	if ok, err := b.TryAcquireLease(ctx, "p", slotRun(slot)); ok || !errors.Is(err, runtime.ErrSlotCompleted) {
 		t.Fatalf("lagging replica: %v, %v; want ErrSlotCompleted", ok, err)
 	}
 	mustAcquire(t, b, "p", slot+60)
@@ -174,7 +176,7 @@ func TestIntegrationURLForms(t *testing.T) {
 		// The certificate is self-signed: without skip_verify the client
 		// refuses it, which shows TLS is really in use.
 		strict := r.started(opts, "strict")
-		if _, err := strict.TryAcquireLease(ctx, "p", 1); err == nil || !strings.Contains(err.Error(), "certificate") {
+		if _, err := strict.TryAcquireLease(ctx, "p", slotRun(1)); err == nil || !strings.Contains(err.Error(), "certificate") {
 			t.Fatalf("unverifiable certificate accepted: %v", err)
 		}
 		opts.RedisURL = r.srv.URL() + "?skip_verify=true"
@@ -190,7 +192,7 @@ func TestIntegrationFailSafeAndReconnect(t *testing.T) {
 	r.srv.Kill()
 
 	start := time.Now()
-	ok, err := c.TryAcquireLease(ctx, "p", 1)
+	ok, err := c.TryAcquireLease(ctx, "p", slotRun(1))
 	if ok || err == nil {
 		t.Fatalf("Redis down: %v, %v; want false and the cause", ok, err)
 	}
@@ -203,7 +205,7 @@ func TestIntegrationFailSafeAndReconnect(t *testing.T) {
 	r.srv.Restart()
 	slot := liveSlot() // the restarted server has a new epoch
 	waitUntil(t, 5*time.Second, "reconnection", func() bool {
-		ok, _ := c.TryAcquireLease(ctx, "p", slot)
+		ok, _ := c.TryAcquireLease(ctx, "p", slotRun(slot))
 		return ok
 	})
 	if err := c.Healthy(ctx); err != nil {

@@ -26,6 +26,10 @@ var (
 		"Slots refused because the coordination state was lost after they began (Redis restarted empty or from a file, failed over, or was flushed): they may have run.", nil, nil)
 	descRefused = prometheus.NewDesc("agora_coordinator_refused_total",
 		"Redis operations that Redis answered with an error reply refusing them (OOM under maxmemory/noeviction, READONLY, NOPERM, MISCONF, ...): Redis is reachable but will not take the worker's writes.", nil, nil)
+	descClockOffset = prometheus.NewDesc("agora_clock_offset_seconds",
+		"This worker's clock minus the Redis server's (TIME), as last measured; slots are decided by the server's clock (see docs/distributed.md, Assumptions).", nil, nil)
+	descFutureSlots = prometheus.NewDesc("agora_coordinator_future_slots_total",
+		"Slots refused because they start more than the lease-ahead bound after the Redis server's time: this worker's clock is ahead.", nil, nil)
 	descRedlockNodeUp = prometheus.NewDesc("agora_redlock_node_up",
 		"1 while a Redlock quorum node answers, else 0; node is its host:port (never credentials).", []string{"node"}, nil)
 )
@@ -48,13 +52,16 @@ func (c *RedisWorkerCoordinator) Describe(ch chan<- *prometheus.Desc) {
 	ch <- descCoordinatorUp
 	ch <- descStateLost
 	ch <- descRefused
+	ch <- descClockOffset
+	ch <- descFutureSlots
 	ch <- descRedlockNodeUp
 	c.metrics.requests.Describe(ch)
 }
 
 // Collect sends agora_coordinator_up (0 while Redis is unreachable or refuses
 // the worker's writes), agora_coordinator_state_lost_slots_total,
-// agora_coordinator_refused_total,
+// agora_coordinator_refused_total, agora_clock_offset_seconds (once
+// measured), agora_coordinator_future_slots_total,
 // agora_redlock_node_up per quorum node
 // and the agora_redis_request_duration_seconds histogram. A pool whose
 // coordinator this is registers it with its own registry, so /metrics shows
@@ -67,6 +74,10 @@ func (c *RedisWorkerCoordinator) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descCoordinatorUp, prometheus.GaugeValue, up)
 	ch <- prometheus.MustNewConstMetric(descStateLost, prometheus.CounterValue, float64(c.stats.stateLost.Load()))
 	ch <- prometheus.MustNewConstMetric(descRefused, prometheus.CounterValue, float64(c.stats.refused.Load()))
+	if offset, ok := c.ClockOffset(); ok {
+		ch <- prometheus.MustNewConstMetric(descClockOffset, prometheus.GaugeValue, offset.Seconds())
+	}
+	ch <- prometheus.MustNewConstMetric(descFutureSlots, prometheus.CounterValue, float64(c.stats.futureSlots.Load()))
 	if q, ok := c.backend.(*quorumBackend); ok {
 		for _, n := range q.redlock.Nodes() {
 			v := 0.0

@@ -37,7 +37,7 @@ func TestFlappingRedisLogsOneWarningPerMinute(t *testing.T) {
 	a := u.started(u.options(), "a")
 	for range 10 {
 		u.mr.SetError("ERR shard down")
-		_, _ = a.TryAcquireLease(ctx, "p", 1)
+		_, _ = a.TryAcquireLease(ctx, "p", slotRun(1))
 		u.mr.SetError("")
 		if err := a.Healthy(ctx); err != nil {
 			t.Fatal(err)
@@ -51,7 +51,7 @@ func TestFlappingRedisLogsOneWarningPerMinute(t *testing.T) {
 	}
 	u.advance(outageLogEvery)
 	u.mr.SetError("ERR shard down")
-	_, _ = a.TryAcquireLease(ctx, "p", 1)
+	_, _ = a.TryAcquireLease(ctx, "p", slotRun(1))
 	if n := u.logs.count("unlogged_outages=9"); n != 1 {
 		t.Errorf("the warning a minute later does not count the 9 unlogged outages:\n%s", u.logs)
 	}

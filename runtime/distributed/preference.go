@@ -102,7 +102,7 @@ func (c *RedisWorkerCoordinator) usesPreference() bool {
 // (deferredAskDelay) late when another live worker is the pipeline's
 // preferred worker.
 func (c *RedisWorkerCoordinator) DeferLease(req runtime.LeaseRequest) time.Duration {
-	if req.RunNumber <= 0 || !c.notPreferred(req.PipelineID) {
+	if runtime.RunKindOf(req.RunNumber) != runtime.RunSlot || !c.notPreferred(req.PipelineID) {
 		return 0
 	}
 	return deferredAskDelay
@@ -239,7 +239,7 @@ func (c *RedisWorkerCoordinator) preferenceLoop(stop <-chan struct{}) {
 func (c *RedisWorkerCoordinator) grantedElsewhere(ctx context.Context, reqs []leaseRequest, at []int, out []runtime.LeaseReply) ([]leaseRequest, []int) {
 	var look []int
 	for i, req := range reqs {
-		if req.Mode > 0 && c.notPreferred(req.PipelineID) {
+		if req.slot() && c.notPreferred(req.PipelineID) {
 			look = append(look, i)
 		}
 	}

@@ -90,7 +90,7 @@ func (b *quorumBackend) acquire(ctx context.Context, req leaseRequest) (acquireR
 	if res.Outcome != outcomeAcquired {
 		return res, nil
 	}
-	ref := leaseRef{PipelineID: req.PipelineID, Owner: req.Owner, Token: res.Token, RunNumber: res.RunNumber, Mode: req.Mode}
+	ref := leaseRef{PipelineID: req.PipelineID, Owner: req.Owner, Token: res.Token, RunNumber: res.RunNumber, Mode: req.ruleMode()}
 	outcome, holder, err := b.redlock.Acquire(ctx, start, quorumLease(ref))
 	if err != nil {
 		return acquireResult{}, err

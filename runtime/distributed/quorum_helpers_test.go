@@ -159,7 +159,7 @@ func redlockStatus(t *testing.T, c *RedisWorkerCoordinator) RedlockStatus {
 // mustNotAcquire fails unless c is refused pipelineID with (false, nil).
 func mustNotAcquire(t *testing.T, c *RedisWorkerCoordinator, pipelineID string, run int64) {
 	t.Helper()
-	ok, err := c.TryAcquireLease(context.Background(), pipelineID, run)
+	ok, err := c.TryAcquireLease(context.Background(), pipelineID, slotRun(run))
 	if ok || err != nil {
 		t.Fatalf("TryAcquireLease(%q, %d) = %v, %v; want false, nil (held elsewhere)", pipelineID, run, ok, err)
 	}
@@ -169,7 +169,7 @@ func mustNotAcquire(t *testing.T, c *RedisWorkerCoordinator, pipelineID string, 
 // want.
 func mustFailSafe(t *testing.T, c *RedisWorkerCoordinator, pipelineID string, run int64, want error) error {
 	t.Helper()
-	ok, err := c.TryAcquireLease(context.Background(), pipelineID, run)
+	ok, err := c.TryAcquireLease(context.Background(), pipelineID, slotRun(run))
 	if ok || err == nil {
 		t.Fatalf("TryAcquireLease(%q, %d) = %v, %v; want false and an error", pipelineID, run, ok, err)
 	}

@@ -110,7 +110,7 @@ func TestRedlockSlotRuleAndOnceHoldEvenWhenThePrimaryForgets(t *testing.T) {
 	a := r.started(r.options(2*time.Second), "a")
 	b := r.started(r.options(2*time.Second), "b")
 
-	const slot = 1_800_000_000
+	slot := time.Now().Unix() - 120
 	first := mustAcquire(t, a, "p", slot)
 	if first.RunNumber != slot {
 		t.Fatalf("run number %d, want the slot %d", first.RunNumber, slot)
@@ -119,7 +119,7 @@ func TestRedlockSlotRuleAndOnceHoldEvenWhenThePrimaryForgets(t *testing.T) {
 		t.Fatalf("CompleteLease: %v", err)
 	}
 	for _, s := range []int64{slot, slot - 60} {
-		if ok, err := b.TryAcquireLease(ctx, "p", s); ok || !errors.Is(err, runtime.ErrSlotCompleted) {
+		if ok, err := b.TryAcquireLease(ctx, "p", slotRun(s)); ok || !errors.Is(err, runtime.ErrSlotCompleted) {
 			t.Fatalf("slot %d after completion: %v, %v; want ErrSlotCompleted", s, ok, err)
 		}
 	}
@@ -131,7 +131,7 @@ func TestRedlockSlotRuleAndOnceHoldEvenWhenThePrimaryForgets(t *testing.T) {
 	// The primary restarts empty: its slot record and Once marker are gone,
 	// but the quorum nodes' copies still refuse the completed runs.
 	r.primary.Restart()
-	if ok, err := b.TryAcquireLease(ctx, "p", slot); ok || !errors.Is(err, runtime.ErrSlotCompleted) {
+	if ok, err := b.TryAcquireLease(ctx, "p", slotRun(slot)); ok || !errors.Is(err, runtime.ErrSlotCompleted) {
 		t.Fatalf("completed slot after the primary forgot it: %v, %v; want ErrSlotCompleted", ok, err)
 	}
 	if ok, err := b.TryAcquireLease(ctx, "once", runtime.RunNumberOnce); ok || !errors.Is(err, runtime.ErrSlotCompleted) {
@@ -140,7 +140,7 @@ func TestRedlockSlotRuleAndOnceHoldEvenWhenThePrimaryForgets(t *testing.T) {
 	if got := r.leaseTokens("p", 0, 1, 2); got[0]+got[1]+got[2] != "" {
 		t.Errorf("refused attempt left tokens %q on the nodes", got)
 	}
-	later := mustAcquire(t, b, "p", slot+60)
+	later := mustAcquire(t, b, "p", liveSlot()) // after the epoch the restart made
 	if later.FencingToken <= first.FencingToken {
 		t.Fatalf("token %d after the primary restarted is not above %d", later.FencingToken, first.FencingToken)
 	}
@@ -170,16 +170,17 @@ func TestRedlockPrimaryMayBeAQuorumNode(t *testing.T) {
 	if !rs.Nodes[0].Primary || rs.Nodes[1].Primary || rs.Nodes[2].Primary {
 		t.Fatalf("status nodes %+v: want node 0 marked as the primary", rs.Nodes)
 	}
-	lease := mustAcquire(t, a, "p", 1_800_000_000)
+	done := time.Now().Unix() - 120
+	lease := mustAcquire(t, a, "p", done)
 	// The quorum lease lives beside the primary's own keys.
 	if v, err := r.client(r.primary).Get(ctx, quorum.Keys{Prefix: DefaultKeyPrefix}.Lease("p")).Result(); err != nil || !strings.HasPrefix(v, strconv.FormatInt(lease.FencingToken, 10)+" ") {
 		t.Fatalf("primary's quorum lease %q (%v); want token %d", v, err, lease.FencingToken)
 	}
-	mustNotAcquire(t, b, "p", 1_800_000_000)
+	mustNotAcquire(t, b, "p", done)
 	if err := a.CompleteLease(ctx, "p"); err != nil {
 		t.Fatalf("CompleteLease: %v", err)
 	}
-	if ok, err := b.TryAcquireLease(ctx, "p", 1_800_000_000); ok || !errors.Is(err, runtime.ErrSlotCompleted) {
+	if ok, err := b.TryAcquireLease(ctx, "p", slotRun(done)); ok || !errors.Is(err, runtime.ErrSlotCompleted) {
 		t.Fatalf("completed slot: %v, %v; want ErrSlotCompleted", ok, err)
 	}
 }

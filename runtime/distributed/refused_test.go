@@ -90,7 +90,7 @@ func TestRefusedWritesUnderOOMMakeTheWorkerUnreadyUntilMemoryIsFreed(t *testing.
 	if st := coord.Status().(CoordinatorStatus); st.RefusedReason != "" {
 		t.Errorf("refused reason %q after recovery", st.RefusedReason)
 	}
-	mustAcquire(t, coord, "p", thisSlot()+8)
+	mustAcquire(t, coord, "p", nearSlot(thisSlot()+1))
 }
 
 // Rule: an error reply is a refusal only for the replies that mean the
@@ -217,7 +217,7 @@ func TestRefusedAcquireWithFallbackToLocal(t *testing.T) {
 	setMaxmemoryAboveUse(t, rc, 1<<20)
 	fillUntilOOM(t, rc)
 	setMaxmemoryAboveUse(t, rc, -512<<10)
-	ok, err := c.TryAcquireLease(ctx, "p", thisSlot())
+	ok, err := c.TryAcquireLease(ctx, "p", slotRun(thisSlot()))
 	if !ok || err != nil {
 		t.Fatalf("acquire under OOM with FallbackToLocal = %v, %v; want a local lease", ok, err)
 	}

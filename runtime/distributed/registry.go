@@ -118,6 +118,7 @@ func newWorkerRecord(workerID string, pipelines []string, started time.Time) wor
 // heartbeatLoop refreshes the worker record every HeartbeatInterval.
 func (c *RedisWorkerCoordinator) heartbeatLoop(stop <-chan struct{}) {
 	defer c.loops.Done()
+	c.measureClock(context.Background())
 	timer := c.clock.NewTimer(c.s.HeartbeatInterval)
 	defer timer.Stop()
 	for {
@@ -127,6 +128,9 @@ func (c *RedisWorkerCoordinator) heartbeatLoop(stop <-chan struct{}) {
 		case <-timer.C():
 		}
 		_ = c.heartbeat(context.Background())
+		if c.clockDue() {
+			c.measureClock(context.Background())
+		}
 		timer.Reset(c.s.HeartbeatInterval)
 	}
 }

@@ -83,7 +83,7 @@ func TestListWorkersFindsManyWithSCAN(t *testing.T) {
 			t.Fatalf("not sorted: %s before %s", workers[i-1].ID, workers[i].ID)
 		}
 	}
-	if _, err := inspector.TryAcquireLease(ctx, "p", 1); !errors.Is(err, ErrNotStarted) {
+	if _, err := inspector.TryAcquireLease(ctx, "p", slotRun(1)); !errors.Is(err, ErrNotStarted) {
 		t.Errorf("connect-only TryAcquireLease: %v, want ErrNotStarted", err)
 	}
 }

@@ -190,7 +190,7 @@ func TestStopWaitsForAnAcquireInFlight(t *testing.T) {
 
 	acquired := make(chan error, 1)
 	go func() {
-		ok, err := a.TryAcquireLease(ctx, "p", 9)
+		ok, err := a.TryAcquireLease(ctx, "p", slotRun(9))
 		if ok {
 			err = errors.New("acquired after Stop")
 		}
@@ -237,7 +237,7 @@ func TestCompletionIsRecordedOnceRedisAnswersAgain(t *testing.T) {
 		return a.Status().(CoordinatorStatus).Completed == 1
 	})
 	u.advance(time.Minute) // the lease has long expired
-	if ok, err := b.TryAcquireLease(ctx, "p", 9); ok || !errors.Is(err, runtime.ErrSlotCompleted) {
+	if ok, err := b.TryAcquireLease(ctx, "p", slotRun(9)); ok || !errors.Is(err, runtime.ErrSlotCompleted) {
 		t.Fatalf("slot 9 after its completion was recorded: %v, %v; want ErrSlotCompleted", ok, err)
 	}
 }

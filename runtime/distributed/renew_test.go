@@ -23,7 +23,7 @@ func TestRenewalKeepsALeasePastSeveralTTLs(t *testing.T) {
 	if ok, err := a.ValidateLease(ctx, "p", lease.FencingToken); !ok || err != nil {
 		t.Fatalf("ValidateLease after 5 TTLs = %v, %v", ok, err)
 	}
-	if ok, err := b.TryAcquireLease(ctx, "p", 7); ok || err != nil {
+	if ok, err := b.TryAcquireLease(ctx, "p", slotRun(7)); ok || err != nil {
 		t.Fatalf("another worker acquired a renewed lease: %v, %v", ok, err)
 	}
 	now, _ := a.CurrentLease("p")

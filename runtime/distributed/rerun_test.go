@@ -24,7 +24,7 @@ func TestRerunInterruptedGrantsTheDeadHoldersSlotFirst(t *testing.T) {
 		if err := b.Start(ctx, "b", []string{"p"}); err != nil {
 			t.Fatal(err)
 		}
-		slot := time.Now().Unix()
+		slot := time.Now().Unix() - 60 // and slot+60 has begun
 		mustAcquire(t, a, "p", slot)
 		if err := r.client(0).Del(ctx, a.recordKey).Err(); err != nil { // a died
 			t.Fatal(err)

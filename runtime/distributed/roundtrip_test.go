@@ -110,7 +110,7 @@ func TestRoundTripsPerOperation(t *testing.T) {
 		})
 	})
 	check("refused (slot completed)", 1, 1, func() {
-		if ok, _ := c.TryAcquireLease(ctx, "p", 100); ok {
+		if ok, _ := c.TryAcquireLease(ctx, "p", slotRun(100)); ok {
 			t.Fatal("completed slot acquired")
 		}
 	})

@@ -47,7 +47,7 @@ func TestSentinelFailoverThatLosesTheLastWritesGrantsNoSlotTwice(t *testing.T) {
 	// for a pipeline of its own tells when it is answered there.
 	other := acquireEventually(t, b, "other", 15*time.Second)
 	t.Logf("b answered by the new primary (token %d on another pipeline)", other.FencingToken)
-	ok, err := b.TryAcquireLease(ctx, "p", slot)
+	ok, err := b.TryAcquireLease(ctx, "p", slotRun(slot))
 	if ok {
 		lease, _ := b.CurrentLease("p")
 		t.Fatalf("slot %d granted twice: to a (token %d) before the failover, to b (token %d) after it",

@@ -148,6 +148,9 @@ func (b *singleBackend) acquireCall(reqs []leaseRequest) ([]string, []any) {
 func modeArg(req leaseRequest) any {
 	switch {
 	case req.Mode <= 0:
+	case req.Counted:
+		// A counted run, "c": none of the slot rules (see run_number.go).
+		return strconv.FormatInt(req.Mode, 10) + "c"
 	case req.Rerun:
 		return strconv.FormatInt(req.Mode, 10) + "r"
 	case req.Ahead:
@@ -175,8 +178,8 @@ func (b *singleBackend) requestKeys(req leaseRequest) []string {
 // parseAcquireReply decodes the acquire script's reply: the new token, 0 for
 // held, -1 for a completed slot, -2 for a missing worker record, -3 for a
 // slot older than the state epoch, -4 for an Ahead request that decided
-// nothing (ask again at the boundary), below -4 (with "r") an interrupted
-// earlier slot.
+// nothing (ask again at the boundary), -5 for a slot ahead of the server's
+// clock, below -5 (with "r") an interrupted earlier slot.
 func parseAcquireReply(reply int64, req leaseRequest, s settings) (acquireResult, error) {
 	mode := req.Mode
 	switch {
@@ -197,6 +200,10 @@ func parseAcquireReply(reply int64, req leaseRequest, s settings) (acquireResult
 		return acquireResult{Outcome: outcomeStateLost}, nil
 	case reply == -4 && req.Ahead:
 		return acquireResult{Outcome: outcomeAskAtSlot}, nil
+	case reply == -5:
+		// Before an interrupted slot: no slot scheduled 5 s after the
+		// Unix epoch is ever interrupted.
+		return acquireResult{Outcome: outcomeFuture}, nil
 	case reply < -3 && req.Rerun:
 		return acquireResult{Outcome: outcomeInterrupted, RunNumber: -reply}, nil
 	default:

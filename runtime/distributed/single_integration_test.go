@@ -40,7 +40,7 @@ func TestIntegrationRefusedAcquireChangesNothing(t *testing.T) {
 	}
 
 	for _, run := range []int64{runtime.RunNumberAuto, runtime.RunNumberOnce, 200} {
-		if ok, err := b.TryAcquireLease(ctx, "p", run); ok || err != nil {
+		if ok, err := b.TryAcquireLease(ctx, "p", slotRun(run)); ok || err != nil {
 			t.Fatalf("run %d while held: %v, %v; want false, nil", run, ok, err)
 		}
 	}

@@ -110,7 +110,7 @@ func TestEveryScriptCallKeepsToOneClusterSlot(t *testing.T) {
 	mustAcquire(t, a, "events", runtime.RunNumberAuto)
 	mustAcquire(t, a, "once", runtime.RunNumberOnce)
 	for _, id := range []string{"orders", "events", "once"} {
-		if ok, err := b.TryAcquireLease(ctx, id, 100); ok || err != nil {
+		if ok, err := b.TryAcquireLease(ctx, id, slotRun(100)); ok || err != nil {
 			t.Fatalf("%s: %v, %v", id, ok, err)
 		}
 	}

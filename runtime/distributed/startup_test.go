@@ -102,7 +102,7 @@ func TestStartFailsOnRefusedCredentialsAndDatabase(t *testing.T) {
 				t.Fatalf("Start took %s to fail", took)
 			}
 			// Not started: a later Start may try again with the same settings.
-			if ok, err := coord.TryAcquireLease(ctx, "p", 1); ok || !errors.Is(err, ErrNotStarted) {
+			if ok, err := coord.TryAcquireLease(ctx, "p", slotRun(1)); ok || !errors.Is(err, ErrNotStarted) {
 				t.Fatalf("TryAcquireLease after a refused Start = %v, %v", ok, err)
 			}
 		})

@@ -26,7 +26,7 @@ const stateLossTTL = 30 * time.Second
 // what c answered.
 func refused(t *testing.T, c *RedisWorkerCoordinator, pipelineID string, run int64, rule string) error {
 	t.Helper()
-	ok, err := c.TryAcquireLease(ctx, pipelineID, run)
+	ok, err := c.TryAcquireLease(ctx, pipelineID, slotRun(run))
 	if ok {
 		lease, _ := c.CurrentLease(pipelineID)
 		t.Fatalf("%s: run %d of %q granted again (token %d)", rule, run, pipelineID, lease.FencingToken)
@@ -80,7 +80,7 @@ func TestStateLossFlushBetweenTwoRequestsOfOneSlotRefusesTheSecond(t *testing.T)
 			if !tc.complete {
 				// Nor by the worker that holds it, asking again as a
 				// replica with a lost reply would.
-				if ok, _ := a.TryAcquireLease(ctx, "p", slot); ok {
+				if ok, _ := a.TryAcquireLease(ctx, "p", slotRun(slot)); ok {
 					t.Fatal("the holder was granted its own running slot a second time")
 				}
 			}
@@ -132,7 +132,7 @@ func TestStateLossGrantRequiresTheRequestersOwnRecord(t *testing.T) {
 	}
 	// A future slot: only the record rule decides, not a slot rule.
 	slot := thisSlot() + 10
-	ok, err := a.TryAcquireLease(ctx, "p", slot)
+	ok, err := a.TryAcquireLease(ctx, "p", slotRun(slot))
 	if ok && rc.Exists(ctx, recordA).Val() != 1 {
 		t.Fatalf("a was granted slot %d while its record %s is missing", slot, recordA)
 	}

@@ -12,7 +12,7 @@ import (
 // counters are the coordinator's event counts, shown in /status.
 type counters struct {
 	acquired, contended, slotCompleted, released, completed, lost,
-	renewalFailures, fallbackLeases, errors, stateLost, epochMoves, reruns, refused atomic.Uint64
+	renewalFailures, fallbackLeases, errors, stateLost, epochMoves, reruns, refused, futureSlots atomic.Uint64
 }
 
 // health tracks whether the last Redis operation worked.

@@ -16,7 +16,7 @@ func TestStatusReportsLeasesAndCounters(t *testing.T) {
 	b := u.started(u.options(), "b")
 	mustAcquire(t, a, "orders", 100)
 	mustAcquire(t, a, "events", runtime.RunNumberAuto)
-	_, _ = b.TryAcquireLease(ctx, "orders", 100)
+	_, _ = b.TryAcquireLease(ctx, "orders", slotRun(100))
 	if err := a.CompleteLease(ctx, "events"); err != nil {
 		t.Fatal(err)
 	}

@@ -80,7 +80,7 @@ func TestAcquireWritesAMissingRecordFirst(t *testing.T) {
 	if ttl := u.mr.TTL("agora:distributed:worker:a"); ttl != 3*time.Second {
 		t.Errorf("record TTL %s, want 3×heartbeat", ttl)
 	}
-	if ok, err := b.TryAcquireLease(ctx, "p", 5); ok || err != nil {
+	if ok, err := b.TryAcquireLease(ctx, "p", slotRun(5)); ok || err != nil {
 		t.Fatalf("b took the fresh lease: %v, %v", ok, err)
 	}
 }

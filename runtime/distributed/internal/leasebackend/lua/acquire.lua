@@ -11,7 +11,9 @@
 -- ARGV[7..] one requested run number per request: > 0 slot, 0 auto, -1 once;
 -- a slot followed by "r" asks to re-run a slot whose holder died (see below),
 -- one followed by "a" is asked ahead of its boundary (lease-ahead, see
--- ahead.go; never together with "r")
+-- ahead.go; never together with "r"); a number > 0 followed by "c" is a
+-- counted run (runtime.RunCounted), not a slot: no slot rule applies to it
+-- (completed slot, epoch, clock), only one holder and a rising token
 -- KEYS, per request in order: lease, last fencing token, last completed slot
 -- (sorted set, member "slot"; see keys.go), then on one server the once
 -- marker for a once request (run number -1) only; without a record key
@@ -45,7 +47,8 @@
 -- -4 for a request with "a" that decided nothing: it came more than lead
 -- before its slot by the server's clock, or found the lease held for an
 -- earlier run (a run of the previous slot still going), and the worker asks
--- again at the boundary.
+-- again at the boundary; -5 for a slot more than lead after the server's
+-- time, asked without "a" (the asking worker's clock is ahead): refused.
 --
 -- Lease-ahead and the epoch: an "a" request is granted only from lead
 -- before its slot by the server's clock, so every grant of a slot is issued
@@ -82,10 +85,14 @@ for i = 7, #ARGV do
   local flag = string.byte(arg, -1)
   local rerun = flag == 114 -- 'r'
   local early = flag == 97 -- 'a'
-  if rerun or early then
+  -- [run kinds] a counted run ('c') is no slot: slot is false for it.
+  local counted = flag == 99 -- 'c'
+  if rerun or early or counted then
     arg = string.sub(arg, 1, -2)
   end
   local mode = tonumber(arg)
+  local slot = mode > 0 and not counted
+  -- [/run kinds]
   local lease, tokenKey, doneKey = KEYS[k], KEYS[k + 1], KEYS[k + 2]
   local onceKey, epochKey = nil, nil
   if ownRecord == '' then
@@ -138,7 +145,7 @@ for i = 7, #ARGV do
     -- The slot rule, read only for a lease that is free (or this owner's):
     -- a lease held by another is refused the same either way.
     local done = nil
-    if mode > 0 then
+    if slot then
       done = redis.call('ZSCORE', doneKey, 'slot')
       done = done and tonumber(done)
       if done and mode <= done then
@@ -186,7 +193,7 @@ for i = 7, #ARGV do
       end
       break
     end
-    if mode > 0 and mode * 1000000 - lead < e then
+    if slot and mode * 1000000 - lead < e then
       reply = -3
       break
     end
@@ -214,6 +221,15 @@ for i = 7, #ARGV do
       reply = -4
       break
     end
+    -- [clock skew] Nor is any other ask for a slot further ahead of the
+    -- server's clock: a worker whose clock leads asks for slots that have
+    -- not begun, and a grant (with its completion) would refuse the
+    -- earlier slots the others still have to run.
+    if slot and mode * 1000000 - lead > now then
+      reply = -5
+      break
+    end
+    -- [/clock skew]
     -- The token key holds "<token> <run>": the run lets a worker that
     -- deferred its request see with one MGET that the slot was granted
     -- (see preference.go). An older "<token>" alone reads the same.
