@@ -176,6 +176,8 @@ func (r *runner) runNow() error {
 		return fmt.Errorf("pipeline %q: cannot ask the coordinator for a lease: %w", r.id(), err)
 	case outcomeSlotCompleted:
 		return fmt.Errorf("pipeline %q: %w", r.id(), ErrSlotCompleted)
+	case outcomeBackingOff, outcomeFleetStopped:
+		return fmt.Errorf("pipeline %q: not run: %w", r.id(), err)
 	case outcomeStopped:
 		return fmt.Errorf("pipeline %q: stopped before the run started", r.id())
 	default:

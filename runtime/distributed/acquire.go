@@ -163,6 +163,9 @@ func (c *RedisWorkerCoordinator) settleAcquire(ctx context.Context, req leaseReq
 		return false, nil
 	case outcomeAskAtSlot:
 		return false, runtime.ErrAskAtSlot
+	case outcomeBackingOff, outcomeFailStopped:
+		c.stats.contended.Add(1)
+		return false, c.failingError(ctx, req, res, sent)
 	}
 
 	h := &heldLease{
@@ -177,6 +180,7 @@ func (c *RedisWorkerCoordinator) settleAcquire(ctx context.Context, req leaseReq
 		},
 		mode:     runNumber,
 		lastSent: sent,
+		failures: res.Failures,
 	}
 	var recordSent time.Time
 	if c.takesOver() {

@@ -79,6 +79,8 @@ const (
 	outcomeStateLost                           // the slot is older than the state epoch: it may have run
 	outcomeInterrupted                         // an earlier slot's holder died: ask for RunNumber to re-run it
 	outcomeAskAtSlot                           // an Ahead request decided nothing: ask again at the boundary
+	outcomeBackingOff                          // the pipeline backs off after a failed run (failures.go)
+	outcomeFailStopped                         // the pipeline stopped after too many failed runs
 )
 
 // acquireResult is the answer to a leaseRequest.
@@ -87,6 +89,11 @@ type acquireResult struct {
 	Token     int64         // the new fencing token (0 unless acquired)
 	RunNumber int64         // the lease's run number (the token for Auto and Once)
 	ValidFor  time.Duration // lease validity counted from when the request was sent
+	// Failures is the fleet's count of consecutive failed runs, for a
+	// grant or a refusal of a failing pipeline (failures.go); RetryIn how
+	// long its backoff still lasts.
+	Failures int
+	RetryIn  time.Duration
 }
 
 // leaseRef identifies a held lease in Redis.
@@ -97,6 +104,9 @@ type leaseRef struct {
 	RunNumber  int64
 	Mode       int64
 	stored     string // value(), when already known
+	// failures is the fleet's failure count the grant reported: a
+	// completion then clears the failure state (failures.go).
+	failures int
 }
 
 // value is the lease's stored form, "<token> <run> <owner>": renew and
