@@ -59,7 +59,6 @@ func newFailCoord() *failCoord {
 	return c
 }
 
-
 // TestFleetBackoffIsWaitedOutAndShown: refused because the pipeline backs
 // off elsewhere in the fleet, a worker runs nothing, shows the fleet's
 // count, backoff and last error, and asks again when the backoff ends.

@@ -136,6 +136,7 @@ type runner struct {
 // run updates it without allocating.
 type runStats struct {
 	state       PipelineState
+	lastOutcome outcome // of the last run this worker finished (fits beside state)
 	consecutive int32
 	runs        uint64
 	ok          uint64 // runs that succeeded
@@ -147,11 +148,10 @@ type runStats struct {
 	token       int64
 	lastToken   int64 // the last fencing token held
 	lastSuccess int64 // end of the last successful run
-	// the last run this worker finished: its run number, token and how it
-	// ended (lastEnd is its end)
-	lastRun     int64
-	lastRunTok  int64
-	lastOutcome outcome
+	// the last run this worker finished: its run number and token
+	// (lastEnd is its end, lastOutcome how it ended)
+	lastRun    int64
+	lastRunTok int64
 }
 
 // rareStats is the runner's state that only failures, skips, records or
