@@ -113,7 +113,12 @@ func (p *WorkerPool) RunNow(ctx context.Context, pipelineIDs ...string) error {
 			r.logRun(slog.LevelWarn, "lease lost: cancelling the run", lease)
 		}
 	})
-	reportSchedules(env.caps, selected)
+	// Runs asked for now count no failure fleet-wide, and a worker that
+	// only runs them now is no replica starting a new count: the
+	// coordinator gets no failure rules.
+	caps := env.caps
+	caps.FailureSharer = nil
+	reportSchedules(caps, selected)
 	if err := coord.Start(ctx, cfg.workerID, ids); err != nil {
 		return fmt.Errorf("runtime: starting coordinator: %w", err)
 	}

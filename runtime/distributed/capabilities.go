@@ -7,16 +7,11 @@ import "github.com/agora-etl/agora/runtime"
 // batches (spread over the fleet by preferred workers, and asked ahead of
 // cron slots on one Redis), reports health, status and lease holders,
 // reads the last completed slots for catch-up, carries fleet commands and
-// schedules, re-runs interrupted slots, keeps a run history, and (but
-// with Redlock) counts failed runs and backs off fleet-wide.
+// schedules, re-runs interrupted slots, keeps a run history, and
+// counts failed runs and backs off fleet-wide.
 func (c *RedisWorkerCoordinator) Capabilities() runtime.Capabilities {
-	var failures runtime.FailureSharer
-	if _, single := c.backend.(*singleBackend); single {
-		// One server, Sentinel, Cluster; not Redlock (docs/distributed.md).
-		failures = c
-	}
 	return runtime.Capabilities{
-		FailureSharer:       failures,
+		FailureSharer:       c,
 		RunCompleter:        c,
 		BatchLeaser:         c,
 		LeaseDeferrer:       c,

@@ -90,9 +90,6 @@ func (c *RedisWorkerCoordinator) failFor(rec *runtime.RunRecord) *failReq {
 	if !ok || rec.Triggered || rec.Outcome == runtime.OutcomeSucceeded || rec.Outcome == runtime.OutcomeSlotDone {
 		return nil
 	}
-	if _, single := c.backend.(*singleBackend); !single {
-		return nil // Redlock: not kept (see docs/distributed.md)
-	}
 	return &failReq{rules: rules, err: rec.Error}
 }
 
@@ -116,6 +113,19 @@ func (c *RedisWorkerCoordinator) noteFailure(pipelineID string, rep failRep, las
 		c.log.Error("distributed: pipeline reached its maximum of consecutive failed runs in the fleet; every replica stops it",
 			"pipeline", pipelineID, "consecutive_errors", rep.count, "last_error", lastErr)
 	}
+}
+
+// failBackend is where the failure state lives: the one server (or
+// Cluster), or in Redlock mode the primary, whose reservation fail.lua
+// gives back (the quorum lease is released after it).
+func (c *RedisWorkerCoordinator) failBackend() *singleBackend {
+	switch b := c.backend.(type) {
+	case *singleBackend:
+		return b
+	case *quorumBackend:
+		return b.primary.reserver
+	}
+	return nil
 }
 
 // failCall is fail.lua's call for r's lease.
@@ -227,8 +237,8 @@ func (c *RedisWorkerCoordinator) failingError(ctx context.Context, req leaseRequ
 // pipelines among ids that stopped (fail_reset.lua), in one pipelined
 // round trip: this worker begins a new count.
 func (c *RedisWorkerCoordinator) resetStoppedFailures(ctx context.Context, ids []string) {
-	b, ok := c.backend.(*singleBackend)
-	if !ok || len(ids) == 0 {
+	b := c.failBackend()
+	if b == nil || len(ids) == 0 {
 		return
 	}
 	calls := make([]leasebackend.Call, 0, len(ids))
@@ -308,4 +318,30 @@ func (c *RedisWorkerCoordinator) FailureStates(ctx context.Context, pipelineIDs 
 		out[i] = st
 	}
 	return out, nil
+}
+
+// quorumFailures records fail (a failed run) or clears the failure state
+// (a success after failures) on the Redlock primary, before the quorum
+// lease is given back.
+func (c *RedisWorkerCoordinator) quorumFailures(ctx context.Context, qb *quorumBackend, ref leaseRef, completed bool, fail *failReq, sent time.Time) {
+	opCtx, cancel := c.opContext(ctx, opRelease)
+	defer cancel()
+	p := qb.primary.reserver
+	switch {
+	case !completed && fail != nil:
+		_, rep, err := p.fail(opCtx, ref, fail)
+		if err != nil {
+			c.log.Warn("distributed: could not record a failed run on the primary", "pipeline", ref.PipelineID, "error", c.failure("record failure", err))
+			return
+		}
+		c.noteFailure(ref.PipelineID, rep, fail.err, sent)
+	case completed && ref.failures > 0:
+		_, err := p.client.Pipelined(opCtx, func(pp redis.Pipeliner) error {
+			p.queueFailClear(opCtx, pp, ref.PipelineID)
+			return nil
+		})
+		if err != nil {
+			c.log.Warn("distributed: could not clear a pipeline's failure count on the primary", "pipeline", ref.PipelineID, "error", c.failure("clear failures", err))
+		}
+	}
 }

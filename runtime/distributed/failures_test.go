@@ -14,7 +14,13 @@ import (
 // with the failure rules given, shared before Start as the pool does.
 func failingCoordinator(t *testing.T, r *real, workerID string, rules runtime.FailureRules) *RedisWorkerCoordinator {
 	t.Helper()
-	c, err := NewRedisWorkerCoordinator(r.options(5 * time.Second))
+	return failingCoordinatorWith(t, r.options(5*time.Second), workerID, rules)
+}
+
+// failingCoordinatorWith is failingCoordinator with opts.
+func failingCoordinatorWith(t *testing.T, opts Options, workerID string, rules runtime.FailureRules) *RedisWorkerCoordinator {
+	t.Helper()
+	c, err := NewRedisWorkerCoordinator(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,4 +169,32 @@ func TestFailingRepliesParse(t *testing.T) {
 			t.Errorf("%q parsed", bad)
 		}
 	}
+}
+
+// TestFailureStateInRedlockModeLivesOnThePrimary: with Redlock leases the
+// failure is recorded on the primary before the quorum lease is released,
+// the other replica backs off, and a success clears the state.
+func TestFailureStateInRedlockModeLivesOnThePrimary(t *testing.T) {
+	rig := newQuorumRig(t, 3)
+	rules := runtime.FailureRules{MaxConsecutiveErrors: 5, ErrorBackoff: 300 * time.Millisecond}
+	a := failingCoordinatorWith(t, rig.options(5*time.Second), "a", rules)
+	b := failingCoordinatorWith(t, rig.options(5*time.Second), "b", rules)
+	slot := liveSlot()
+	st := failRun(t, a, slot, "sink down")
+	if st.Count != 1 || time.Until(st.Until) <= 0 {
+		t.Fatalf("after the failure: %+v", st)
+	}
+	f := failingRefusal(t, b, slot+1)
+	if f.State.Count != 1 || f.State.LastError != "sink down" {
+		t.Fatalf("b refused with %+v", f.State)
+	}
+	time.Sleep(time.Until(f.State.Until) + 20*time.Millisecond)
+	mustAcquire(t, b, "p", slot+1)
+	if err := b.FinishRun(context.Background(), runtime.RunRecord{PipelineID: "p", Outcome: runtime.OutcomeSucceeded, End: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := a.FailureState(context.Background(), "p"); err != nil || st.Count != 0 {
+		t.Fatalf("after a success: %+v, %v", st, err)
+	}
+	mustAcquire(t, a, "p", slot+2)
 }

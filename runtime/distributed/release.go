@@ -136,6 +136,13 @@ func (c *RedisWorkerCoordinator) giveBackWith(ctx context.Context, h *heldLease,
 				c.noteFailure(ref.PipelineID, rep, fail.err, sent)
 			}
 		} else {
+			if qb, ok := c.backend.(*quorumBackend); ok && attempt == 0 {
+				// Redlock: the failure is recorded on the primary (giving
+				// the reservation back) before the quorum lease is released,
+				// so nobody is granted the lease before the backoff is in
+				// place; a success's clear goes before its completion.
+				c.quorumFailures(ctx, qb, ref, completed, fail, sent)
+			}
 			op := opRelease
 			if completed {
 				op = opComplete
