@@ -198,3 +198,28 @@ func TestFailureStateInRedlockModeLivesOnThePrimary(t *testing.T) {
 	}
 	mustAcquire(t, a, "p", slot+2)
 }
+
+// TestFailureStateOnACluster: the failure state shares the pipeline's hash
+// slot, so the scripts run on a Cluster; a batch asks as a single request.
+func TestFailureStateOnACluster(t *testing.T) {
+	r := newClusterReal(t)
+	rules := runtime.FailureRules{MaxConsecutiveErrors: 2, ErrorBackoff: 300 * time.Millisecond}
+	a := failingCoordinatorWith(t, r.options(5*time.Second), "a", rules)
+	b := failingCoordinatorWith(t, r.options(5*time.Second), "b", rules)
+	slot := liveSlot()
+	if st := failRun(t, a, slot, "first"); st.Count != 1 {
+		t.Fatalf("after the first failure: %+v", st)
+	}
+	rep := b.TryAcquireLeases(context.Background(), []runtime.LeaseRequest{{PipelineID: "p", RunNumber: slot + 1}})[0]
+	var f *runtime.FailingError
+	if rep.Acquired || !errors.As(rep.Err, &f) || f.State.Count != 1 || f.State.LastError != "first" {
+		t.Fatalf("batch reply while backing off: %+v", rep)
+	}
+	time.Sleep(time.Until(f.State.Until) + 20*time.Millisecond)
+	if st := failRun(t, b, slot+1, "second"); !st.Stopped || st.Count != 2 {
+		t.Fatalf("after the second failure: %+v; want stopped", st)
+	}
+	if f := failingRefusal(t, a, slot+2); !f.State.Stopped || f.State.LastError != "second" {
+		t.Fatalf("a refused with %+v", f.State)
+	}
+}
