@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -39,17 +40,54 @@ path = "${OUT_DIR}/${REPLICA}.jsonl"
 // within 0.8 s, and every replica stops with the terminal error naming the
 // pipeline, the count and the last error, exiting 1.
 func TestThreeReplicasShareAFailingPipelinesCountAndBackoff(t *testing.T) {
+	runFailingFleet(t, false)
+}
+
+// TestFailingFleetSurvivesAReplicaKilledMidStreak: the same fleet, with a
+// replica SIGKILLed right after the first failed attempt and started
+// again. It joins the running count and backoff (a count below the
+// maximum is not reset), so the fleet still makes at most 3 attempts.
+func TestFailingFleetSurvivesAReplicaKilledMidStreak(t *testing.T) {
+	runFailingFleet(t, true)
+}
+
+func runFailingFleet(t *testing.T, kill bool) {
 	srv := redistest.Start(t)
 	dir := t.TempDir()
 	path := writeConfig(t, dir, "pipelines.toml", failingConfig)
-	var procs []*agoraProc
-	for _, name := range []string{"r1", "r2", "r3"} {
-		procs = append(procs, startAgora(t, dir, []string{
+	start := func(name string) *agoraProc {
+		return startAgora(t, dir, []string{
 			"AGORA_DISTRIBUTED_REDIS_URL=" + srv.URL(),
 			"AGORA_DISTRIBUTED_LEASE_TTL_SECONDS=10",
 			"AGORA_DISTRIBUTED_HEARTBEAT_INTERVAL=1s",
 			"REPLICA=" + name, "OUT_DIR=" + dir,
-		}, "worker", "--config", path, "-log-format", "json", "-health-port", "0"))
+		}, "worker", "--config", path, "-log-format", "json", "-health-port", "0")
+	}
+	env := []string{"AGORA_DISTRIBUTED_REDIS_URL=" + srv.URL()}
+	history := func() []runtime.RunRecord {
+		t.Helper()
+		code, out, errOut := runAgora(t, dir, env, "fleet", "runs", "broken", "--json")
+		if code != 0 {
+			t.Fatalf("agora fleet runs: exit %d\n%s%s", code, out, errOut)
+		}
+		var runs []runtime.RunRecord
+		if err := json.Unmarshal([]byte(out), &runs); err != nil {
+			t.Fatalf("fleet runs --json: %v\n%s", err, out)
+		}
+		return runs
+	}
+	procs := []*agoraProc{start("r1"), start("r2"), start("r3")}
+	if kill {
+		deadline := time.Now().Add(30 * time.Second)
+		for len(history()) == 0 {
+			if time.Now().After(deadline) {
+				t.Fatal("no failed attempt within 30 s")
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		procs[0].signal(t, syscall.SIGKILL)
+		procs[0].wait(t, 10*time.Second)
+		procs[0] = start("r1-again")
 	}
 	// 1 s + 2 s of backoff between the three attempts; the replicas must
 	// all have stopped well within this.
@@ -65,17 +103,9 @@ func TestThreeReplicasShareAFailingPipelinesCountAndBackoff(t *testing.T) {
 		}
 	}
 
-	env := []string{"AGORA_DISTRIBUTED_REDIS_URL=" + srv.URL()}
-	code, out, errOut := runAgora(t, dir, env, "fleet", "runs", "broken", "--json")
-	if code != 0 {
-		t.Fatalf("agora fleet runs: exit %d\n%s%s", code, out, errOut)
-	}
-	var runs []runtime.RunRecord
-	if err := json.Unmarshal([]byte(out), &runs); err != nil {
-		t.Fatalf("fleet runs --json: %v\n%s", err, out)
-	}
+	runs := history()
 	if len(runs) == 0 || len(runs) > 3 {
-		t.Fatalf("%d attempts in the run history, want 1 to 3 (the fleet's, not each replica's):\n%s", len(runs), out)
+		t.Fatalf("%d attempts in the run history, want 1 to 3 (the fleet's, not each replica's): %+v", len(runs), runs)
 	}
 	sort.Slice(runs, func(i, j int) bool { return runs[i].Start.Before(runs[j].Start) })
 	var desc []string

@@ -68,7 +68,7 @@ func TestFleetBackoffIsWaitedOutAndShown(t *testing.T) {
 	until := t0.Add(40 * time.Second)
 	coord.setRefusal(&runtime.FailureState{Count: 2, Until: until, LastError: "source: missing.jsonl"})
 	var runs recorder
-	d := &poolDriver{clock: clock, logs: &syncBuffer{}, opts: []runtime.PoolOption{runtime.WithCoordinator(coord)}}
+	d := &poolDriver{clock: clock, logs: &syncBuffer{}, opts: []runtime.PoolOption{runtime.WithCoordinator(coord), runtime.WithHealthAddr("127.0.0.1:0")}}
 	d.start(t, &runtime.ScheduledPipeline{PipelineID: "p", Schedule: runtime.Every(10 * time.Second), MaxConsecutiveErrors: 5,
 		Factory: failingFactory(clock, &runs, nil)})
 	d.settle(t)
@@ -82,6 +82,14 @@ func TestFleetBackoffIsWaitedOutAndShown(t *testing.T) {
 	}
 	if st.Failures != 0 || st.Runs != 0 {
 		t.Errorf("another replica's failure counted as this one's run: %+v", st)
+	}
+	fams := scrape(t, d.pool.HealthAddr())
+	untilS := float64(until.UnixNano()) / 1e9
+	for name, want := range map[string]float64{"agora_consecutive_errors": 2, "agora_next_run_timestamp_seconds": untilS,
+		"agora_backoff_until_timestamp_seconds": untilS} {
+		if got := value(t, fams, name, "pipeline", "p"); got != want {
+			t.Errorf("%s = %v, want %v", name, got, want)
+		}
 	}
 	advanceTo(t, clock, d, until.Add(-time.Second))
 	if runs.count() != 0 {
