@@ -242,11 +242,13 @@ func (c *RedisWorkerCoordinator) resetStoppedFailures(ctx context.Context, ids [
 		return
 	}
 	calls := make([]leasebackend.Call, 0, len(ids))
+	shared := make([]string, 0, len(ids))
 	c.mu.Lock()
 	for _, id := range ids {
-		if _, shared := c.failRules[id]; shared {
+		if _, ok := c.failRules[id]; ok {
 			calls = append(calls, leasebackend.Call{Script: leasebackend.FailResetScript,
 				Keys: []string{b.pipelineKeys(id)[2], c.keys.failure(id)}})
+			shared = append(shared, id)
 		}
 	}
 	c.mu.Unlock()
@@ -263,7 +265,7 @@ func (c *RedisWorkerCoordinator) resetStoppedFailures(ctx context.Context, ids [
 		}
 		if n == 1 {
 			c.log.Info("distributed: the pipeline had stopped after too many failed runs in the fleet; this worker begins a new count",
-				"pipeline", calls[i].Keys[1])
+				"pipeline", shared[i])
 		}
 	}
 }

@@ -223,3 +223,32 @@ func TestFailureStateOnACluster(t *testing.T) {
 		t.Fatalf("a refused with %+v", f.State)
 	}
 }
+
+// TestFailureStateIsLostWithAnEmptyRedisRestart: the state lives in Redis,
+// so after an empty restart the backoff is gone and the count starts
+// again from 0 (docs/distributed.md, "Failed runs, fleet-wide").
+func TestFailureStateIsLostWithAnEmptyRedisRestart(t *testing.T) {
+	r := newReal(t)
+	rules := runtime.FailureRules{MaxConsecutiveErrors: 2, ErrorBackoff: time.Minute}
+	a := failingCoordinator(t, r, "a", rules)
+	b := failingCoordinator(t, r, "b", rules)
+	if st := failRun(t, a, liveSlot(), "first"); st.Count != 1 {
+		t.Fatalf("after the failure: %+v", st)
+	}
+	if f := failingRefusal(t, b, liveSlot()); f.State.Count != 1 {
+		t.Fatalf("refused with %+v", f.State)
+	}
+	r.srv.Restart()
+	slot := liveSlot() + 1 // after the new state epoch
+	waitUntil(t, 10*time.Second, "a grant after the restart", func() bool {
+		ok, err := b.TryAcquireLease(context.Background(), "p", slot)
+		return ok && err == nil
+	})
+	rec := runtime.RunRecord{PipelineID: "p", Outcome: runtime.OutcomeFailed, Error: "after", End: time.Now()}
+	if err := b.FinishRun(context.Background(), rec); err != nil {
+		t.Fatal(err)
+	}
+	if st, ok := b.Failures("p"); !ok || st.Count != 1 || st.Stopped {
+		t.Fatalf("after the restart the count is %+v, want 1 again (not 2: stopped)", st)
+	}
+}
