@@ -79,6 +79,7 @@ const (
 	outcomeStateLost                           // the slot is older than the state epoch: it may have run
 	outcomeInterrupted                         // an earlier slot's holder died: ask for RunNumber to re-run it
 	outcomeAskAtSlot                           // an Ahead request decided nothing: ask again at the boundary
+	outcomeForeignData                         // the lease or token key holds data agora did not write: nothing granted
 )
 
 // acquireResult is the answer to a leaseRequest.

@@ -26,6 +26,8 @@ var (
 		"Slots refused because the coordination state was lost after they began (Redis restarted empty or from a file, failed over, or was flushed): they may have run.", nil, nil)
 	descRefused = prometheus.NewDesc("agora_coordinator_refused_total",
 		"Redis operations that Redis answered with an error reply refusing them (OOM under maxmemory/noeviction, READONLY, NOPERM, MISCONF, ...): Redis is reachable but will not take the worker's writes.", nil, nil)
+	descForeignData = prometheus.NewDesc("agora_coordinator_foreign_data_total",
+		"Lease requests refused because the pipeline's lease or token key holds data agora did not write (another type, or a value that does not parse); nothing was granted.", []string{"pipeline"}, nil)
 	descRedlockNodeUp = prometheus.NewDesc("agora_redlock_node_up",
 		"1 while a Redlock quorum node answers, else 0; node is its host:port (never credentials).", []string{"node"}, nil)
 )
@@ -48,6 +50,7 @@ func (c *RedisWorkerCoordinator) Describe(ch chan<- *prometheus.Desc) {
 	ch <- descCoordinatorUp
 	ch <- descStateLost
 	ch <- descRefused
+	ch <- descForeignData
 	ch <- descRedlockNodeUp
 	c.metrics.requests.Describe(ch)
 }
@@ -67,6 +70,9 @@ func (c *RedisWorkerCoordinator) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descCoordinatorUp, prometheus.GaugeValue, up)
 	ch <- prometheus.MustNewConstMetric(descStateLost, prometheus.CounterValue, float64(c.stats.stateLost.Load()))
 	ch <- prometheus.MustNewConstMetric(descRefused, prometheus.CounterValue, float64(c.stats.refused.Load()))
+	for id, n := range c.foreignDataCounts() {
+		ch <- prometheus.MustNewConstMetric(descForeignData, prometheus.CounterValue, float64(n), id)
+	}
 	if q, ok := c.backend.(*quorumBackend); ok {
 		for _, n := range q.redlock.Nodes() {
 			v := 0.0

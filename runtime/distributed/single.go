@@ -175,8 +175,9 @@ func (b *singleBackend) requestKeys(req leaseRequest) []string {
 // parseAcquireReply decodes the acquire script's reply: the new token, 0 for
 // held, -1 for a completed slot, -2 for a missing worker record, -3 for a
 // slot older than the state epoch, -4 for an Ahead request that decided
-// nothing (ask again at the boundary), below -4 (with "r") an interrupted
-// earlier slot.
+// nothing (ask again at the boundary), -5 for a lease or token key holding
+// data agora did not write, below -4 (with "r") an interrupted earlier
+// slot.
 func parseAcquireReply(reply int64, req leaseRequest, s settings) (acquireResult, error) {
 	mode := req.Mode
 	switch {
@@ -197,6 +198,8 @@ func parseAcquireReply(reply int64, req leaseRequest, s settings) (acquireResult
 		return acquireResult{Outcome: outcomeStateLost}, nil
 	case reply == -4 && req.Ahead:
 		return acquireResult{Outcome: outcomeAskAtSlot}, nil
+	case reply == -5:
+		return acquireResult{Outcome: outcomeForeignData}, nil
 	case reply < -3 && req.Rerun:
 		return acquireResult{Outcome: outcomeInterrupted, RunNumber: -reply}, nil
 	default:
