@@ -50,6 +50,15 @@ func TestFleetCommandsSurviveForeignKeys(t *testing.T) {
 		}
 	}
 
+	// A token the acquire script cannot use: the pipelines table says so.
+	const tokenKey = "agora:distributed:token:{orders}"
+	if err := admin.Set(context.Background(), tokenKey, "99999999999999999999999 5", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errOut := run("pipelines"); code != 0 || !strings.Contains(out, "problem: orders: "+tokenKey) {
+		t.Errorf("pipelines with a malformed token: exit %d\n%s%s", code, out, errOut)
+	}
+
 	const pausedKey = "agora:distributed:control:paused"
 	if err := admin.Set(context.Background(), pausedKey, "hello", 0).Err(); err != nil {
 		t.Fatal(err)
