@@ -42,6 +42,7 @@ lint:
 
 # generate runs go generate: agoragen rewrites the examples' worker.go.
 generate:
+	@echo "go generate: agoragen rewrites the examples' worker.go (a first run compiles agoragen)"
 	$(GO) generate ./...
 
 # run generates, builds the example worker and runs three replicas against a
