@@ -18,8 +18,8 @@ func TestServeListensReadsTheTokenFromTheEnvironmentAndStops(t *testing.T) {
 	f := newFixture(t)
 	for _, tc := range []struct{ env, flag, mode string }{
 		{"", "", "read-only"},
-		{"from-env", "", "enabled"},
-		{"", "from-flag", "enabled"},
+		{"from-env", "", "need the token (from AGORA_UI_TOKEN)"},
+		{"", "from-flag", "need the token (from --token)"},
 	} {
 		t.Setenv(TokenEnv, tc.env)
 		ctx, cancel := context.WithCancel(context.Background())
