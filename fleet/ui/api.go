@@ -60,7 +60,7 @@ func (h *Handler) api(w http.ResponseWriter, r *http.Request) {
 			apiError(w, http.StatusBadRequest, err)
 			return
 		}
-		v, err = h.in.RunPage(ctx, distributed.RunPageQuery{RunFilter: f, Limit: limit, Cursor: q.Get("cursor")})
+		v, err = h.runPage(ctx, distributed.RunPageQuery{RunFilter: f, Limit: limit, Cursor: q.Get("cursor")})
 	default:
 		apiError(w, http.StatusNotFound, fmt.Errorf("unknown resource %q (workers, leases, pipelines, runs)", what))
 		return

@@ -114,7 +114,7 @@ func Serve(ctx context.Context, in *distributed.Inspector, opts ServeOptions, st
 		return err
 	}
 	host := hostName(ln.Addr().String())
-	allowed := append([]string{host}, opts.AllowedHosts...)
+	allowed := append([]string{hostName(opts.Listen), host}, opts.AllowedHosts...)
 	if !loopback(host) {
 		what := "without TLS: put a TLS proxy in front"
 		if token == "" {

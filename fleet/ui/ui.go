@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -93,6 +94,9 @@ type Handler struct {
 	mux     *http.ServeMux
 	guesses *guesses
 	sums    *summaries
+	// search admits one fleet-wide run search at a time: it reads every
+	// run kept of every pipeline, so concurrent ones would only add up.
+	search chan struct{}
 }
 
 // NewHandler returns the dashboard over in. Besides the pages it serves
@@ -114,7 +118,8 @@ func NewHandler(in *distributed.Inspector, opts Options) *Handler {
 	mac := hmac.New(sha256.New, secret)
 	mac.Write([]byte("agora fleet ui csrf"))
 	h := &Handler{in: in, opts: opts, secret: secret, csrf: hex.EncodeToString(mac.Sum(nil)), mux: http.NewServeMux(),
-		guesses: newGuesses(opts.Now), sums: &summaries{in: in, ttl: opts.SummaryTTL, now: opts.Now}}
+		guesses: newGuesses(opts.Now), sums: &summaries{in: in, ttl: opts.SummaryTTL, now: opts.Now},
+		search: make(chan struct{}, 1)}
 	static, _ := fs.Sub(assets, "assets")
 	h.mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
 	h.mux.HandleFunc("GET /{$}", h.front)
@@ -312,7 +317,7 @@ func (h *Handler) runs(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, http.StatusBadRequest, err)
 		return
 	}
-	rp, err := h.in.RunPage(r.Context(), distributed.RunPageQuery{RunFilter: f, Limit: RunsPageSize, Cursor: q.Get("cursor")})
+	rp, err := h.runPage(r.Context(), distributed.RunPageQuery{RunFilter: f, Limit: RunsPageSize, Cursor: q.Get("cursor")})
 	if errors.Is(err, distributed.ErrBadQuery) {
 		h.fail(w, http.StatusBadRequest, err)
 		return
@@ -331,6 +336,19 @@ func (h *Handler) runs(w http.ResponseWriter, r *http.Request) {
 		p.NextURL = withParam(r.URL, "cursor", rp.Next)
 	}
 	h.render(w, r, "runs.html", http.StatusOK, p)
+}
+
+// runPage is Inspector.RunPage, one fleet-wide search at a time.
+func (h *Handler) runPage(ctx context.Context, q distributed.RunPageQuery) (distributed.RunPage, error) {
+	if len(q.PipelineIDs) == 0 {
+		select {
+		case h.search <- struct{}{}:
+			defer func() { <-h.search }()
+		case <-ctx.Done():
+			return distributed.RunPage{}, ctx.Err()
+		}
+	}
+	return h.in.RunPage(ctx, q)
 }
 
 // short cuts an error to errorShown bytes (at a rune boundary) and says

@@ -163,8 +163,10 @@ type hit struct {
 // RunPage reads one page of the runs that pass q, newest first. The
 // filter runs on the server (lua/history_match.lua), which answers only
 // the ends of the matches; the page's members alone are then fetched. So
-// a page costs the fleet about one short script per pipeline and the
-// page's runs, however many runs the fleet keeps.
+// the reader receives the page's runs however many the fleet keeps, and
+// Redis reads every run kept of the pipelines searched, in short batches:
+// naming the pipelines (or one, as a pipeline's page does) is what keeps
+// a search of a large fleet cheap.
 func (in *Inspector) RunPage(ctx context.Context, q RunPageQuery) (RunPage, error) {
 	if q.Limit < 1 || q.Limit > MaxPageSize {
 		return RunPage{}, fmt.Errorf("%w: limit %d: want 1 to %d", ErrBadQuery, q.Limit, MaxPageSize)
@@ -240,18 +242,28 @@ func dedupe(ids []string) []string {
 	return out
 }
 
-// matchRuns runs the match script on each pipeline's history, one
-// pipelined round trip, and returns the ends it answered and the number
-// of matches.
+// matchChunk is how many pipelines one round trip of matchRuns searches:
+// the script reads every run kept of each (with long errors, hundreds of
+// kilobytes), and Redis serves a pipelined batch without serving anyone
+// else, so the batches are kept short.
+const matchChunk = 10
+
+// matchRuns runs the match script on each pipeline's history, in round
+// trips of matchChunk pipelines, and returns the ends it answered and the
+// number of matches.
 func (c *RedisWorkerCoordinator) matchRuns(ctx context.Context, ids []string, f RunFilter, cur cursor, hasCursor bool, want int) ([]hit, int, error) {
 	args := c.matchArgs(f, cur, hasCursor, want)
-	calls := make([]leasebackend.Call, len(ids))
-	for i, id := range ids {
-		calls[i] = leasebackend.Call{Script: leasebackend.HistoryMatchScript, Keys: []string{c.keys.done(id)}, Args: args}
+	cmds := make([]*redis.Cmd, 0, len(ids))
+	for lo := 0; lo < len(ids); lo += matchChunk {
+		chunk := ids[lo:min(lo+matchChunk, len(ids))]
+		calls := make([]leasebackend.Call, len(chunk))
+		for i, id := range chunk {
+			calls[i] = leasebackend.Call{Script: leasebackend.HistoryMatchScript, Keys: []string{c.keys.done(id)}, Args: args}
+		}
+		opCtx, cancel := c.opContext(ctx, opHistory)
+		cmds = append(cmds, leasebackend.RunPipelined(opCtx, c.client, calls)...)
+		cancel()
 	}
-	opCtx, cancel := c.opContext(ctx, opHistory)
-	defer cancel()
-	cmds := leasebackend.RunPipelined(opCtx, c.client, calls)
 	var hits []hit
 	total := 0
 	for i, cmd := range cmds {

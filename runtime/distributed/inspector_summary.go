@@ -13,7 +13,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/agora-etl/agora/runtime"
-	"github.com/agora-etl/agora/runtime/distributed/internal/leasebackend"
 )
 
 // historyMinScore is the lowest score a reader shows: the history floor or
@@ -23,65 +22,67 @@ func (c *RedisWorkerCoordinator) historyMinScore() float64 {
 	return math.Max(historyScoreFloor, float64(c.clock.Now().UnixMilli()-pol.MaxAge.Milliseconds()))
 }
 
-// historySummary is what the summary script tells of one pipeline's
-// history.
-type historySummary struct {
-	newest      *runtime.RunRecord
-	lastSuccess *time.Time
-	stale       int
-}
+// summaryChunk is how many pipelines one round trip of Summaries reads:
+// Redis serves a pipelined batch without serving anyone else, so a large
+// fleet is read in batches short enough that the workers' commands are
+// never kept waiting long.
+const summaryChunk = 100
 
-// historySummaries summarises the run history of each of ids on the
-// server (leasebackend.HistorySummaryScript), one pipelined round trip.
-func (c *RedisWorkerCoordinator) historySummaries(ctx context.Context, ids []string) ([]historySummary, error) {
-	pol := c.historyPolicy()
-	lo := strconv.FormatFloat(c.historyMinScore(), 'f', 0, 64)
-	calls := make([]leasebackend.Call, len(ids))
-	for i, id := range ids {
-		calls[i] = leasebackend.Call{Script: leasebackend.HistorySummaryScript, Keys: []string{c.keys.done(id)}, Args: []any{lo, pol.Limit}}
-	}
-	opCtx, cancel := c.opContext(ctx, opHistory)
-	defer cancel()
-	cmds := leasebackend.RunPipelined(opCtx, c.client, calls)
-	out := make([]historySummary, len(ids))
-	for i, cmd := range cmds {
-		v, err := cmd.Slice()
-		if err != nil && !errors.Is(err, redis.Nil) {
-			if redis.HasErrorPrefix(err, "WRONGTYPE") {
-				continue // not agora's: shown as a pipeline without history
+// newestRuns reads the newest run of each of ids (nil: none kept), in
+// round trips of summaryChunk pipelines.
+func (c *RedisWorkerCoordinator) newestRuns(ctx context.Context, ids []string) ([]*runtime.RunRecord, error) {
+	by := &redis.ZRangeBy{Max: "+inf", Min: strconv.FormatFloat(c.historyMinScore(), 'f', 0, 64), Count: 1}
+	out := make([]*runtime.RunRecord, len(ids))
+	for lo := 0; lo < len(ids); lo += summaryChunk {
+		chunk := ids[lo:min(lo+summaryChunk, len(ids))]
+		opCtx, cancel := c.opContext(ctx, opHistory)
+		cmds := make([]*redis.ZSliceCmd, len(chunk))
+		_, err := c.client.Pipelined(opCtx, func(p redis.Pipeliner) error {
+			for i, id := range chunk {
+				cmds[i] = p.ZRevRangeByScoreWithScores(opCtx, c.keys.done(id), by)
 			}
-			return nil, c.failure("summarise the run history", err)
+			return nil
+		})
+		cancel()
+		if err != nil && !errors.Is(err, redis.Nil) && !redis.HasErrorPrefix(err, "WRONGTYPE") {
+			return nil, c.failure("read the run history", err)
 		}
-		if len(v) != 5 {
-			continue
-		}
-		member, _ := v[1].(string)
-		score, _ := v[2].(string)
-		if end, err := strconv.ParseFloat(score, 64); err == nil && member != "" {
-			if rec, ok := decodeRunMember(ids[i], member, end); ok {
-				out[i].newest = &rec
+		for i, cmd := range cmds {
+			zs, _ := cmd.Result() // a key of another type: no runs
+			if len(zs) == 0 {
+				continue
 			}
-		}
-		if s, _ := v[3].(string); s != "" {
-			if ms, err := strconv.ParseFloat(s, 64); err == nil {
-				t := time.UnixMilli(int64(ms)).UTC()
-				out[i].lastSuccess = &t
+			member, _ := zs[0].Member.(string)
+			if rec, ok := decodeRunMember(chunk[i], member, zs[0].Score); ok {
+				out[lo+i] = &rec
 			}
-		}
-		if n, ok := v[4].(int64); ok {
-			out[i].stale = int(n)
 		}
 	}
 	return out, nil
 }
 
+// leaseInfosChunked is leaseInfos in round trips of summaryChunk
+// pipelines.
+func (in *Inspector) leaseInfosChunked(ctx context.Context, ids []string, ws []WorkerInfo) ([]LeaseInfo, error) {
+	out := make([]LeaseInfo, 0, len(ids))
+	for lo := 0; lo < len(ids); lo += summaryChunk {
+		part, err := in.leaseInfos(ctx, ids[lo:min(lo+summaryChunk, len(ids))], ws)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, part...)
+	}
+	return out, nil
+}
+
 // Summaries is Overview read for a large fleet: every pipeline a live
-// worker runs or that is paused, and the live workers, with each
-// pipeline's history summarised on the server (last outcome and error,
-// last success, stale refusals) instead of sent whole. Its rows are
-// Overview's, field for field; it costs Redis about one short script per
-// pipeline and sends one run per pipeline, where Overview sends every run
-// kept.
+// worker runs or that is paused, and the live workers, reading only the
+// newest run of each pipeline where Overview reads every run kept (with
+// long errors, megabytes a pipeline), in short batches. So its rows are
+// Overview's except LastSuccess and StaleRefusals, which only every run
+// tells: Summaries leaves them nil and 0, and Pipeline (one pipeline) or
+// Overview fill them. The dashboard's front page shows the last completed
+// slot instead.
 func (in *Inspector) Summaries(ctx context.Context) (Overview, error) {
 	ws, err := in.Workers(ctx)
 	if err != nil {
@@ -98,11 +99,11 @@ func (in *Inspector) Summaries(ctx context.Context) (Overview, error) {
 		}
 	}
 	sort.Strings(ids)
-	leases, err := in.leaseInfos(ctx, ids, ws)
+	leases, err := in.leaseInfosChunked(ctx, ids, ws)
 	if err != nil {
 		return Overview{}, err
 	}
-	sums, err := in.c.historySummaries(ctx, ids)
+	newest, err := in.c.newestRuns(ctx, ids)
 	if err != nil {
 		return Overview{}, err
 	}
@@ -116,14 +117,12 @@ func (in *Inspector) Summaries(ctx context.Context) (Overview, error) {
 	rows := make([]PipelineInfo, len(ids))
 	for i, id := range ids {
 		rows[i] = in.row(id, schedules[id], by[id], leases[i], paused, now)
-		s := sums[i]
-		var newest []runtime.RunRecord
-		if s.newest != nil {
-			rows[i].LastOutcome, rows[i].LastError = s.newest.Outcome, s.newest.Error
-			newest = []runtime.RunRecord{*s.newest}
+		var runs []runtime.RunRecord
+		if n := newest[i]; n != nil {
+			rows[i].LastOutcome, rows[i].LastError = n.Outcome, n.Error
+			runs = []runtime.RunRecord{*n}
 		}
-		rows[i].LastSuccess, rows[i].StaleRefusals = s.lastSuccess, s.stale
-		rows[i].NextRun = nextRun(rows[i].Schedule, rows[i].NextFire, newest, now)
+		rows[i].NextRun = nextRun(rows[i].Schedule, rows[i].NextFire, runs, now)
 	}
 	return Overview{Pipelines: rows, Workers: ws}, nil
 }

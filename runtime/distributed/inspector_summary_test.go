@@ -47,7 +47,7 @@ func seedHistories(t *testing.T, c *RedisWorkerCoordinator, ids []string) {
 	}
 }
 
-func TestSummariesAgreeWithOverviewFieldByField(t *testing.T) {
+func TestSummariesAgreeWithOverviewButForWhatEveryRunTells(t *testing.T) {
 	r := newReal(t)
 	ids := []string{"a", "b", "c", "d", "e", "f"}
 	cs, in := r.inspected([]string{"w1", "w2"}, ids, map[string]string{"a": `every="1m"`, "b": `cron="0 * * * *"`})
@@ -73,6 +73,10 @@ func TestSummariesAgreeWithOverviewFieldByField(t *testing.T) {
 	seen := map[runtime.RunOutcome]bool{}
 	for i := range want.Pipelines {
 		seen[want.Pipelines[i].LastOutcome] = true
+		if got.Pipelines[i].LastSuccess != nil || got.Pipelines[i].StaleRefusals != 0 {
+			t.Errorf("pipeline %s: Summaries filled LastSuccess or StaleRefusals: %+v", want.Pipelines[i].PipelineID, got.Pipelines[i])
+		}
+		want.Pipelines[i].LastSuccess, want.Pipelines[i].StaleRefusals = nil, 0
 		if !reflect.DeepEqual(got.Pipelines[i], want.Pipelines[i]) {
 			t.Errorf("pipeline %s:\nSummaries %+v\nOverview  %+v", want.Pipelines[i].PipelineID, got.Pipelines[i], want.Pipelines[i])
 		}
