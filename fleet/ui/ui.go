@@ -274,7 +274,15 @@ func (h *Handler) pipeline(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, http.StatusBadRequest, err)
 		return
 	}
-	info, runs, found, err := h.in.Pipeline(r.Context(), id)
+	// The workers come with the summaries (SummaryTTL old at most): they
+	// change slowly, and scanning the registry per page would not.
+	var info distributed.PipelineInfo
+	var runs []runtime.RunRecord
+	var found bool
+	o, _, err := h.sums.get(r.Context())
+	if err == nil {
+		info, runs, found, err = h.in.PipelineAmong(r.Context(), id, o.Workers)
+	}
 	if err != nil {
 		h.opts.Logger.Error("fleet ui: reading a pipeline failed", "pipeline", id, "error", err)
 		h.fail(w, http.StatusBadGateway, fmt.Errorf("reading the fleet: %w", err))

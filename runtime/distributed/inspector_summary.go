@@ -156,6 +156,12 @@ func (in *Inspector) Pipeline(ctx context.Context, id string) (info PipelineInfo
 	if err != nil {
 		return PipelineInfo{}, nil, false, err
 	}
+	return in.PipelineAmong(ctx, id, ws)
+}
+
+// PipelineAmong is Pipeline with the live workers already read (as
+// Summaries returns them): the registry is scanned once for many pages.
+func (in *Inspector) PipelineAmong(ctx context.Context, id string, ws []WorkerInfo) (info PipelineInfo, runs []runtime.RunRecord, found bool, err error) {
 	_, by := knownPipelines(ws)
 	paused, err := in.c.PausedPipelines(ctx)
 	if err != nil {
