@@ -109,7 +109,7 @@ func (h *Handler) signedIn(w http.ResponseWriter, r *http.Request) (bool, error)
 	if auth := r.Header.Get("Authorization"); auth != "" {
 		bearer, ok := strings.CutPrefix(auth, "Bearer ")
 		if !ok {
-			return false, errors.New("Authorization: want Bearer and the dashboard's token")
+			return false, errors.New("the Authorization header: want Bearer and the dashboard's token")
 		}
 		if err := h.checkToken(w, r, bearer); err != nil {
 			return false, err
