@@ -3,6 +3,7 @@ package distributed
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"testing"
 	"time"
@@ -171,6 +172,39 @@ func TestOverviewPageFiltersAndPages(t *testing.T) {
 	for _, bad := range [][2]int{{0, 0}, {0, MaxPageSize + 1}, {-1, 10}} {
 		if _, err := o.Page(PipelineFilter{}, bad[0], bad[1]); err == nil {
 			t.Errorf("Page(offset %d, limit %d) did not fail", bad[0], bad[1])
+		}
+	}
+}
+
+func TestSummariesReadEveryBatchOfPipelines(t *testing.T) {
+	r := newReal(t)
+	var ids []string
+	for i := range 2*summaryChunk + 17 {
+		ids = append(ids, fmt.Sprintf("p%03d", i))
+	}
+	cs, in := r.inspected([]string{"w1"}, ids, nil)
+	ctx := context.Background()
+	for i, id := range ids {
+		rec := runtime.RunRecord{PipelineID: id, RunNumber: int64(i + 1), WorkerID: "w1", Duration: time.Second,
+			Outcome: []runtime.RunOutcome{runtime.OutcomeSucceeded, runtime.OutcomeFailed}[i%2], End: inspectAt.Add(-time.Minute)}
+		if i%2 == 1 {
+			rec.Error = id
+		}
+		if err := cs[0].client.ZAdd(ctx, cs[0].keys.done(id), redis.Z{Score: float64(rec.End.UnixMilli()), Member: encodeRunMember(&rec)}).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	o, err := in.Summaries(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(o.Pipelines) != len(ids) {
+		t.Fatalf("%d rows, want %d", len(o.Pipelines), len(ids))
+	}
+	for i, row := range o.Pipelines {
+		want := []runtime.RunOutcome{runtime.OutcomeSucceeded, runtime.OutcomeFailed}[i%2]
+		if row.PipelineID != ids[i] || row.LastOutcome != want || (i%2 == 1 && row.LastError != ids[i]) {
+			t.Errorf("row %d = %s %s %q, want %s %s", i, row.PipelineID, row.LastOutcome, row.LastError, ids[i], want)
 		}
 	}
 }
