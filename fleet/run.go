@@ -21,7 +21,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agora-etl/agora/fleet/ui"
 	"github.com/agora-etl/agora/internal/exitcode"
 	"github.com/agora-etl/agora/internal/redact"
 	"github.com/agora-etl/agora/runtime"
@@ -55,7 +54,8 @@ Commands:
                    duration, outcome, records in/out/dead-lettered, triggered, error
                    (--limit N, default 20; --failed; --since D such as 1h)
   ui               the web dashboard (--listen 127.0.0.1:8090; --token T or
-                   AGORA_UI_TOKEN enables pause, resume and trigger)
+                   AGORA_UI_TOKEN enables pause, resume and trigger), in the
+                   agora command and binaries that link it (fleet.WithDashboard)
 
 Flags (before or after the command):
   --json           print JSON instead of a table
@@ -76,7 +76,9 @@ func Command() runtime.Command {
 	return runtime.Command{
 		Name:    "fleet",
 		Summary: "inspect and steer the fleet: workers, leases, pipelines, pause ID, resume ID, trigger ID (fleet -h)",
-		Run:     Run,
+		Run: func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+			return Run(ctx, args, stdout, stderr)
+		},
 	}
 }
 
@@ -87,8 +89,14 @@ func (e usageError) Error() string { return e.msg }
 
 // Run runs one fleet command (args without the program and "fleet" words),
 // prints its result to stdout and problems to stderr, and returns the exit
-// status: ExitOK, ExitFailure or ExitUsage.
-func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+// status: ExitOK, ExitFailure or ExitUsage. The ui command needs a
+// dashboard (WithDashboard); without one it says where the dashboard is
+// and exits with ExitUsage.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer, opts ...Option) int {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	a, err := parseArgs(args)
 	cmd, rest, fl := a.cmd, a.rest, a.flags
 	if err != nil {
@@ -103,6 +111,10 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if cmd == "help" {
 		fmt.Fprint(stdout, usageText)
 		return ExitOK
+	}
+	if cmd == "ui" && o.dashboard == nil {
+		fmt.Fprint(stderr, noDashboard)
+		return ExitUsage
 	}
 	in, err := distributed.OpenInspector(ctx, a.redis)
 	if err != nil {
@@ -127,7 +139,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "runs":
 		err = c.runs(ctx, distributed.RunQuery{PipelineIDs: rest, Limit: fl.limit, Failed: fl.failed, Since: fl.since})
 	case "ui":
-		err = ui.Serve(ctx, in, ui.ServeOptions{Listen: fl.listen, Token: fl.token}, stdout, stderr)
+		err = o.dashboard(ctx, in, fl.listen, fl.token, stdout, stderr)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "fleet %s: %s\n", cmd, problem(err, a.redis))
@@ -186,7 +198,7 @@ func parseArgs(argv []string) (args, error) {
 	fs.IntVar(&fl.limit, "limit", DefaultRunsLimit, "at most this many runs")
 	fs.BoolVar(&fl.failed, "failed", false, "only runs that did not succeed")
 	fs.DurationVar(&fl.since, "since", 0, "only runs that ended within this long")
-	fs.StringVar(&fl.listen, "listen", ui.DefaultListen, "address to listen on")
+	fs.StringVar(&fl.listen, "listen", DefaultDashboardListen, "address to listen on")
 	fs.StringVar(&fl.token, "token", "", "token that enables the actions (default $AGORA_UI_TOKEN)")
 	var words []string
 	for remaining := argv; ; {
