@@ -182,3 +182,59 @@ expr = "`+nestedCEL(6, 20, "all", "true")+`"
 		t.Fatalf("dead-lettered after the timeout: %v", dead)
 	}
 }
+
+// TestHugeNumbersAreNeverRoundedThroughCEL: issue 27's precision repro,
+// pair = [record.n, record.id] on n = 99999999999999999999, used to write
+// 1e20. Through agora run and agora worker: the record whose n CEL cannot
+// hold goes to the dead-letter queue whole, with an error naming the
+// value, and n as the source wrote it; the others are written; a field
+// no expression reads passes through as written.
+func TestHugeNumbersAreNeverRoundedThroughCEL(t *testing.T) {
+	for _, cmd := range []string{"run", "worker"} {
+		t.Run(cmd, func(t *testing.T) {
+			dir := t.TempDir()
+			writeConfig(t, dir, "in.jsonl", `{"id":1,"n":99999999999999999999,"big":123456789012345678901234567890}`+"\n"+
+				`{"id":2,"n":5,"big":123456789012345678901234567890}`+"\n"+
+				`{"id":3,"n":0.12345678901234567891,"big":1}`+"\n")
+			path := writeConfig(t, dir, "p.toml", celPipeline(`
+[[pipelines.p.transforms]]
+type = "map"
+fields = { pair = "[record.n, record.id]" }
+`))
+			env := []string{"AGORA_DISTRIBUTED_REDIS_URL="}
+			if cmd == "run" {
+				if code, _, stderr := runAgora(t, dir, env, "run", "--config", path); code != 0 {
+					t.Fatalf("agora run: exit %d\n%s", code, stderr)
+				}
+			} else {
+				// A pool of once pipelines stops by itself when they are done.
+				p := startAgora(t, dir, env, "worker", "--config", path, "-health-port", "0")
+				if code := p.wait(t, 30*time.Second); code != 0 {
+					t.Fatalf("agora worker: exit %d\n%s", code, p.stderr)
+				}
+			}
+			out, err := os.ReadFile(filepath.Join(dir, "out.jsonl"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := `"big":123456789012345678901234567890`; !strings.Contains(string(out), want) || !strings.Contains(string(out), `"pair":[5,2]`) || strings.Count(string(out), "\n") != 1 {
+				t.Fatalf("written %s\nwant only id 2, with pair [5,2] and %s", out, want)
+			}
+			dead, err := os.ReadFile(filepath.Join(dir, "dead.jsonl"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, want := range []string{
+				`"n":99999999999999999999`, "field value 99999999999999999999 does not fit a 64-bit integer",
+				`"n":0.12345678901234567891`, "field value 0.12345678901234567891 has more digits than a double holds",
+			} {
+				if !strings.Contains(string(dead), want) {
+					t.Errorf("dead letters lack %s:\n%s", want, dead)
+				}
+			}
+			if strings.Contains(string(out)+string(dead), "1e+20") || strings.Contains(string(out)+string(dead), "100000000000000000000") {
+				t.Fatalf("a rounded value was written:\n%s\n%s", out, dead)
+			}
+		})
+	}
+}

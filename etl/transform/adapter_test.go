@@ -74,10 +74,31 @@ func TestNumber(t *testing.T) {
 	for in, want := range map[string]any{
 		"12": int64(12), "-3": int64(-3), "12.5": 12.5, "1e3": 1000.0, "1E-1": 0.1,
 		"18446744073709551615": uint64(18446744073709551615), "-9223372036854775808": int64(-9223372036854775808),
-		"18446744073709551616": 18446744073709551616.0, "-9223372036854775809": -9223372036854775809.0,
+		"0.30000000000000004": 0.30000000000000004, "1.10": 1.1, "-0.0": 0.0, "0e5": 0.0,
+		"1.2345678901234568e+20": 1.2345678901234568e+20, "1.7976931348623157e308": 1.7976931348623157e308,
+		"5e-324": 5e-324, "0.000012345678901234568": 0.000012345678901234568,
 	} {
 		if got := number(in).Value(); got != want {
 			t.Errorf("number(%s) = %#v, want %#v", in, got, want)
+		}
+	}
+	// Numbers a double or a 64-bit integer cannot hold as written are
+	// errors, never a rounded value.
+	for in, want := range map[string]string{
+		"18446744073709551616":   "does not fit a 64-bit integer",
+		"-9223372036854775809":   "does not fit a 64-bit integer",
+		"99999999999999999999":   "does not fit a 64-bit integer",
+		"1e400":                  "beyond a double's range",
+		"-1e400":                 "beyond a double's range",
+		"1e-400":                 "more digits than a double holds",
+		"0.12345678901234567891": "more digits than a double holds: CEL would round it to 0.12345678901234568",
+		"12345678901234567.5":    "more digits than a double holds",
+		"1.00000000000000000001": "more digits than a double holds",
+	} {
+		v := number(in)
+		err, ok := v.Value().(error)
+		if !ok || !strings.Contains(err.Error(), want) {
+			t.Errorf("number(%s) = %v, want an error containing %q", in, v, want)
 		}
 	}
 	if v := number("x1"); !strings.Contains(v.(error).Error(), `"x1" is not a number`) {
