@@ -296,7 +296,7 @@ func (c *command) pipelines(ctx context.Context) error {
 	if c.json {
 		return c.emit(rows)
 	}
-	t := newTable(c.out, "PIPELINE", "SCHEDULE", "WORKERS", "LAST COMPLETED", "NEXT RUN", "LAST OUTCOME", "LAST SUCCESS", "PAUSED", "ONCE COMPLETED")
+	t := newTable(c.out, "PIPELINE", "SCHEDULE", "WORKERS", "LAST COMPLETED", "NEXT RUN", "LAST OUTCOME", "LAST SUCCESS", "PAUSED", "ONCE COMPLETED", "ERRORS", "BACKOFF UNTIL", "LAST ERROR")
 	for _, r := range rows {
 		sched := r.Schedule
 		if sched == "" {
@@ -306,8 +306,16 @@ func (c *command) pipelines(ctx context.Context) error {
 		if outcome == "" {
 			outcome = "-"
 		}
+		errs := fmt.Sprint(r.ConsecutiveErrors)
+		if r.FailedStop {
+			errs += " (stopped)"
+		}
+		lastErr := "-"
+		if r.ConsecutiveErrors > 0 {
+			lastErr = oneLine(r.LastError)
+		}
 		t.row(r.PipelineID, sched, fmt.Sprint(len(r.Workers)), timeOrDash(r.LastCompleted), timeOrDash(r.NextRun),
-			outcome, timeOrDash(r.LastSuccess), yesNo(r.Paused), yesNo(r.OnceCompleted))
+			outcome, timeOrDash(r.LastSuccess), yesNo(r.Paused), yesNo(r.OnceCompleted), errs, timeOrDash(r.BackoffUntil), lastErr)
 	}
 	return t.flush()
 }

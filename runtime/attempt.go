@@ -170,7 +170,16 @@ func (r *runner) attempt(runNumber int64, now time.Time, due int64, onDemand boo
 
 // skipped classifies an attempt the coordinator did not grant.
 func (r *runner) skipped(runNumber int64, err error) outcome {
+	var failing *FailingError
 	switch {
+	case errors.As(err, &failing):
+		// Refused for the fleet's failure state: not a coordinator fault.
+		if failing.State.Stopped {
+			return outcomeFleetStopped
+		}
+		r.logRun(slog.LevelDebug, "backing off fleet-wide after a failed run, skipping", Lease{RunNumber: runNumber},
+			slog.Int("consecutive_errors", failing.State.Count), slog.Time("until", failing.State.Until))
+		return outcomeBackingOff
 	case errors.Is(err, ErrSlotCompleted):
 		r.logRun(slog.LevelDebug, "slot already completed, skipping", Lease{RunNumber: runNumber})
 		return outcomeSlotCompleted

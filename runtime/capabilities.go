@@ -66,4 +66,7 @@ type Capabilities struct {
 	// RunHistoryReader reads the run history back, for tools. The pool
 	// does not use it.
 	RunHistoryReader RunHistoryReader
+	// FailureSharer counts failed runs and backs off fleet-wide. nil: each
+	// worker counts its own failures and backs off alone.
+	FailureSharer FailureSharer
 }

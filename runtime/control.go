@@ -45,8 +45,8 @@ type InterruptedRerunner interface {
 }
 
 // reportSchedules hands the coordinator whose capabilities are caps the
-// pipelines' schedules when it wants them, and the pipelines that re-run
-// interrupted slots.
+// pipelines' schedules when it wants them, the pipelines that re-run
+// interrupted slots, and the pipelines' failure rules.
 func reportSchedules(caps Capabilities, pipelines []*ScheduledPipeline) {
 	if rr := caps.InterruptedRerunner; rr != nil {
 		var ids []string
@@ -56,6 +56,9 @@ func reportSchedules(caps Capabilities, pipelines []*ScheduledPipeline) {
 			}
 		}
 		rr.SetRerunInterrupted(ids)
+	}
+	if fs := caps.FailureSharer; fs != nil {
+		fs.ShareFailures(failureRules(pipelines))
 	}
 	sr := caps.ScheduleReporter
 	if sr == nil {
@@ -128,6 +131,7 @@ func (r *runner) triggered(env *runEnv) {
 		switch o {
 		case outcomeNotAcquired:
 		case outcomeLeaseError:
+		case outcomeBackingOff: // the trigger runs once the fleet's backoff ends
 		default:
 			return
 		}
@@ -157,6 +161,7 @@ func (r *runner) publishTriggered(o outcome, runErr error, end time.Time, state 
 		r.ctx = nil
 		r.st.runs++
 		r.st.lastEnd = end.UnixNano()
+		r.st.lastRun, r.st.lastRunTok, r.st.lastOutcome = r.st.runNumber, r.st.token, o
 		r.st.runNumber, r.st.token = 0, 0
 		if r.rare != nil {
 			r.rare.lastErr = ""

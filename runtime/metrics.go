@@ -265,7 +265,7 @@ var (
 	descToken = prometheus.NewDesc("agora_fencing_token",
 		"The fencing token of the last lease this replica held for the pipeline; 0 before any fenced lease.", []string{"pipeline"}, nil)
 	descConsecutive = prometheus.NewDesc("agora_consecutive_errors",
-		"Failed runs since the pipeline's last success.", []string{"pipeline"}, nil)
+		"Failed runs since the pipeline's last success (the fleet's, with the Redis coordinator).", []string{"pipeline"}, nil)
 	descRecords = prometheus.NewDesc("agora_records_total",
 		"Records moved by record pipelines, by direction: in (read), out (written), dead_lettered, filtered (left out by a filter transform).", []string{"pipeline", "direction"}, nil)
 	descPaused = prometheus.NewDesc("agora_pipeline_paused",
@@ -279,7 +279,9 @@ var (
 	descLastSuccess = prometheus.NewDesc("agora_last_success_timestamp_seconds",
 		"When the last successful run on this replica ended, in Unix seconds; absent before the first.", []string{"pipeline"}, nil)
 	descNextRun = prometheus.NewDesc("agora_next_run_timestamp_seconds",
-		"When the next attempt is due, in Unix seconds; absent while a run is in flight and once the pipeline stopped.", []string{"pipeline"}, nil)
+		"When the next attempt is due, in Unix seconds (the end of the backoff after a failed run); absent while a run is in flight, while the pipeline is paused and once it stopped.", []string{"pipeline"}, nil)
+	descBackoffUntil = prometheus.NewDesc("agora_backoff_until_timestamp_seconds",
+		"When the backoff after a failed run ends (the fleet's, with the Redis coordinator), in Unix seconds; absent when the pipeline is not backing off.", []string{"pipeline"}, nil)
 	descInterval = prometheus.NewDesc("agora_schedule_interval_seconds",
 		"The time between two runs the schedule plans: an every pipeline's interval, the gap between a cron pipeline's next two slots; absent for continuous and once.",
 		[]string{"pipeline"}, nil)
@@ -293,7 +295,7 @@ var (
 // Describe sends the descriptors of every agora_* metric the pool exports.
 func (c *poolCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descDuration, descLateness, descRuns, descSkipped, descLeaseHeld, descLeaseLost, descToken, descConsecutive, descRecords, descPaused,
-		descLastSuccess, descNextRun, descInterval, descStale, descBuildInfo} {
+		descLastSuccess, descNextRun, descBackoffUntil, descInterval, descStale, descBuildInfo} {
 		ch <- d
 	}
 	if _, ok := c.pool.cfg.coordinator.(prometheus.Collector); !ok {
@@ -342,8 +344,11 @@ func (c *poolCollector) Collect(ch chan<- prometheus.Metric) {
 		if st.lastSuccess != 0 {
 			gauge(descLastSuccess, unixSeconds(st.lastSuccess), id)
 		}
-		if st.next != 0 {
+		if st.next != 0 && !pr.env.paused(r) {
 			gauge(descNextRun, unixSeconds(st.next), id)
+		}
+		if st.next != 0 && st.state == StateBackoff {
+			gauge(descBackoffUntil, unixSeconds(st.next), id)
 		}
 		if iv := scheduleInterval(r.sp.Schedule, st.next, now); iv > 0 {
 			gauge(descInterval, iv.Seconds(), id)

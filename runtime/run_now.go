@@ -113,7 +113,12 @@ func (p *WorkerPool) RunNow(ctx context.Context, pipelineIDs ...string) error {
 			r.logRun(slog.LevelWarn, "lease lost: cancelling the run", lease)
 		}
 	})
-	reportSchedules(env.caps, selected)
+	// Runs asked for now count no failure fleet-wide, and a worker that
+	// only runs them now is no replica starting a new count: the
+	// coordinator gets no failure rules.
+	caps := env.caps
+	caps.FailureSharer = nil
+	reportSchedules(caps, selected)
 	if err := coord.Start(ctx, cfg.workerID, ids); err != nil {
 		return fmt.Errorf("runtime: starting coordinator: %w", err)
 	}
@@ -176,6 +181,8 @@ func (r *runner) runNow() error {
 		return fmt.Errorf("pipeline %q: cannot ask the coordinator for a lease: %w", r.id(), err)
 	case outcomeSlotCompleted:
 		return fmt.Errorf("pipeline %q: %w", r.id(), ErrSlotCompleted)
+	case outcomeBackingOff, outcomeFleetStopped:
+		return fmt.Errorf("pipeline %q: not run: %w", r.id(), err)
 	case outcomeStopped:
 		return fmt.Errorf("pipeline %q: stopped before the run started", r.id())
 	default:

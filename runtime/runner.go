@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -53,6 +54,14 @@ const (
 	// such as fencing.ErrSlotDone from a database sink): the slot is done,
 	// so it is not retried.
 	outcomeSlotDone
+	// outcomeBackingOff: the coordinator refused the lease because the
+	// pipeline backs off after a failed run elsewhere in the fleet
+	// (FailingError); nothing ran.
+	outcomeBackingOff
+	// outcomeFleetStopped: the coordinator refused the lease because the
+	// fleet's consecutive failures reached MaxConsecutiveErrors; the
+	// pipeline stops here too.
+	outcomeFleetStopped
 )
 
 // runner holds the schedule state of one pipeline and makes its attempts.
@@ -127,6 +136,7 @@ type runner struct {
 // run updates it without allocating.
 type runStats struct {
 	state       PipelineState
+	lastOutcome outcome // of the last run this worker finished (fits beside state)
 	consecutive int32
 	runs        uint64
 	ok          uint64 // runs that succeeded
@@ -138,6 +148,10 @@ type runStats struct {
 	token       int64
 	lastToken   int64 // the last fencing token held
 	lastSuccess int64 // end of the last successful run
+	// the last run this worker finished: its run number and token
+	// (lastEnd is its end, lastOutcome how it ended)
+	lastRun    int64
+	lastRunTok int64
 }
 
 // rareStats is the runner's state that only failures, skips, records or
@@ -502,12 +516,19 @@ func (r *runner) plan(o outcome, runErr error, end time.Time) (done bool, err er
 
 	case outcomeFailure:
 		r.failures++
-		if limit := sp.MaxConsecutiveErrors; limit > 0 && int(r.failures) >= limit {
+		delay := backoffDelay(sp.ErrorBackoff, int(r.failures))
+		fleetStopped := false
+		if st, ok := r.fleetFailures(); ok {
+			// The fleet's count and backoff, as recorded with the lease's
+			// give-back, replace this worker's own.
+			r.failures, fleetStopped = int32(st.Count), st.Stopped
+			delay = max(st.Until.Sub(end), 0)
+		}
+		if limit := sp.MaxConsecutiveErrors; fleetStopped || (limit > 0 && int(r.failures) >= limit) {
 			r.publish(o, runErr, endN, StateStopped)
 			r.notifyStopped(runErr, int(r.failures))
 			return true, &tooManyErrors{id: r.id(), failures: int(r.failures), last: runErr}
 		}
-		delay := backoffDelay(sp.ErrorBackoff, int(r.failures))
 		retryAt := endN + int64(delay)
 		r.next = retryAt
 		if kind == ScheduleCron {
@@ -523,6 +544,9 @@ func (r *runner) plan(o outcome, runErr error, end time.Time) (done bool, err er
 		r.publish(o, runErr, endN, StateBackoff)
 		r.logBackoff(delay)
 		return false, nil
+
+	case outcomeBackingOff, outcomeFleetStopped:
+		return r.planFleetFailing(o, runErr, endN)
 
 	case outcomeSlotCompleted, outcomeSlotDone:
 		if kind == ScheduleOnce {
@@ -582,6 +606,7 @@ func (r *runner) publish(o outcome, runErr error, end int64, state PipelineState
 		r.st.runs++
 		r.st.lastStart, r.st.since = r.st.since, 0
 		r.st.lastEnd = end
+		r.st.lastRun, r.st.lastRunTok, r.st.lastOutcome = r.st.runNumber, r.st.token, o
 		r.st.runNumber, r.st.token = 0, 0
 		if r.rare != nil {
 			r.rare.lastErr = ""
@@ -603,6 +628,13 @@ func (r *runner) publish(o outcome, runErr error, end int64, state PipelineState
 		}
 	case outcomeLeaseError:
 		r.rareLocked().leaseErrors++
+	case outcomeBackingOff, outcomeFleetStopped:
+		// Another replica's failed run: its error is this pipeline's
+		// last error too.
+		var failing *FailingError
+		if errors.As(runErr, &failing) {
+			r.rareLocked().lastErr = failing.State.LastError
+		}
 	case outcomeStopped:
 	case outcomeSlotCompleted:
 		rs := r.rareLocked()
@@ -670,6 +702,15 @@ func (r *runner) status() PipelineStatus {
 	r.mu.Lock()
 	st, rs := r.st, r.rareCopy()
 	r.mu.Unlock()
+	paused := r.env.paused(r)
+	if paused {
+		// A paused pipeline makes no scheduled attempt, so none is next.
+		st.next = 0
+	}
+	var backoffUntil *time.Time
+	if st.state == StateBackoff {
+		backoffUntil = timePtr(timeOf(st.next))
+	}
 	return PipelineStatus{
 		PipelineID:        r.id(),
 		Schedule:          r.sp.Schedule.String(),
@@ -687,9 +728,11 @@ func (r *runner) status() PipelineStatus {
 		NextRun:           timePtr(timeOf(st.next)),
 		RunNumber:         st.runNumber,
 		LeaseToken:        st.token,
-		Paused:            r.env.paused(r),
+		Paused:            paused,
 		SkippedPaused:     rs.skippedPaused,
 		Records:           rs.records,
+		BackoffUntil:      backoffUntil,
+		LastRun:           lastRunOf(st),
 	}
 }
 

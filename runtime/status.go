@@ -85,6 +85,40 @@ type PipelineStatus struct {
 	// Records totals the records every run so far moved, as the runs
 	// reported them with CountRecords (zero for pipelines that do not).
 	Records RecordCounts `json:"records"`
+	// BackoffUntil is when the backoff after a failed run ends (the
+	// fleet's, with a coordinator that shares failures); nil when the
+	// pipeline is not backing off.
+	BackoffUntil *time.Time `json:"backoff_until,omitempty"`
+	// LastRun is the last run this worker finished, whichever replica ran
+	// the ones since; nil before the first.
+	LastRun *LastRunStatus `json:"last_run,omitempty"`
+}
+
+// LastRunStatus describes the last run a worker finished of a pipeline.
+type LastRunStatus struct {
+	// RunNumber is the run's slot (Unix seconds) or number.
+	RunNumber int64 `json:"run_number"`
+	// LeaseToken is its lease's fencing token, 0 when unfenced.
+	LeaseToken int64 `json:"lease_token"`
+	// Outcome is "succeeded", "failed" or "slot_done".
+	Outcome RunOutcome `json:"outcome"`
+	// End is when it ended.
+	End time.Time `json:"end"`
+}
+
+// lastRunOf returns the last run recorded in st, nil when none is.
+func lastRunOf(st runStats) *LastRunStatus {
+	if st.lastEnd == 0 {
+		return nil
+	}
+	o := OutcomeSucceeded
+	switch st.lastOutcome {
+	case outcomeFailure:
+		o = OutcomeFailed
+	case outcomeSlotDone:
+		o = OutcomeSlotDone
+	}
+	return &LastRunStatus{RunNumber: st.lastRun, LeaseToken: st.lastRunTok, Outcome: o, End: timeOf(st.lastEnd)}
 }
 
 // PoolStatus is the document served by /status.

@@ -170,6 +170,9 @@ func (c *RedisWorkerCoordinator) settleAcquire(ctx context.Context, req leaseReq
 	case outcomeFuture:
 		c.noteFutureSlot(pipelineID, runNumber)
 		return false, nil
+	case outcomeBackingOff, outcomeFailStopped:
+		c.stats.contended.Add(1)
+		return false, c.failingError(ctx, req, res, sent)
 	}
 
 	h := &heldLease{
@@ -184,6 +187,7 @@ func (c *RedisWorkerCoordinator) settleAcquire(ctx context.Context, req leaseReq
 		},
 		mode:     runNumber,
 		lastSent: sent,
+		failures: res.Failures,
 	}
 	var recordSent time.Time
 	if c.takesOver() {

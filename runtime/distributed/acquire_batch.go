@@ -178,7 +178,7 @@ func (b *singleBackend) acquireMany(ctx context.Context, reqs []leaseRequest) ([
 				results, errs = append(results, acquireResult{}), append(errs, err)
 				continue
 			}
-			res, perr := parseAcquireReply(replies[j], req, b.s)
+			res, perr := parseReply(replies[j], req, b.s)
 			results, errs = append(results, res), append(errs, perr)
 		}
 	}
@@ -227,7 +227,7 @@ func (b *singleBackend) acquireBySlot(ctx context.Context, reqs []leaseRequest) 
 				errs[j] = err
 				continue
 			}
-			results[j], errs[j] = parseAcquireReply(replies[k], reqs[j], b.s)
+			results[j], errs[j] = parseReply(replies[k], reqs[j], b.s)
 		}
 	}
 	return results, errs

@@ -97,6 +97,8 @@ const (
 	outcomeInterrupted                         // an earlier slot's holder died: ask for RunNumber to re-run it
 	outcomeAskAtSlot                           // an Ahead request decided nothing: ask again at the boundary
 	outcomeFuture                              // the slot is ahead of the server's clock: refused (see clockskew.go)
+	outcomeBackingOff                          // the pipeline backs off after a failed run (failures.go)
+	outcomeFailStopped                         // the pipeline stopped after too many failed runs
 )
 
 // acquireResult is the answer to a leaseRequest.
@@ -105,6 +107,11 @@ type acquireResult struct {
 	Token     int64         // the new fencing token (0 unless acquired)
 	RunNumber int64         // the lease's run number (the token for Auto and Once)
 	ValidFor  time.Duration // lease validity counted from when the request was sent
+	// Failures is the fleet's count of consecutive failed runs, for a
+	// grant or a refusal of a failing pipeline (failures.go); RetryIn how
+	// long its backoff still lasts.
+	Failures int
+	RetryIn  time.Duration
 }
 
 // leaseRef identifies a held lease in Redis.
@@ -115,6 +122,9 @@ type leaseRef struct {
 	RunNumber  int64
 	Mode       int64
 	stored     string // value(), when already known
+	// failures is the fleet's failure count the grant reported: a
+	// completion then clears the failure state (failures.go).
+	failures int
 }
 
 // value is the lease's stored form, "<token> <run> <owner>": renew and

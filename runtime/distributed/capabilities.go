@@ -7,9 +7,11 @@ import "github.com/agora-etl/agora/runtime"
 // batches (spread over the fleet by preferred workers, and asked ahead of
 // cron slots on one Redis), reports health, status and lease holders,
 // reads the last completed slots for catch-up, carries fleet commands and
-// schedules, re-runs interrupted slots, and keeps a run history.
+// schedules, re-runs interrupted slots, keeps a run history, and
+// counts failed runs and backs off fleet-wide.
 func (c *RedisWorkerCoordinator) Capabilities() runtime.Capabilities {
 	return runtime.Capabilities{
+		FailureSharer:       c,
 		RunCompleter:        c,
 		BatchLeaser:         c,
 		LeaseDeferrer:       c,

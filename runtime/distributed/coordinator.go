@@ -91,6 +91,11 @@ type RedisWorkerCoordinator struct {
 	// rerun holds the pipelines that re-run a slot whose holder died, set
 	// before Start (SetRerunInterrupted).
 	rerun map[string]bool
+	// failRules holds each pipeline's failure rules, set before Start
+	// (ShareFailures); failSeen the failure state this worker last
+	// learned per pipeline (failures.go).
+	failRules map[string]runtime.FailureRules
+	failSeen  map[string]runtime.FailureState
 	// noAhead turns lease-ahead off (LeaseAhead 0): benchmarks measure
 	// the path without it beside the one with it.
 	noAhead bool
@@ -108,6 +113,7 @@ type RedisWorkerCoordinator struct {
 type heldLease struct {
 	lease    runtime.Lease
 	mode     int64     // the run number asked for: slot, RunNumberAuto or RunNumberOnce
+	failures int       // the fleet's consecutive failures when granted (failures.go)
 	lastSent time.Time // when the last successful acquire or renewal was sent
 	deadline time.Time // give the lease up locally if not renewed by then
 	// recordUntil bounds deadline when takeover is on: recordGiveUp after
@@ -120,7 +126,7 @@ type heldLease struct {
 func (h *heldLease) ref(owner string) leaseRef {
 	return leaseRef{
 		PipelineID: h.lease.PipelineID, Owner: owner, Token: h.lease.FencingToken,
-		RunNumber: h.lease.RunNumber, Mode: h.mode, stored: h.stored,
+		RunNumber: h.lease.RunNumber, Mode: h.mode, stored: h.stored, failures: h.failures,
 	}
 }
 
@@ -289,6 +295,8 @@ func (c *RedisWorkerCoordinator) Start(ctx context.Context, workerID string, pip
 		c.log.Warn("distributed: registering the worker failed; retrying at the next heartbeat", "error", err)
 	} else if err := c.initPipelineEpochs(ctx, pipelineIDs); err != nil {
 		c.log.Warn("distributed: making the pipelines' state epochs failed; a pipeline's first slot may be skipped", "error", c.failure("init epochs", err))
+	} else {
+		c.resetStoppedFailures(ctx, pipelineIDs)
 	}
 
 	c.startControl(ctx, pipelineIDs)

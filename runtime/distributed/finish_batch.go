@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/agora-etl/agora/runtime/distributed/internal/leasebackend"
 )
 
 // finishReq is one release or completion to send.
@@ -13,12 +15,14 @@ type finishReq struct {
 	ref       leaseRef
 	completed bool
 	hist      *historyEntry // the run's history record; nil: none
+	fail      *failReq      // a failed run to record (failures.go); nil: none
 }
 
 // finishRep is its answer: whether the lease was still this owner's.
 type finishRep struct {
 	owned bool
 	err   error
+	fail  failRep // what recording req.fail answered
 }
 
 // maxFinishBatch bounds one pipelined batch of releases and completions.
@@ -116,7 +120,7 @@ func (b *finishBatcher) run(batch []*finishWait) {
 // finishOne releases or completes one lease with a single command.
 func (b *singleBackend) finishOne(ctx context.Context, r finishReq) finishRep {
 	var rep finishRep
-	if r.hist != nil {
+	if r.hist != nil || r.fail != nil {
 		return b.finishMany(ctx, []finishReq{r})[0]
 	}
 	if r.completed {
@@ -135,16 +139,30 @@ func (b *singleBackend) finishMany(ctx context.Context, reqs []finishReq) []fini
 	out := make([]finishRep, len(reqs))
 	lrems := make([]*redis.IntCmd, len(reqs))
 	records := make([][]redis.Cmder, len(reqs))
+	fails := make([]*redis.Cmd, len(reqs))
 	_, _ = b.client.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, r := range reqs {
-			if r.completed {
+			switch {
+			case r.completed:
 				records[i] = b.queueRecord(ctx, p, r)
-			} else {
+			case r.fail != nil:
+				fails[i] = b.queueFail(ctx, p, r)
+			default:
 				lrems[i] = b.queueRelease(ctx, p, r)
 			}
 		}
 		return nil
 	})
+	for i, cmd := range fails {
+		if cmd == nil {
+			continue
+		}
+		if leasebackend.IsNoScript(cmd.Err()) {
+			// The server lost its scripts (a restart): once more with EVAL.
+			cmd = leasebackend.RunPipelined(ctx, b.client, []leasebackend.Call{b.failCall(reqs[i].ref, reqs[i].fail)})[0]
+		}
+		out[i].owned, out[i].fail, out[i].err = parseFailReply(cmd)
+	}
 	second := false
 	for i, r := range reqs {
 		if r.completed {

@@ -113,7 +113,14 @@ func slotRun(s int64) int64 {
 // Unix second, RunNumberAuto or RunNumberOnce.
 func mustAcquire(t *testing.T, c *RedisWorkerCoordinator, pipelineID string, run int64) runtime.Lease {
 	t.Helper()
-	ok, err := c.TryAcquireLease(context.Background(), pipelineID, slotRun(run))
+	return mustAcquireRun(t, c, pipelineID, slotRun(run))
+}
+
+// mustAcquireRun is mustAcquire for a run number as the runtime makes it
+// (a slot run, a counted run, RunNumberAuto or RunNumberOnce).
+func mustAcquireRun(t *testing.T, c *RedisWorkerCoordinator, pipelineID string, run int64) runtime.Lease {
+	t.Helper()
+	ok, err := c.TryAcquireLease(context.Background(), pipelineID, run)
 	if err != nil || !ok {
 		t.Fatalf("TryAcquireLease(%q, %d) = %v, %v; want true, nil", pipelineID, run, ok, err)
 	}

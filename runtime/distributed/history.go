@@ -143,7 +143,8 @@ func (c *RedisWorkerCoordinator) RunHistories(ctx context.Context, pipelineIDs [
 		limit = pol.Limit
 	}
 	minScore := math.Max(historyScoreFloor, float64(c.clock.Now().UnixMilli()-pol.MaxAge.Milliseconds()))
-	by := &redis.ZRangeBy{Max: "+inf", Min: strconv.FormatFloat(minScore, 'f', 0, 64), Count: int64(limit)}
+	// Below the failure state's band (failures.go), which is no run.
+	by := &redis.ZRangeBy{Max: "(" + strconv.FormatInt(failBand, 10), Min: strconv.FormatFloat(minScore, 'f', 0, 64), Count: int64(limit)}
 	opCtx, cancel := c.opContext(ctx, opHistory)
 	defer cancel()
 	cmds := make([]*redis.ZSliceCmd, len(pipelineIDs))

@@ -41,8 +41,20 @@ type PipelineInfo struct {
 	LastSuccess *time.Time `json:"last_success"`
 	// NextRun is when the pipeline next runs, as far as the fleet can
 	// tell: a cron schedule's next slot, an interval's after the last run's
-	// end; nil for continuous and once pipelines and when unknown.
+	// end, the end of the fleet's backoff after a failed run; nil for
+	// continuous and once pipelines, while paused, once stopped after
+	// too many failed runs, and when unknown.
 	NextRun *time.Time `json:"next_run"`
+	// ConsecutiveErrors is the fleet's count of failed runs since the
+	// last success (failures.go).
+	ConsecutiveErrors int `json:"consecutive_errors"`
+	// BackoffUntil is when the fleet's backoff after a failed run ends;
+	// nil when the pipeline is not backing off.
+	BackoffUntil *time.Time `json:"backoff_until,omitempty"`
+	// FailedStop is true once ConsecutiveErrors reached the pipeline's
+	// max_consecutive_errors: every replica stops it, until a worker
+	// running it starts again.
+	FailedStop bool `json:"failed_stop,omitempty"`
 	// Lease is the pipeline's lease.
 	Lease LeaseInfo `json:"lease"`
 	// StaleRefusals counts the runs in the history refused as stale.
@@ -93,6 +105,10 @@ func (in *Inspector) Overview(ctx context.Context) (Overview, error) {
 	if err != nil {
 		return Overview{}, err
 	}
+	failures, err := in.c.FailureStates(ctx, ids)
+	if err != nil {
+		return Overview{}, err
+	}
 	schedules := map[string]string{}
 	for _, w := range ws {
 		for id, s := range w.Schedules {
@@ -120,6 +136,10 @@ func (in *Inspector) Overview(ctx context.Context) (Overview, error) {
 		}
 		r.fromHistory(histories[i])
 		r.NextRun = nextRun(r.Schedule, r.NextFire, histories[i], now)
+		r.fromFailures(failures[i])
+		if r.Paused || r.FailedStop {
+			r.NextRun = nil // no scheduled attempt is made
+		}
 		rows[i] = r
 	}
 	return Overview{Pipelines: rows, Workers: ws}, nil
@@ -171,4 +191,29 @@ func nextRun(schedule string, fire *time.Time, runs []runtime.RunRecord, now tim
 		}
 	}
 	return &next
+}
+
+// fromFailures fills the fleet's failure state in, and moves NextRun to
+// where the backoff puts it, as the pool plans it: the end of the backoff
+// (an interval's next run, the retry of a cron slot), or for cron the
+// first slot at or after it when the next slot comes before it.
+func (r *PipelineInfo) fromFailures(st runtime.FailureState) {
+	r.ConsecutiveErrors, r.FailedStop = st.Count, st.Stopped
+	if st.Count > 0 && st.LastError != "" && r.LastError == "" {
+		r.LastError = st.LastError
+	}
+	if st.Until.IsZero() {
+		return
+	}
+	until := st.Until.UTC()
+	r.BackoffUntil = &until
+	next := until
+	if r.NextFire != nil && !r.NextFire.After(until) {
+		if s, err := runtime.ParseSchedule(r.Schedule); err == nil {
+			if n := s.Next(until.Add(-time.Nanosecond)); !n.IsZero() {
+				next = n.UTC()
+			}
+		}
+	}
+	r.NextRun = &next
 }

@@ -46,8 +46,8 @@ func TestInspectorPipelinesSummarizesScheduleLeaseHistoryAndPause(t *testing.T) 
 	}
 	m := ps[1]
 	if !m.Paused || m.PausedBy != "ops" || m.PausedAt == nil || !m.PausedAt.Equal(inspectAt) || m.NextFire != nil ||
-		m.NextRun == nil || !m.NextRun.Equal(inspectAt.Add(20*time.Second)) || m.LastOutcome != runtime.OutcomeFailed || m.LastSuccess != nil {
-		t.Fatalf("minutely = %+v (next run: a minute after the last run's end)", m)
+		m.NextRun != nil || m.LastOutcome != runtime.OutcomeFailed || m.LastSuccess != nil {
+		t.Fatalf("minutely = %+v (paused: no next run)", m)
 	}
 	if rt := ps[2]; !rt.Paused || len(rt.Workers) != 0 || rt.Workers == nil || rt.Schedule != "" || rt.NextRun != nil {
 		t.Fatalf("retired = %+v", rt)
@@ -59,5 +59,38 @@ func TestInspectorPipelinesSummarizesScheduleLeaseHistoryAndPause(t *testing.T) 
 	only, err := in.Pipelines(ctx)
 	if err != nil || len(only) != 4 {
 		t.Fatalf("Pipelines = %d rows, %v", len(only), err)
+	}
+}
+
+// TestInspectorPipelinesShowTheFleetsFailures: a failing pipeline shows
+// the fleet's count, backoff and last error, and its next run where the
+// backoff puts it; one stopped after too many failures has no next run.
+func TestInspectorPipelinesShowTheFleetsFailures(t *testing.T) {
+	r := newReal(t)
+	cs, in := r.inspected([]string{"w1"}, []string{"cronp", "everyp", "stopped"},
+		map[string]string{"cronp": `cron="0 * * * *"`, "everyp": "every=1s", "stopped": "every=1s"})
+	c := cs[0]
+	c.ShareFailures(map[string]runtime.FailureRules{
+		"cronp": {ErrorBackoff: time.Minute}, "everyp": {ErrorBackoff: time.Minute}, "stopped": {MaxConsecutiveErrors: 1}})
+	ctx := context.Background()
+	for _, id := range []string{"cronp", "everyp", "stopped"} {
+		mustAcquire(t, c, id, liveSlot())
+		if err := c.FinishRun(ctx, runtime.RunRecord{PipelineID: id, Outcome: runtime.OutcomeFailed, Error: "boom " + id, End: inspectAt}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ps, err := in.Pipelines(ctx)
+	if err != nil || len(ps) != 3 {
+		t.Fatalf("Pipelines = %+v, %v", ps, err)
+	}
+	for _, p := range ps[:2] { // cronp, everyp
+		if p.ConsecutiveErrors != 1 || p.BackoffUntil == nil || p.FailedStop || p.LastError != "boom "+p.PipelineID ||
+			p.BackoffUntil.Sub(inspectAt) <= 55*time.Second || p.BackoffUntil.Sub(inspectAt) > time.Minute ||
+			p.NextRun == nil || !p.NextRun.Equal(*p.BackoffUntil) {
+			t.Errorf("%s = %+v; want 1 error, backing off a minute, next run at its end", p.PipelineID, p)
+		}
+	}
+	if s := ps[2]; s.ConsecutiveErrors != 1 || !s.FailedStop || s.BackoffUntil != nil || s.NextRun != nil || s.LastError != "boom stopped" {
+		t.Errorf("stopped = %+v; want stopped with no next run", s)
 	}
 }

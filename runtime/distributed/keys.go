@@ -11,6 +11,8 @@ import "strconv"
 //	<prefix>token:{<pipeline>}   string: the last fencing token and its run, "<token> <run>"
 //	<prefix>completed:{<pipeline>}  sorted set: member "slot" scored with the last completed slot; and the run
 //	                             history, one compact JSON array per run scored by its end in Unix ms (history_member.go)
+//	                             and the failure state, members "fails" and "fail_until" (failures.go)
+//	<prefix>failure:{<pipeline>} hash: the last failed run's error, worker and time (Unix ms); failures.go
 //	<prefix>once:{<pipeline>}    string: set when the Once run completed; PX 2×LeaseTTL
 //	<prefix>claim:{<pipeline>}:<slot>  string: the replica asking for a slot in a batch; PX 5 s
 //	<prefix>epoch:{<pipeline>}   string: on a Cluster, the pipeline's state epoch (Redis time, µs; see epoch.go)
@@ -36,6 +38,9 @@ func (k keys) done(pipelineID string) string { return k.prefix + "completed:" + 
 
 // doneMember is the member of the done sorted set that carries the slot.
 const doneMember = "slot"
+
+// failure holds a pipeline's last failed run's error (failures.go).
+func (k keys) failure(pipelineID string) string { return k.prefix + "failure:" + k.tag(pipelineID) }
 
 // once marks a completed Once run.
 func (k keys) once(pipelineID string) string { return k.prefix + "once:" + k.tag(pipelineID) }

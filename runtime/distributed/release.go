@@ -46,6 +46,7 @@ func (c *RedisWorkerCoordinator) finishWith(ctx context.Context, pipelineID stri
 		if c.running {
 			hist = c.historyFor(nil, rec)
 		}
+		_ = c.failFor(rec) // not recorded: the lease may be another run's now
 		c.mu.Unlock()
 		if c.isClosed() {
 			return ErrClosed
@@ -58,8 +59,10 @@ func (c *RedisWorkerCoordinator) finishWith(ctx context.Context, pipelineID stri
 	delete(c.leases, pipelineID)
 	owner := c.owner
 	var hist *historyEntry
+	var fail *failReq
 	if !h.fallback {
 		hist = c.historyFor(h, rec)
+		fail = c.failFor(rec)
 	}
 	if h.fallback {
 		if completed {
@@ -81,17 +84,18 @@ func (c *RedisWorkerCoordinator) finishWith(ctx context.Context, pipelineID stri
 		c.mu.Unlock()
 		c.inFlight.Done()
 	}()
-	return c.giveBackWith(context.WithoutCancel(ctx), h, owner, completed, hist)
+	return c.giveBackWith(context.WithoutCancel(ctx), h, owner, completed, hist, fail)
 }
 
 // giveBack deletes h in Redis (recording its slot when completed), retrying
 // transport failures.
 func (c *RedisWorkerCoordinator) giveBack(ctx context.Context, h *heldLease, owner string, completed bool) error {
-	return c.giveBackWith(ctx, h, owner, completed, nil)
+	return c.giveBackWith(ctx, h, owner, completed, nil, nil)
 }
 
-// giveBackWith is giveBack recording hist, when not nil, in the run history.
-func (c *RedisWorkerCoordinator) giveBackWith(ctx context.Context, h *heldLease, owner string, completed bool, hist *historyEntry) error {
+// giveBackWith is giveBack recording hist, when not nil, in the run history,
+// and fail, when not nil, in the fleet's failure state (failures.go).
+func (c *RedisWorkerCoordinator) giveBackWith(ctx context.Context, h *heldLease, owner string, completed bool, hist *historyEntry, fail *failReq) error {
 	ref := h.ref(owner)
 	// The record goes with the first attempt when that is the single-node
 	// pipeline; otherwise on its own once the lease is given back.
@@ -114,12 +118,31 @@ func (c *RedisWorkerCoordinator) giveBackWith(ctx context.Context, h *heldLease,
 		}
 		var owned bool
 		var err error
+		sent := c.clock.Now()
 		if attempt == 0 && c.finisher != nil {
 			// The first attempt joins whatever else is being given back.
-			rep := c.finisher.do(finishReq{ref: ref, completed: completed, hist: hist})
+			rep := c.finisher.do(finishReq{ref: ref, completed: completed, hist: hist, fail: fail})
 			owned, err = rep.owned, rep.err
 			histSent = err == nil
+			if err == nil && fail != nil {
+				c.noteFailure(ref.PipelineID, rep.fail, fail.err, sent)
+			}
+		} else if b, single := c.backend.(*singleBackend); single && fail != nil && !completed {
+			opCtx, cancel := c.opContext(ctx, opRelease)
+			var rep failRep
+			owned, rep, err = b.fail(opCtx, ref, fail)
+			cancel()
+			if err == nil {
+				c.noteFailure(ref.PipelineID, rep, fail.err, sent)
+			}
 		} else {
+			if qb, ok := c.backend.(*quorumBackend); ok && attempt == 0 {
+				// Redlock: the failure is recorded on the primary (giving
+				// the reservation back) before the quorum lease is released,
+				// so nobody is granted the lease before the backoff is in
+				// place; a success's clear goes before its completion.
+				c.quorumFailures(ctx, qb, ref, completed, fail, sent)
+			}
 			op := opRelease
 			if completed {
 				op = opComplete

@@ -87,25 +87,37 @@ func (b *singleBackend) close() error { return nil }
 
 func (b *singleBackend) acquire(ctx context.Context, req leaseRequest) (acquireResult, error) {
 	keys, args := b.acquireCall([]leaseRequest{req})
-	reply, err := leasebackend.AcquireScript.Run(ctx, b.client, keys, args...).Int64()
+	replies, err := acquireReplies(leasebackend.AcquireScript.Run(ctx, b.client, keys, args...), 1)
 	if err != nil {
 		return acquireResult{}, err
 	}
-	return parseAcquireReply(reply, req, b.s)
+	return parseReply(replies[0], req, b.s)
 }
 
 // acquireReplies reads the acquire script's answer to n requests: one
-// integer for one request, an array of n for more.
-func acquireReplies(cmd *redis.Cmd, n int) ([]int64, error) {
+// reply for one request, an array of n for more. A reply is an integer, or
+// a string for a pipeline with failures recorded (parseFailingReply).
+func acquireReplies(cmd *redis.Cmd, n int) ([]any, error) {
 	if n == 1 {
-		v, err := cmd.Int64()
-		return []int64{v}, err
+		v, err := cmd.Result()
+		return []any{v}, err
 	}
-	replies, err := cmd.Int64Slice()
+	replies, err := cmd.Slice()
 	if err == nil && len(replies) != n {
 		err = fmt.Errorf("distributed: the acquire script answered %d replies to %d requests", len(replies), n)
 	}
 	return replies, err
+}
+
+// parseReply decodes one of the acquire script's replies.
+func parseReply(reply any, req leaseRequest, s settings) (acquireResult, error) {
+	switch v := reply.(type) {
+	case int64:
+		return parseAcquireReply(v, req, s)
+	case string:
+		return parseFailingReply(v, req, s)
+	}
+	return acquireResult{}, fmt.Errorf("distributed: malformed reply %v from the acquire script", reply)
 }
 
 // acquireCall returns the acquire script's keys and arguments for reqs,
@@ -307,7 +319,21 @@ func (b *singleBackend) queueRecord(ctx context.Context, p redis.Pipeliner, r fi
 		// hold the lease back.
 		queueHistory(ctx, p, keys[2], r.hist, inSlotZAdd)
 	}
+	if r.ref.failures > 0 {
+		// A success after failed runs: the count starts again.
+		b.queueFailClear(ctx, p, r.ref.PipelineID)
+	}
 	return cmds
+}
+
+// queueFail queues fail.lua's call that records r's failed run and
+// releases its lease, after the run's history record.
+func (b *singleBackend) queueFail(ctx context.Context, p redis.Pipeliner, r finishReq) *redis.Cmd {
+	if r.hist != nil {
+		queueHistory(ctx, p, b.pipelineKeys(r.ref.PipelineID)[2], r.hist, false)
+	}
+	call := b.failCall(r.ref, r.fail)
+	return call.Script.EvalSha(ctx, p, call.Keys, call.Args...)
 }
 
 // queueRelease queues the LREM that releases r's lease, after the run's

@@ -16,7 +16,9 @@ import (
 //
 // AcquireScript grants leases (lua/acquire.lua), RenewScript extends them,
 // HeartbeatScript refreshes a worker record, EpochBumpScript and
-// EpochInitScript keep the state epoch (runtime/distributed's epoch.go).
+// EpochInitScript keep the state epoch (runtime/distributed's epoch.go),
+// FailScript records a failed run and gives its lease back, and
+// FailResetScript clears a stopped pipeline's failure state (failures.go).
 var (
 	//go:embed lua/acquire.lua
 	acquireSource string
@@ -28,17 +30,23 @@ var (
 	epochBumpSource string
 	//go:embed lua/epoch_init.lua
 	epochInitSource string
+	//go:embed lua/fail.lua
+	failSource string
+	//go:embed lua/fail_reset.lua
+	failResetSource string
 
 	AcquireScript   = newScript(acquireSource)
 	RenewScript     = newScript(renewSource)
 	HeartbeatScript = newScript(heartbeatSource)
 	EpochBumpScript = newScript(epochBumpSource)
 	EpochInitScript = newScript(epochInitSource)
+	FailScript      = newScript(failSource)
+	FailResetScript = newScript(failResetSource)
 
 	// PrimaryScripts are the scripts the primary Redis runs, loaded when
 	// the coordinator connects (the epoch bump runs once per new
 	// connection, with EVAL).
-	PrimaryScripts = []*redis.Script{AcquireScript, RenewScript, HeartbeatScript, EpochInitScript}
+	PrimaryScripts = []*redis.Script{AcquireScript, RenewScript, HeartbeatScript, EpochInitScript, FailScript, FailResetScript}
 )
 
 // LoadScripts makes the server know scripts (one pipelined round trip), so

@@ -15,8 +15,8 @@ import (
 func TestEveryScriptHasItsSourceAndItsSHA1(t *testing.T) {
 	all := append(slices.Clone(PrimaryScripts), EpochBumpScript)
 	all = append(all, QuorumScripts...)
-	if len(all) != 8 {
-		t.Fatalf("%d scripts, want the 8 of lua/", len(all))
+	if len(all) != 10 {
+		t.Fatalf("%d scripts, want the 10 of lua/", len(all))
 	}
 	for _, s := range all {
 		src := Source(s)

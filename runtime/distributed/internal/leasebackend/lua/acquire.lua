@@ -49,6 +49,9 @@
 -- earlier run (a run of the previous slot still going), and the worker asks
 -- again at the boundary; -5 for a slot more than lead after the server's
 -- time, asked without "a" (the asking worker's clock is ahead): refused.
+-- A pipeline with failed runs recorded (fail.lua)
+-- answers a string instead: "b <count> <ms>" refused while backing off,
+-- "s <count>" refused because it stopped, "g <token> <count>" granted.
 --
 -- Lease-ahead and the epoch: an "a" request is granted only from lead
 -- before its slot by the server's clock, so every grant of a slot is issued
@@ -73,6 +76,8 @@ local epoch = nil -- from this worker's record: µs, or false when missing
 -- The longest lease-ahead in µs: MaxLeaseAhead (ahead.go), which a test
 -- keeps equal to this.
 local lead = 250000
+-- The band the failure state's scores sit above (fail.lua).
+local failBand = 4503599627370496
 
 -- One pass per request. The body is inline, not a function, and each
 -- refusal leaves its pass with break (repeat … until true): a closure or
@@ -143,19 +148,51 @@ for i = 7, #ARGV do
     end
 
     -- The slot rule, read only for a lease that is free (or this owner's):
-    -- a lease held by another is refused the same either way.
+    -- a lease held by another is refused the same either way. The same
+    -- ZMSCORE reads the fleet's failure state (fail.lua).
     local done = nil
+    local fails, failUntil = nil, nil
     if slot then
-      done = redis.call('ZSCORE', doneKey, 'slot')
+      local z = redis.call('ZMSCORE', doneKey, 'slot', 'fails', 'fail_until')
+      done, fails, failUntil = z[1], z[2], z[3]
       done = done and tonumber(done)
       if done and mode <= done then
         reply = -1
         break
       end
-    elseif mode == -1 and redis.call('EXISTS', onceKey) == 1 then
-      reply = -1
-      break
+    else
+      if mode == -1 and redis.call('EXISTS', onceKey) == 1 then
+        reply = -1
+        break
+      end
+      local z = redis.call('ZMSCORE', doneKey, 'fails', 'fail_until')
+      fails, failUntil = z[1], z[2]
     end
+
+    -- >>> Fleet-wide failure state (fail.lua, failures.go): while the
+    -- pipeline backs off after a failed run anywhere in the fleet, the
+    -- lease is refused with "b <count> <ms left>"; once the count reached
+    -- the maximum, with "s <count>"; a grant to a failing pipeline answers
+    -- "g <token> <count>", so that its success clears the state.
+    local failing = nil
+    if fails and failUntil then
+      failing = tonumber(fails) - failBand
+      local untilMs = tonumber(failUntil) - failBand
+      if untilMs <= 0 then
+        reply = 's ' .. string.format('%d', failing)
+        break
+      end
+      if not now then
+        local t = redis.call('TIME')
+        now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+      end
+      local left = untilMs - math.floor(now / 1000)
+      if left > 0 then
+        reply = 'b ' .. string.format('%d', failing) .. ' ' .. string.format('%d', left)
+        break
+      end
+    end
+    -- <<< Fleet-wide failure state
 
     -- The epoch. On one server it comes with the check that this worker's
     -- record exists, which a grant needs (a contender must not find it
@@ -267,6 +304,9 @@ for i = 7, #ARGV do
       redis.call('PEXPIRE', doneKey, keyttl)
     end
     reply = token
+    if failing then
+      reply = 'g ' .. text .. ' ' .. string.format('%d', failing)
+    end
   until true
   if single then
     return reply -- one integer: the cheapest reply
