@@ -47,11 +47,20 @@ lint:
 
 # generate runs go generate: agoragen rewrites the examples' worker.go.
 generate:
+	@echo "go generate: agoragen rewrites the examples' worker.go (a first run compiles agoragen)"
 	$(GO) generate ./...
 
 # run generates, builds the example worker and runs three replicas against a
 # Redis on a loopback port (redis-server when installed, otherwise an
 # in-process miniredis) for about 30 seconds, printing which replica ran each
-# slot with which fencing token. Ctrl+C stops it earlier.
+# slot with which fencing token. Ctrl+C stops it earlier. The demo and the
+# worker are built first, step by step with go build -v listing each package
+# it compiles: a first build compiles every dependency and takes minutes.
+RUNBIN ?= bin
 run: generate
-	$(GO) run ./examples/etl/cmd/demo
+	@echo "make run: 1/3 building the demo (go build -v lists each package compiled; a first build takes a few minutes)"
+	$(GO) build -v -o $(RUNBIN)/demo ./examples/etl/cmd/demo
+	@echo "make run: 2/3 building the example worker"
+	$(GO) build -v -o $(RUNBIN)/etl-worker ./examples/etl/cmd/etl-worker
+	@echo "make run: 3/3 starting three replicas"
+	$(RUNBIN)/demo -worker $(RUNBIN)/etl-worker

@@ -24,6 +24,7 @@ import (
 	"github.com/agora-etl/agora/fleet/ui"
 	"github.com/agora-etl/agora/internal/exitcode"
 	"github.com/agora-etl/agora/internal/redact"
+	"github.com/agora-etl/agora/internal/texttable"
 	"github.com/agora-etl/agora/runtime"
 	"github.com/agora-etl/agora/runtime/distributed"
 )
@@ -317,7 +318,19 @@ func (c *command) pipelines(ctx context.Context) error {
 		t.row(r.PipelineID, sched, fmt.Sprint(len(r.Workers)), timeOrDash(r.LastCompleted), timeOrDash(r.NextRun),
 			outcome, timeOrDash(r.LastSuccess), yesNo(r.Paused), yesNo(r.OnceCompleted), errs, timeOrDash(r.BackoffUntil), lastErr)
 	}
-	return t.flush()
+	if err := t.flush(); err != nil {
+		return err
+	}
+	// A pipeline whose keys hold data agora did not write runs nowhere:
+	// said under the table, where a row has no room for the key's name.
+	for _, r := range rows {
+		if r.Lease.Problem != "" {
+			if _, err := fmt.Fprintf(c.out, "\nproblem: %s: %s\n", texttable.Printable(r.PipelineID), texttable.Printable(r.Lease.Problem)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // report prints what pause, resume or trigger did: the inspector's

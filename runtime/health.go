@@ -33,9 +33,10 @@ type HealthServer struct {
 	pool *WorkerPool
 	mux  *http.ServeMux
 
-	mu  sync.Mutex
-	ln  net.Listener
-	srv *http.Server
+	mu    sync.Mutex
+	ln    net.Listener
+	guard *connGuard
+	srv   *http.Server
 }
 
 // NewHealthServer returns the health endpoints of pool.
@@ -53,15 +54,24 @@ func (h *HealthServer) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux
 
 // Listen binds addr ("host:port"; port 0 picks a free one) without serving
 // yet, so a bad address is reported before any pipeline starts.
+//
+// The server it prepares bounds what a client can hold: read, write and
+// idle timeouts, and at most a sixteenth of the process's descriptor limit
+// in connections (4 to 128), closing the longest idle one to make room, so
+// a flood of held connections neither starves the runs of descriptors nor
+// keeps a probe out (docs/operating.md, "Health endpoints").
 func (h *HealthServer) Listen(addr string) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
+	guard := newConnGuard(ln, healthConnCap(descriptorLimit()), h.pool.logger())
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.ln = ln
-	h.srv = &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	h.ln, h.guard = guard, guard
+	h.srv = &http.Server{Handler: h, ConnState: guard.connState,
+		ReadHeaderTimeout: healthReadHeaderTimeout, ReadTimeout: healthReadTimeout,
+		WriteTimeout: healthWriteTimeout, IdleTimeout: healthIdleTimeout, MaxHeaderBytes: healthMaxHeaderBytes}
 	return nil
 }
 

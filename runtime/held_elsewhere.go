@@ -14,7 +14,11 @@ const heldLeaseLogInterval = time.Minute
 // heldElsewhere logs a run skipped because another worker holds the lease:
 // at info level, at most once per heldLeaseLogInterval, naming the holder
 // and its lease's expiry when the coordinator can tell (LeaseHolderReporter).
-// A replica whose peer died then says why it waits, and for how long.
+// A replica whose peer died then says why it waits, and for how long. A
+// peer holding the very slot asked for is the fleet working as meant (one
+// replica per slot): that is logged at debug level and leaves the interval
+// to a line that matters, so a replica without the lease does not log a
+// line per slot.
 func (r *runner) heldElsewhere(runNumber int64) {
 	now := r.now()
 	r.mu.Lock()
@@ -39,6 +43,14 @@ func (r *runner) heldElsewhere(runNumber int64) {
 		switch {
 		case err != nil:
 			attrs = append(attrs, slog.String("holder", "unknown"), slog.Any("holder_error", err))
+		case held && holder.RunNumber == runNumber && runNumber != RunNumberAuto:
+			r.mu.Lock()
+			if rs.heldLogged == now.UnixNano() {
+				rs.heldLogged = last
+			}
+			r.mu.Unlock()
+			r.logRun(slog.LevelDebug, "lease held elsewhere, skipping", asked, slog.String("holder", holder.WorkerID))
+			return
 		case held:
 			attrs = append(attrs,
 				slog.String("holder", holder.WorkerID),

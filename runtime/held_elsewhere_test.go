@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -122,5 +123,55 @@ func TestHeldLeaseWithoutAReporterStillSaysWhy(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
+	}
+}
+
+// slotHolderCoord refuses every lease and reports a peer holding the slot
+// asked for, or, once stuck is set, an older slot it never finished.
+type slotHolderCoord struct {
+	*fakeCoord
+	asked atomic.Int64
+	stuck atomic.Bool
+}
+
+func (c *slotHolderCoord) Capabilities() runtime.Capabilities {
+	caps := c.fakeCoord.Capabilities()
+	caps.LeaseHolderReporter = c
+	return caps
+}
+
+func (c *slotHolderCoord) LeaseHolder(_ context.Context, id string) (runtime.Lease, bool, error) {
+	n := c.asked.Load()
+	if c.stuck.Load() {
+		n = 1
+	}
+	return runtime.Lease{PipelineID: id, WorkerID: "replica-b", RunNumber: n, FencingToken: 7, ExpiresAt: t0.Add(time.Hour)}, true, nil
+}
+
+// TestHeldLeaseForTheSameSlotIsNotAnInfoLinePerSlot: a replica whose peer
+// took the slot it asked for (every slot, in a healthy fleet of two or
+// more) logs it at debug level; a peer holding an older slot is still said
+// at info level.
+func TestHeldLeaseForTheSameSlotIsNotAnInfoLinePerSlot(t *testing.T) {
+	clock := clocktest.NewFake(t0)
+	coord := &slotHolderCoord{fakeCoord: newFakeCoord()}
+	coord.decide = func(_ string, n int64) (bool, error) { coord.asked.Store(n); return false, nil }
+	logs := &syncBuffer{}
+	d := &poolDriver{clock: clock, logs: logs, opts: []runtime.PoolOption{runtime.WithCoordinator(coord)}}
+	d.start(t, &runtime.ScheduledPipeline{PipelineID: "hourly", Schedule: runtime.Every(2 * time.Minute), Factory: nopFactory})
+	advanceTo(t, clock, d, t0.Add(10*time.Minute))
+	if st := d.status(t, "hourly"); st.Skipped < 5 {
+		t.Fatalf("skipped = %d, want one per slot", st.Skipped)
+	}
+	if lines := heldLines(t, logs.String()); len(lines) != 0 {
+		t.Fatalf("%d info lines for slots a peer took:\n%s", len(lines), logs)
+	}
+	coord.stuck.Store(true)
+	advanceTo(t, clock, d, t0.Add(13*time.Minute))
+	if lines := heldLines(t, logs.String()); len(lines) != 1 || lines[0]["holder_run_number"] != float64(1) {
+		t.Fatalf("a peer stuck on an older slot: want one info line naming it, got:\n%s", logs)
+	}
+	if err := d.stop(t); err != nil {
+		t.Fatal(err)
 	}
 }

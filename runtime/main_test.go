@@ -39,6 +39,9 @@ func TestMain(m *testing.M) {
 // writer, prints READY once its run is in flight, and reacts to shutdown as
 // the scenario says.
 func runHelper(scenario string) int {
+	if scenario == "fdflood" {
+		return runFloodHelper()
+	}
 	out := os.Getenv("AGORA_TEST_OUT")
 	graceful := 10 * time.Second
 	if scenario == "timeout" || scenario == "stuck" {

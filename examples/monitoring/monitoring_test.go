@@ -25,6 +25,14 @@ import (
 // by their _bucket series too).
 func exported(t *testing.T) map[string]bool {
 	t.Helper()
+	names, _ := scrape(t)
+	return names
+}
+
+// scrape returns what exported does, and the label values of each metric
+// family served (family, label name, value).
+func scrape(t *testing.T) (names map[string]bool, labels map[string]map[string]map[string]bool) {
+	t.Helper()
 	primary := redistest.Start(t)
 	var quorum []string
 	for range 3 {
@@ -82,14 +90,24 @@ func exported(t *testing.T) map[string]bool {
 	if err != nil {
 		t.Fatal(err)
 	}
-	names := map[string]bool{}
+	names = map[string]bool{}
+	labels = map[string]map[string]map[string]bool{}
 	for name, f := range fams {
 		names[name] = true
 		if f.GetType().String() == "HISTOGRAM" {
 			names[name+"_bucket"] = true
 		}
+		labels[name] = map[string]map[string]bool{}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if labels[name][l.GetName()] == nil {
+					labels[name][l.GetName()] = map[string]bool{}
+				}
+				labels[name][l.GetName()][l.GetValue()] = true
+			}
+		}
 	}
-	return names
+	return names, labels
 }
 
 func TestDashboardQueriesOnlyExportedMetrics(t *testing.T) {

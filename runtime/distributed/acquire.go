@@ -154,6 +154,10 @@ func (c *RedisWorkerCoordinator) settleAcquire(ctx context.Context, req leaseReq
 	}
 	c.noteOK()
 
+	if res.Outcome == outcomeForeignData {
+		return false, c.noteForeignData(pipelineID)
+	}
+	c.clearForeignData(pipelineID)
 	switch res.Outcome {
 	case outcomeSlotCompleted:
 		c.stats.slotCompleted.Add(1)

@@ -99,6 +99,7 @@ const (
 	outcomeFuture                              // the slot is ahead of the server's clock: refused (see clockskew.go)
 	outcomeBackingOff                          // the pipeline backs off after a failed run (failures.go)
 	outcomeFailStopped                         // the pipeline stopped after too many failed runs
+	outcomeForeignData                         // the lease or token key holds data agora did not write: nothing granted
 )
 
 // acquireResult is the answer to a leaseRequest.

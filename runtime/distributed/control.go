@@ -158,8 +158,20 @@ func (c *RedisWorkerCoordinator) pollControl(ctx context.Context) error {
 		triggers = p.HGetAll(opCtx, c.keys.triggers())
 		return nil
 	})
-	if err != nil {
+	if err != nil && !isWrongType(err) {
 		return err
+	}
+	// A pause or trigger key of another type holds no flag agora can read:
+	// nothing is paused or asked for, as when the key is missing, and the
+	// key is named once (a worker that kept its last flags would go on
+	// skipping a pipeline nobody can resume).
+	for _, cmd := range []*redis.MapStringStringCmd{paused, triggers} {
+		switch err := cmd.Err(); {
+		case isWrongType(err):
+			c.warnForeign(cmd.Args()[1].(string), "not a hash: no pause flag or run-now request can be read from it")
+		case err != nil:
+			return err
+		}
 	}
 	flags := make(map[string]bool, len(paused.Val()))
 	for id := range paused.Val() {
@@ -231,6 +243,9 @@ func (c *RedisWorkerCoordinator) Pause(ctx context.Context, pipelineID, by strin
 	ctx, cancel := c.opContext(ctx, opControl)
 	defer cancel()
 	if err := c.client.HSet(ctx, c.keys.paused(), pipelineID, info).Err(); err != nil {
+		if isWrongType(err) {
+			return foreignKeyError("pause "+strconv.Quote(pipelineID), c.keys.paused(), "is not a hash of pause flags")
+		}
 		return c.failure("pause "+strconv.Quote(pipelineID), err)
 	}
 	return nil
@@ -244,6 +259,9 @@ func (c *RedisWorkerCoordinator) Resume(ctx context.Context, pipelineID string) 
 	ctx, cancel := c.opContext(ctx, opControl)
 	defer cancel()
 	n, err := c.client.HDel(ctx, c.keys.paused(), pipelineID).Result()
+	if isWrongType(err) {
+		return false, foreignKeyError("resume "+strconv.Quote(pipelineID), c.keys.paused(), "is not a hash of pause flags")
+	}
 	if err != nil {
 		return false, c.failure("resume "+strconv.Quote(pipelineID), err)
 	}
@@ -255,6 +273,10 @@ func (c *RedisWorkerCoordinator) PausedPipelines(ctx context.Context) (map[strin
 	ctx, cancel := c.opContext(ctx, opControl)
 	defer cancel()
 	all, err := c.client.HGetAll(ctx, c.keys.paused()).Result()
+	if isWrongType(err) {
+		c.warnForeign(c.keys.paused(), "not a hash: no pause flag can be read from it")
+		return map[string]PauseInfo{}, nil
+	}
 	if err != nil {
 		return nil, c.failure("read pause flags", err)
 	}
@@ -280,6 +302,9 @@ func (c *RedisWorkerCoordinator) Trigger(ctx context.Context, pipelineID string)
 	ctx, cancel := c.opContext(ctx, opControl)
 	defer cancel()
 	if err := c.client.HSet(ctx, c.keys.triggers(), pipelineID, c.clock.Now().UnixMilli()).Err(); err != nil {
+		if isWrongType(err) {
+			return foreignKeyError("trigger "+strconv.Quote(pipelineID), c.keys.triggers(), "is not a hash of run-now requests")
+		}
 		return c.failure("trigger "+strconv.Quote(pipelineID), err)
 	}
 	return nil
@@ -291,6 +316,10 @@ func (c *RedisWorkerCoordinator) PendingTriggers(ctx context.Context) (map[strin
 	ctx, cancel := c.opContext(ctx, opControl)
 	defer cancel()
 	all, err := c.client.HGetAll(ctx, c.keys.triggers()).Result()
+	if isWrongType(err) {
+		c.warnForeign(c.keys.triggers(), "not a hash: no run-now request can be read from it")
+		return map[string]time.Time{}, nil
+	}
 	if err != nil {
 		return nil, c.failure("read triggers", err)
 	}

@@ -83,6 +83,10 @@ type RedisWorkerCoordinator struct {
 
 	stats  counters
 	health health
+	// foreignWarned holds the keys warnForeign has logged.
+	foreignWarned sync.Map
+	// problems holds the pipelines whose keys hold foreign data.
+	problems dataProblems
 	// epoch is the last state epoch a heartbeat or connection reported
 	// (µs; 0 before the first); lostLog limits the logs of slots refused
 	// for state loss (epoch.go).

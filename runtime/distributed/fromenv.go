@@ -40,16 +40,16 @@ func (m Mode) String() string {
 // CoordinatorFromEnv reads the AGORA_DISTRIBUTED_* environment (LoadConfig)
 // and returns the pool option that wires a RedisWorkerCoordinator built from
 // it. In ModeAuto without AGORA_DISTRIBUTED_REDIS_URL, and always in ModeOff,
-// it returns a nil option, which runtime.NewWorkerPool ignores; in
+// the option wires no coordinator (the pool keeps its in-process one); in
 // ModeRequired a missing URL is an error.
 //
-// It logs, through slog.Default, one line naming the coordinator mode. When
-// AGORA_DISTRIBUTED_REDIS_URL is not set in ModeAuto, it returns instead a
-// runtime.WithStartLog option that warns, through the pool's logger when
-// the long-running pool starts, that this replica coordinates with no
+// The option logs one line naming the coordinator mode, through the pool's
+// logger when the long-running pool starts (runtime.WithStartLog): -help,
+// the pipelines and run subcommands and `agora run` concern one process, so
+// they print nothing about it. When AGORA_DISTRIBUTED_REDIS_URL is not set
+// in ModeAuto, the line is a warning that this replica coordinates with no
 // other, naming any variable that looks like a misspelt setting
-// (AGORA_REDIS_URL, say): -help, the pipelines and run subcommands and
-// `agora run` concern one process, so they do not warn.
+// (AGORA_REDIS_URL, say).
 //
 // Every error wraps ErrInvalidConfig and carries only its prefix
 // ("distributed: invalid configuration: ..."), one line per problem, so a
@@ -61,8 +61,7 @@ func (m Mode) String() string {
 func CoordinatorFromEnv(mode Mode, adjust ...func(*Config)) (runtime.PoolOption, error) {
 	switch mode {
 	case ModeOff:
-		logMode(slog.Default(), Config{}, mode)
-		return nil, nil
+		return runtime.WithStartLog(func(l *slog.Logger) { logMode(l, Config{}, mode) }), nil
 	case ModeAuto, ModeRequired:
 	default:
 		return nil, fmt.Errorf("%w: unknown distributed mode %d; use ModeAuto, ModeRequired or ModeOff", ErrInvalidConfig, int(mode))
@@ -80,10 +79,13 @@ func CoordinatorFromEnv(mode Mode, adjust ...func(*Config)) (runtime.PoolOption,
 		}
 		return runtime.WithStartLog(func(l *slog.Logger) { logMode(l, cfg, mode) }), nil
 	}
-	logMode(slog.Default(), cfg, mode)
 	coordinator, err := NewRedisWorkerCoordinator(cfg.Options())
 	if err != nil {
 		return nil, err
 	}
-	return runtime.WithCoordinator(coordinator), nil
+	return both(runtime.WithCoordinator(coordinator), runtime.WithStartLog(func(l *slog.Logger) { logMode(l, cfg, mode) })), nil
 }
+
+// both applies a, then b: two pool options as one (the option type's
+// argument is the runtime's own).
+func both[T any](a, b func(T)) func(T) { return func(c T) { a(c); b(c) } }

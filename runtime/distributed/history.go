@@ -154,18 +154,26 @@ func (c *RedisWorkerCoordinator) RunHistories(ctx context.Context, pipelineIDs [
 		}
 		return nil
 	})
-	if err != nil && !errors.Is(err, redis.Nil) {
+	if err != nil && !errors.Is(err, redis.Nil) && !isWrongType(err) {
 		return nil, c.failure("read the run history", err)
 	}
 	out := make([][]runtime.RunRecord, len(pipelineIDs))
 	for i, cmd := range cmds {
-		members, _ := cmd.Result()
+		members, err := cmd.Result()
+		if isWrongType(err) {
+			c.warnForeign(c.keys.done(pipelineIDs[i]), "not a sorted set: no run history can be read from it")
+		}
 		out[i] = make([]runtime.RunRecord, 0, len(members))
 		for _, z := range members {
 			m, _ := z.Member.(string)
 			if rec, ok := decodeRunMember(pipelineIDs[i], m, z.Score); ok {
 				out[i] = append(out[i], rec)
-			} // else not a record: written by something else under the prefix
+			} else if m != doneMember {
+				// Written by something else under the prefix: skipped and
+				// counted, never shown as a run without an id.
+				c.stats.historySkipped.Add(1)
+				c.warnForeign(c.keys.done(pipelineIDs[i]), "holds members that are not run records; they are skipped")
+			}
 		}
 	}
 	return out, nil

@@ -137,8 +137,10 @@ func decodeRunMember(pipelineID, member string, endMs float64) (rec runtime.RunR
 		return rec, false
 	}
 	if member[0] == '{' {
-		if json.Unmarshal([]byte(member), &rec) != nil {
-			return rec, false
+		// An older record as an object: one without its pipeline, worker
+		// and end ({"a":1}) is not a run, whatever else it holds.
+		if json.Unmarshal([]byte(member), &rec) != nil || rec.PipelineID == "" || rec.WorkerID == "" || rec.End.IsZero() {
+			return runtime.RunRecord{}, false
 		}
 		return rec, true
 	}

@@ -77,7 +77,8 @@ func NewInspector(ctx context.Context, opts Options) (*Inspector, error) {
 // environment describes (LoadConfig), at redisURL instead of
 // AGORA_DISTRIBUTED_REDIS_URL when redisURL is not "" (the fleet CLI's
 // --redis flag). Its error wraps ErrNotConfigured when neither names a
-// Redis.
+// Redis. It logs through slog.Default: a key under the prefix that agora
+// did not write is skipped with one WARN naming it.
 func OpenInspector(ctx context.Context, redisURL string) (*Inspector, error) {
 	cfg, err := LoadConfig()
 	if err != nil {
@@ -89,7 +90,11 @@ func OpenInspector(ctx context.Context, redisURL string) (*Inspector, error) {
 	if cfg.RedisURL == "" {
 		return nil, fmt.Errorf("%w: %s is not set (or give --redis URL)", ErrNotConfigured, envNames.RedisURL)
 	}
-	return NewInspector(ctx, cfg.Options())
+	opts := cfg.Options()
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	return NewInspector(ctx, opts)
 }
 
 // Close closes the Inspector's connections. Every later call fails with

@@ -34,6 +34,10 @@ type LeaseState struct {
 	LastCompleted int64 `json:"last_completed"`
 	// OnceCompleted is true when a Once pipeline's run completed.
 	OnceCompleted bool `json:"once_completed"`
+	// Problem says which of the pipeline's keys hold data agora did not
+	// write (another type, or a value that does not parse), "" when none
+	// does: such a pipeline is granted no lease until the key is fixed.
+	Problem string `json:"problem,omitempty"`
 }
 
 // LeaseStates reads the lease, last token, last completed slot and Once
@@ -67,7 +71,7 @@ func (c *RedisWorkerCoordinator) LeaseStates(ctx context.Context, pipelineIDs []
 		}
 		return nil
 	})
-	if err != nil && !errors.Is(err, redis.Nil) {
+	if err != nil && !errors.Is(err, redis.Nil) && !isWrongType(err) {
 		return nil, c.failure("read leases", err)
 	}
 	c.noteOK()
@@ -75,14 +79,34 @@ func (c *RedisWorkerCoordinator) LeaseStates(ctx context.Context, pipelineIDs []
 	for i, id := range pipelineIDs {
 		r := all[i]
 		st := LeaseState{PipelineID: id}
+		var problems []string
+		// foreign notes a key of id that is not agora's: named once in the
+		// log, and in the pipeline's Problem every time.
+		foreign := func(key, why string) {
+			c.warnForeign(key, why)
+			problems = append(problems, key+" "+why)
+		}
+		for _, cmd := range []redis.Cmder{r.lease, r.token, r.done, r.once} {
+			if isWrongType(cmd.Err()) {
+				foreign(cmd.Args()[1].(string), "is of another type than agora writes")
+			}
+		}
 		if v, err := r.lease.Result(); err == nil {
 			if token, run, owner, ok := parseLeaseValue(v); ok {
 				st.Held, st.FencingToken, st.RunNumber, st.Holder = true, token, run, workerOf(owner)
 				if ttl := r.ttl.Val(); ttl > 0 {
 					st.ExpiresIn = ttl
 				}
+			} else {
+				foreign(c.keys.lease(id), "holds a lease that does not parse")
 			}
 		}
+		if v := r.token.Val(); v != "" {
+			if _, _, ok := parseTokenValue(v); !ok {
+				foreign(c.keys.token(id), "holds a token that does not parse (at most 16 digits, then the run)")
+			}
+		}
+		st.Problem = strings.Join(problems, "; ")
 		st.LastToken, _ = parseTokenRecord(r.token.Val())
 		st.LastCompleted = int64(r.done.Val())
 		st.OnceCompleted = r.once.Val() == 1
@@ -140,6 +164,23 @@ func (c *RedisWorkerCoordinator) LastCompleted(ctx context.Context, pipelineID s
 
 // parseTokenRecord reads a token key's "<token> <run>" (or, as written
 // before the run was kept, "<token>" alone; run is then 0).
+// parseTokenValue checks a token key's "<token> <run>" (or an older
+// "<token>") as the acquire script does: a token of at most 16 digits.
+func parseTokenValue(v string) (token, run int64, ok bool) {
+	t, r, hasRun := strings.Cut(v, " ")
+	if len(t) == 0 || len(t) > 16 || strings.TrimLeft(t, "0123456789") != "" {
+		return 0, 0, false
+	}
+	token, _ = strconv.ParseInt(t, 10, 64)
+	if hasRun {
+		var err error
+		if run, err = strconv.ParseInt(r, 10, 64); err != nil {
+			return 0, 0, false
+		}
+	}
+	return token, run, true
+}
+
 func parseTokenRecord(v string) (token, run int64) {
 	t, r, _ := strings.Cut(v, " ")
 	token, _ = strconv.ParseInt(t, 10, 64)

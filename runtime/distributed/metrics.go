@@ -30,6 +30,8 @@ var (
 		"This worker's clock minus the Redis server's (TIME), as last measured; slots are decided by the server's clock (see docs/distributed.md, Assumptions).", nil, nil)
 	descFutureSlots = prometheus.NewDesc("agora_coordinator_future_slots_total",
 		"Slots refused because they start more than the lease-ahead bound after the Redis server's time: this worker's clock is ahead.", nil, nil)
+	descForeignData = prometheus.NewDesc("agora_coordinator_foreign_data_total",
+		"Lease requests refused because the pipeline's lease or token key holds data agora did not write (another type, or a value that does not parse); nothing was granted.", []string{"pipeline"}, nil)
 	descRedlockNodeUp = prometheus.NewDesc("agora_redlock_node_up",
 		"1 while a Redlock quorum node answers, else 0; node is its host:port (never credentials).", []string{"node"}, nil)
 )
@@ -54,6 +56,7 @@ func (c *RedisWorkerCoordinator) Describe(ch chan<- *prometheus.Desc) {
 	ch <- descRefused
 	ch <- descClockOffset
 	ch <- descFutureSlots
+	ch <- descForeignData
 	ch <- descRedlockNodeUp
 	c.metrics.requests.Describe(ch)
 }
@@ -62,7 +65,7 @@ func (c *RedisWorkerCoordinator) Describe(ch chan<- *prometheus.Desc) {
 // the worker's writes), agora_coordinator_state_lost_slots_total,
 // agora_coordinator_refused_total, agora_clock_offset_seconds (once
 // measured), agora_coordinator_future_slots_total,
-// agora_redlock_node_up per quorum node
+// agora_coordinator_foreign_data_total per pipeline, agora_redlock_node_up per quorum node
 // and the agora_redis_request_duration_seconds histogram. A pool whose
 // coordinator this is registers it with its own registry, so /metrics shows
 // them.
@@ -78,6 +81,9 @@ func (c *RedisWorkerCoordinator) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descClockOffset, prometheus.GaugeValue, offset.Seconds())
 	}
 	ch <- prometheus.MustNewConstMetric(descFutureSlots, prometheus.CounterValue, float64(c.stats.futureSlots.Load()))
+	for id, n := range c.foreignDataCounts() {
+		ch <- prometheus.MustNewConstMetric(descForeignData, prometheus.CounterValue, float64(n), id)
+	}
 	if q, ok := c.backend.(*quorumBackend); ok {
 		for _, n := range q.redlock.Nodes() {
 			v := 0.0

@@ -159,16 +159,28 @@ func (c *RedisWorkerCoordinator) ListWorkers(ctx context.Context) ([]WorkerInfo,
 		}
 		return nil
 	})
-	if err != nil {
+	if err != nil && !isWrongType(err) {
 		return nil, c.failure("list workers", err)
 	}
-	c.noteOK()
 	out := make([]WorkerInfo, 0, len(keys))
-	for _, cmd := range cmds {
-		if info, ok := parseWorkerRecord(cmd.Val()); ok {
-			out = append(out, info)
+	for i, cmd := range cmds {
+		switch err := cmd.Err(); {
+		case isWrongType(err):
+			c.warnForeign(keys[i], "not a hash: not a worker record")
+			continue
+		case err != nil && err != redis.Nil:
+			return nil, c.failure("list workers", err)
 		}
+		info, ok := parseWorkerRecord(cmd.Val())
+		if !ok {
+			if len(cmd.Val()) > 0 { // empty: expired during the scan
+				c.warnForeign(keys[i], "a hash without the id field of a worker record")
+			}
+			continue
+		}
+		out = append(out, info)
 	}
+	c.noteOK()
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out, nil
 }

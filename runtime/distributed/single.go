@@ -191,7 +191,8 @@ func (b *singleBackend) requestKeys(req leaseRequest) []string {
 // held, -1 for a completed slot, -2 for a missing worker record, -3 for a
 // slot older than the state epoch, -4 for an Ahead request that decided
 // nothing (ask again at the boundary), -5 for a slot ahead of the server's
-// clock, below -5 (with "r") an interrupted earlier slot.
+// clock, -6 for a lease or token key holding data agora did not write,
+// below -6 (with "r") an interrupted earlier slot.
 func parseAcquireReply(reply int64, req leaseRequest, s settings) (acquireResult, error) {
 	mode := req.Mode
 	switch {
@@ -212,10 +213,12 @@ func parseAcquireReply(reply int64, req leaseRequest, s settings) (acquireResult
 		return acquireResult{Outcome: outcomeStateLost}, nil
 	case reply == -4 && req.Ahead:
 		return acquireResult{Outcome: outcomeAskAtSlot}, nil
+	// -5 and -6 come before an interrupted slot: no slot scheduled 6 s
+	// after the Unix epoch is ever interrupted.
 	case reply == -5:
-		// Before an interrupted slot: no slot scheduled 5 s after the
-		// Unix epoch is ever interrupted.
 		return acquireResult{Outcome: outcomeFuture}, nil
+	case reply == -6:
+		return acquireResult{Outcome: outcomeForeignData}, nil
 	case reply < -3 && req.Rerun:
 		return acquireResult{Outcome: outcomeInterrupted, RunNumber: -reply}, nil
 	default:

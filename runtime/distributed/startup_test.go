@@ -53,21 +53,44 @@ func TestStartUpLogNamesTheModeAndMisspeltSettings(t *testing.T) {
 		t.Fatalf("a variable's value was logged:\n%s", out)
 	}
 
+	// The mode line also waits for the long-running pool: building one (as
+	// the pipelines subcommand does) prints nothing.
+	srv := redistest.Start(t, redistest.WithPassword("hunter2"))
 	logs2 := withDefaultLogger(t)
-	t.Setenv(envNames.RedisURL, "redis://:hunter2@127.0.0.1:6399/0")
-	opt, err = CoordinatorFromEnv(ModeAuto)
-	if err != nil || opt == nil {
+	t.Setenv(envNames.RedisURL, srv.URL())
+	redisOpt, err := CoordinatorFromEnv(ModeAuto)
+	if err != nil || redisOpt == nil {
 		t.Fatal(err)
-	}
-	if out := logs2.String(); !strings.Contains(out, "coordinator: Redis") || !strings.Contains(out, "127.0.0.1:6399") || strings.Contains(out, "hunter2") {
-		t.Fatalf("mode line:\n%s", out)
 	}
 	logs3 := withDefaultLogger(t)
-	if _, err := CoordinatorFromEnv(ModeOff); err != nil {
+	offOpt, err := CoordinatorFromEnv(ModeOff)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if out := logs3.String(); !strings.Contains(out, "in-process leases (distributed=off)") {
-		t.Fatalf("off mode line:\n%s", out)
+	if out := logs2.String() + logs3.String(); out != "" {
+		t.Fatalf("building the option logged:\n%s", out)
+	}
+	for _, c := range []struct {
+		opt  runtime.PoolOption
+		logs *logBuffer
+		want string
+	}{
+		{redisOpt, logs2, "coordinator: Redis"},
+		{offOpt, logs3, "in-process leases (distributed=off)"},
+	} {
+		pool := runtime.NewWorkerPool(c.opt, runtime.WithLogger(slog.New(slog.NewTextHandler(c.logs, nil))), runtime.WithSignalHandling(false)).
+			Register(&runtime.ScheduledPipeline{PipelineID: "p", Schedule: runtime.Once(), Factory: func(context.Context) (runtime.Pipeline, error) {
+				return runtime.PipelineFunc(func(context.Context) error { return nil }), nil
+			}})
+		if err := pool.Run(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if out := c.logs.String(); !strings.Contains(out, c.want) || strings.Contains(out, "hunter2") {
+			t.Fatalf("mode line:\n%s", out)
+		}
+	}
+	if !strings.Contains(logs2.String(), srv.Addr()) {
+		t.Errorf("the Redis mode line does not name the server:\n%s", logs2)
 	}
 }
 

@@ -13,6 +13,9 @@ import (
 type counters struct {
 	acquired, contended, slotCompleted, released, completed, lost,
 	renewalFailures, fallbackLeases, errors, stateLost, epochMoves, reruns, refused, futureSlots atomic.Uint64
+	// historySkipped counts run-history members read that were not run
+	// records (foreign data under the prefix).
+	historySkipped atomic.Uint64
 }
 
 // health tracks whether the last Redis operation worked.
@@ -104,7 +107,9 @@ func (c *RedisWorkerCoordinator) Healthy(ctx context.Context) error {
 		return err
 	}
 	c.noteOK()
-	return nil
+	// Redis answers, but a pipeline whose keys hold foreign data runs
+	// nowhere: /readyz says which and why.
+	return c.problemsErr()
 }
 
 // CoordinatorStatus is what Status returns, shown in the pool's /status.
@@ -144,6 +149,13 @@ type CoordinatorStatus struct {
 	LeaseTTL string `json:"lease_ttl"`
 	// Leases are the leases held now, by pipeline id.
 	Leases []LeaseStatus `json:"leases"`
+	// PipelineProblems names, by pipeline id, why a pipeline cannot be
+	// granted a lease: its lease or token key holds data agora did not
+	// write (ErrForeignData). Absent when there is none.
+	PipelineProblems map[string]string `json:"pipeline_problems,omitempty"`
+	// HistorySkipped counts run-history members read that were not run
+	// records (written by something else under the prefix): skipped.
+	HistorySkipped uint64 `json:"history_skipped"`
 	// Acquired counts leases granted by Redis.
 	Acquired uint64 `json:"acquired"`
 	// Contended counts attempts refused because another worker held the lease.
@@ -188,28 +200,30 @@ type LeaseStatus struct {
 // Status returns a CoordinatorStatus snapshot.
 func (c *RedisWorkerCoordinator) Status() any {
 	st := CoordinatorStatus{
-		Mode:            "redis",
-		Redis:           c.s.primary.Redacted,
-		Topology:        string(c.s.primary.Topology),
-		Nodes:           append([]string{}, c.s.primary.Nodes...),
-		Reachable:       c.health.reachable.Load(),
-		FallbackToLocal: c.s.FallbackToLocal,
-		LeaseTTL:        c.s.LeaseTTL.String(),
-		Acquired:        c.stats.acquired.Load(),
-		Contended:       c.stats.contended.Load(),
-		SlotCompleted:   c.stats.slotCompleted.Load(),
-		StateLost:       c.stats.stateLost.Load(),
-		EpochMoves:      c.stats.epochMoves.Load(),
-		Reruns:          c.stats.reruns.Load(),
-		Released:        c.stats.released.Load(),
-		Completed:       c.stats.completed.Load(),
-		Lost:            c.stats.lost.Load(),
-		RenewalFailures: c.stats.renewalFailures.Load(),
-		FallbackLeases:  c.stats.fallbackLeases.Load(),
-		Errors:          c.stats.errors.Load(),
-		Refused:         c.stats.refused.Load(),
-		Backend:         c.backend.status(),
-		Leases:          []LeaseStatus{},
+		Mode:             "redis",
+		Redis:            c.s.primary.Redacted,
+		Topology:         string(c.s.primary.Topology),
+		Nodes:            append([]string{}, c.s.primary.Nodes...),
+		Reachable:        c.health.reachable.Load(),
+		FallbackToLocal:  c.s.FallbackToLocal,
+		LeaseTTL:         c.s.LeaseTTL.String(),
+		Acquired:         c.stats.acquired.Load(),
+		Contended:        c.stats.contended.Load(),
+		SlotCompleted:    c.stats.slotCompleted.Load(),
+		StateLost:        c.stats.stateLost.Load(),
+		EpochMoves:       c.stats.epochMoves.Load(),
+		Reruns:           c.stats.reruns.Load(),
+		Released:         c.stats.released.Load(),
+		Completed:        c.stats.completed.Load(),
+		Lost:             c.stats.lost.Load(),
+		RenewalFailures:  c.stats.renewalFailures.Load(),
+		FallbackLeases:   c.stats.fallbackLeases.Load(),
+		Errors:           c.stats.errors.Load(),
+		Refused:          c.stats.refused.Load(),
+		Backend:          c.backend.status(),
+		Leases:           []LeaseStatus{},
+		PipelineProblems: c.pipelineProblems(),
+		HistorySkipped:   c.stats.historySkipped.Load(),
 	}
 	if len(c.s.quorum) > 0 {
 		st.Mode = "redlock"

@@ -48,7 +48,10 @@ type Options struct {
 	// QueueSize bounds the events waiting to be sent (default
 	// DefaultQueueSize); an event that finds it full is dropped.
 	QueueSize int
-	// Client sends the requests (default a new http.Client).
+	// Client sends the requests (default a new http.Client). The webhook
+	// uses a copy that never follows redirects: a 3xx is a failed delivery
+	// with its status, since re-POSTing an event to wherever the receiver
+	// points would send it somewhere the operator did not configure.
 	Client *http.Client
 	// Logger logs failures (default slog.Default()).
 	Logger *slog.Logger
@@ -106,6 +109,9 @@ func New(o Options) (*Webhook, error) {
 	if o.Client == nil {
 		o.Client = &http.Client{}
 	}
+	noRedirects := *o.Client
+	noRedirects.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	o.Client = &noRedirects
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
@@ -231,7 +237,7 @@ func (w *Webhook) deliver(ev Event) {
 }
 
 // post sends one try and says whether a failure is worth retrying:
-// transport errors, 5xx and 429 are; other answers are not.
+// transport errors, 5xx and 429 are; other answers, 3xx included, are not.
 func (w *Webhook) post(body []byte) (retry bool, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), w.o.Timeout)
 	defer cancel()

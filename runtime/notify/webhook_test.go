@@ -245,3 +245,38 @@ func TestFromEnv(t *testing.T) {
 		t.Fatalf("bad URL: %v", err)
 	}
 }
+
+func TestWebhookDoesNotFollowRedirects(t *testing.T) {
+	for _, code := range []int{http.StatusMovedPermanently, http.StatusFound, http.StatusTemporaryRedirect, http.StatusPermanentRedirect} {
+		var elsewhere atomic.Int32
+		target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			elsewhere.Add(1)
+			w.WriteHeader(http.StatusNoContent)
+		}))
+		redirecting := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, target.URL+"/other", code)
+		}))
+		var logs bytes.Buffer
+		o := quick(redirecting.URL+"/hook", &logs)
+		o.Attempts = 3
+		// A caller's client that would follow redirects is not obeyed either.
+		o.Client = &http.Client{}
+		w, err := New(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Notify(Event{Kind: PipelineStopped, PipelineID: "p"})
+		closeNow(t, w)
+		redirecting.Close()
+		target.Close()
+		if n := elsewhere.Load(); n != 0 {
+			t.Errorf("%d: the event was POSTed %d times to the redirect's target", code, n)
+		}
+		if st := w.Stats(); st.Failed != 1 || st.Sent != 0 || st.Retries != 0 {
+			t.Errorf("%d: stats %+v, want one failed delivery without retries", code, st)
+		}
+		if want := http.StatusText(code); !strings.Contains(logs.String(), want) {
+			t.Errorf("%d: the failure does not show the status %q: %s", code, want, logs.String())
+		}
+	}
+}

@@ -48,7 +48,11 @@
 -- before its slot by the server's clock, or found the lease held for an
 -- earlier run (a run of the previous slot still going), and the worker asks
 -- again at the boundary; -5 for a slot more than lead after the server's
--- time, asked without "a" (the asking worker's clock is ahead): refused.
+-- time, asked without "a" (the asking worker's clock is ahead): refused;
+-- -6 when the pipeline's lease or token key holds what agora does not
+-- write there (another type, or a value that does not parse, such as a
+-- token too large for a Lua number): nothing is granted and the value is
+-- left as it was, never replaced by a wrapped number.
 -- A pipeline with failed runs recorded (fail.lua)
 -- answers a string instead: "b <count> <ms>" refused while backing off,
 -- "s <count>" refused because it stopped, "g <token> <count>" granted.
@@ -111,11 +115,22 @@ for i = 7, #ARGV do
   end
   local reply = 0
   repeat
-    local held = redis.call('LINDEX', lease, 0)
+    local held = redis.pcall('LINDEX', lease, 0)
+    if type(held) == 'table' then -- an error reply
+      if string.find(held.err, 'WRONGTYPE', 1, true) ~= 1 then
+        return held -- any other error fails the call, as redis.call would
+      end
+      reply = -6 -- not a list
+      break
+    end
     local heldToken = nil -- set when a dead owner's lease would be taken over
     local heldRun = nil
     if held then
       local token, hrun, holder = string.match(held, '^(%d+) (%-?%d+) (.*)$')
+      if not holder or #token > 16 then
+        reply = -6
+        break
+      end
       -- A lease held by this very owner is one whose reply was lost (a
       -- retried command) or that the owner already gave up locally: the
       -- owner does not ask while it believes it holds one, so it may take
@@ -278,11 +293,29 @@ for i = 7, #ARGV do
     end
     local last
     if keyttl > 0 then
-      last = redis.call('SET', tokenKey, text .. ' ' .. run, 'PX', keyttl, 'GET')
+      last = redis.pcall('SET', tokenKey, text .. ' ' .. run, 'PX', keyttl, 'GET')
     else
-      last = redis.call('SET', tokenKey, text .. ' ' .. run, 'GET')
+      last = redis.pcall('SET', tokenKey, text .. ' ' .. run, 'GET')
     end
-    last = last and tonumber(string.match(last, '^%d+'))
+    if type(last) == 'table' then -- an error reply
+      if string.find(last.err, 'WRONGTYPE', 1, true) ~= 1 then
+        return last -- OOM, READONLY, …: fails the call, as redis.call would
+      end
+      reply = -6 -- not a string
+      break
+    end
+    -- A token has at most 16 digits (µs until the year 2255), below 2^53
+    -- where Lua's numbers stop being exact: a longer one is not agora's,
+    -- and goes back as it was.
+    if last then
+      local digits = string.match(last, '^(%d+)$') or string.match(last, '^(%d+) %-?%d+$')
+      if not digits or #digits > 16 then
+        redis.call('SET', tokenKey, last, 'KEEPTTL')
+        reply = -6
+        break
+      end
+      last = tonumber(digits)
+    end
     if last and last >= token then
       token = last + 1
       text = string.format('%d', token)
