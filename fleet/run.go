@@ -55,8 +55,10 @@ Commands:
   runs [ID]        run history, newest first: pipeline, run, token, worker, start, end,
                    duration, outcome, records in/out/dead-lettered, triggered, error
                    (--limit N, default 20; --failed; --since D such as 1h)
-  ui               the web dashboard (--listen 127.0.0.1:8090; --token T or
-                   AGORA_UI_TOKEN enables pause, resume and trigger)
+  ui               the web dashboard (--listen 127.0.0.1:8090; a token from
+                   AGORA_UI_TOKEN, --token-file F or --token T locks reading
+                   and enables pause, resume and trigger; --allowed-host H,
+                   repeatable, names it answers to besides localhost)
 
 Flags (before or after the command):
   --json           print JSON instead of a table
@@ -128,7 +130,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "runs":
 		err = c.runs(ctx, distributed.RunQuery{PipelineIDs: rest, Limit: fl.limit, Failed: fl.failed, Since: fl.since})
 	case "ui":
-		err = ui.Serve(ctx, in, ui.ServeOptions{Listen: fl.listen, Token: fl.token}, stdout, stderr)
+		err = serveUI(ctx, in, fl, stdout, stderr)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "fleet %s: %s\n", cmd, problem(err, a.redis))
@@ -154,13 +156,15 @@ var argCount = map[string]int{
 // cmdFlags are the flags of a command line; which are accepted depends on
 // the command (see parseArgs).
 type cmdFlags struct {
-	json   bool
-	limit  int
-	failed bool
-	since  time.Duration
-	listen string
-	token  string
-	redis  string // --redis, "" for the environment's
+	json      bool
+	limit     int
+	failed    bool
+	since     time.Duration
+	listen    string
+	token     string
+	tokenFile string
+	hosts     hostList
+	redis     string // --redis, "" for the environment's
 }
 
 // args is a parsed command line.
@@ -172,7 +176,8 @@ type args struct {
 }
 
 // commandFlags names the flags only some commands take.
-var commandFlags = map[string]string{"limit": "runs", "failed": "runs", "since": "runs", "listen": "ui", "token": "ui"}
+var commandFlags = map[string]string{"limit": "runs", "failed": "runs", "since": "runs", "listen": "ui", "token": "ui",
+	"token-file": "ui", "allowed-host": "ui"}
 
 // parseArgs splits the command word, its positional arguments and its
 // flags (--json and --redis URL everywhere; --limit, --failed, --since for
@@ -188,7 +193,9 @@ func parseArgs(argv []string) (args, error) {
 	fs.BoolVar(&fl.failed, "failed", false, "only runs that did not succeed")
 	fs.DurationVar(&fl.since, "since", 0, "only runs that ended within this long")
 	fs.StringVar(&fl.listen, "listen", ui.DefaultListen, "address to listen on")
-	fs.StringVar(&fl.token, "token", "", "token that enables the actions (default $AGORA_UI_TOKEN)")
+	fs.StringVar(&fl.token, "token", "", "token that locks the dashboard (visible in ps: prefer --token-file or $AGORA_UI_TOKEN)")
+	fs.StringVar(&fl.tokenFile, "token-file", "", "file holding the dashboard's token")
+	fs.Var(&fl.hosts, "allowed-host", "a name the dashboard answers to besides localhost (repeatable)")
 	var words []string
 	for remaining := argv; ; {
 		if err := fs.Parse(remaining); err != nil {

@@ -5,43 +5,76 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 
 	"github.com/agora-etl/agora/runtime/distributed"
 )
 
-// api serves GET /api/{what}: the Inspector's results as JSON, the very
-// values "fleet {what} --json" prints, indented alike.
+// api serves GET /api/{what}: the Inspector's results as JSON.
+//
+//   - /api/workers: the live workers, as "fleet workers --json".
+//   - /api/leases?pipeline=ID: leases, as "fleet leases --json".
+//   - /api/pipelines?offset=N&limit=N&q=&worker=&outcome=&paused=1: a
+//     distributed.PipelinePage of the summaries.
+//   - /api/runs?pipeline=ID&outcome=&failed=1&worker=&q=&from=&to=&limit=N&cursor=C:
+//     a distributed.RunPage; follow its "next" as cursor.
+//
+// limit is 1 to MaxAPILimit (default DefaultAPILimit): a large answer
+// comes in pages, never all at once.
 func (h *Handler) api(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
+	q := r.URL.Query()
 	var v any
 	var err error
 	switch what := r.PathValue("what"); what {
 	case "workers":
 		v, err = h.in.Workers(ctx)
 	case "leases":
-		v, err = h.in.Leases(ctx, r.URL.Query()["pipeline"]...)
+		v, err = h.in.Leases(ctx, q["pipeline"]...)
 	case "pipelines":
-		v, err = h.in.Pipelines(ctx)
-	case "runs":
-		q := distributed.RunQuery{PipelineIDs: r.URL.Query()["pipeline"], Limit: HistoryShown, Failed: r.URL.Query().Get("failed") == "1"}
-		if s := r.URL.Query().Get("limit"); s != "" {
-			if q.Limit, err = strconv.Atoi(s); err != nil || q.Limit < 0 {
-				apiError(w, http.StatusBadRequest, fmt.Errorf("limit %q: want a count, 0 for every run kept", s))
-				return
-			}
+		var f distributed.PipelineFilter
+		var offset, limit int
+		if f, err = pipelineFilter(q); err != nil {
+			apiError(w, http.StatusBadRequest, err)
+			return
 		}
-		v, err = h.in.Runs(ctx, q)
+		if limit, err = intParam(q, "limit", DefaultAPILimit, 1, MaxAPILimit); err != nil {
+			apiError(w, http.StatusBadRequest, err)
+			return
+		}
+		if offset, err = intParam(q, "offset", 0, 0, 1<<30); err != nil {
+			apiError(w, http.StatusBadRequest, err)
+			return
+		}
+		var o distributed.Overview
+		if o, _, err = h.sums.get(ctx); err == nil {
+			v, err = o.Page(f, offset, limit)
+		}
+	case "runs":
+		var f distributed.RunFilter
+		var limit int
+		if f, err = runFilter(q); err != nil {
+			apiError(w, http.StatusBadRequest, err)
+			return
+		}
+		if limit, err = intParam(q, "limit", DefaultAPILimit, 1, MaxAPILimit); err != nil {
+			apiError(w, http.StatusBadRequest, err)
+			return
+		}
+		v, err = h.runPage(ctx, distributed.RunPageQuery{RunFilter: f, Limit: limit, Cursor: q.Get("cursor")})
 	default:
 		apiError(w, http.StatusNotFound, fmt.Errorf("unknown resource %q (workers, leases, pipelines, runs)", what))
 		return
 	}
 	if err != nil {
 		status := http.StatusBadGateway
-		if errors.Is(err, distributed.ErrUnknownPipeline) {
+		switch {
+		case errors.Is(err, distributed.ErrUnknownPipeline):
 			status = http.StatusNotFound
+		case errors.Is(err, distributed.ErrBadQuery):
+			status = http.StatusBadRequest
+		default:
+			h.opts.Logger.Error("fleet ui: api request failed", "path", r.URL.Path, "error", err)
 		}
-		h.opts.Logger.Error("fleet ui: api request failed", "path", r.URL.Path, "error", err)
 		apiError(w, status, err)
 		return
 	}

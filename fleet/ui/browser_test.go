@@ -97,6 +97,10 @@ func TestDashboardInABrowser(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 
+	// 30 more runs of loader, ten of them failed with a timeout, so its
+	// page has a chart, two pages of runs and something to filter.
+	seedRuns(t, srv.URL(), "loader", 30)
+
 	b, err := distributed.OpenInspector(context.Background(), "")
 	if err != nil {
 		t.Fatal(err)
@@ -112,7 +116,7 @@ func TestDashboardInABrowser(t *testing.T) {
 	defer cancelAlloc()
 	ctx, cancelCtx := chromedp.NewContext(alloc)
 	defer cancelCtx()
-	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 
 	do := func(steps ...chromedp.Action[chromedp.Void]) {
@@ -129,10 +133,40 @@ func TestDashboardInABrowser(t *testing.T) {
 		}
 		return s
 	}
-	do(chromedp.Navigate(web.URL+"/"), chromedp.WaitVisible("#pipelines"))
+	shoot := func(name string) {
+		t.Helper()
+		shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)) // 100: PNG
+		if err != nil {
+			t.Fatalf("screenshot: %v", err)
+		}
+		if err := os.WriteFile(filepath.Join(t.ArtifactDir(), name+".png"), shot, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// With a token, reading needs it: the browser lands on the login form.
+	do(chromedp.Navigate(web.URL+"/"), chromedp.WaitVisible("#login"))
+	shoot("login")
+	do(chromedp.SendKeys("#login-token", token), chromedp.Click("#login-submit"), chromedp.WaitVisible("#pipelines"))
 	front := text("#pipelines")
+	shoot("front")
 	do(chromedp.Click(`a[href="/pipelines/loader"]`), chromedp.WaitVisible("#runs"))
 	loaderPage := text("body")
+	bars, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("#duration-chart rect.bar").length`))
+	if err != nil || bars < 31 {
+		t.Errorf("loader's chart has %d bars (%v), want one per run (31)", bars, err)
+	}
+	shoot("pipeline")
+	count := text("#count")
+	do(chromedp.Click("#next"), chromedp.WaitVisible("#prev"))
+	count2 := text("#count")
+	do(chromedp.SendKeys("#f-q", "TIMEOUT"), chromedp.Click("#f-apply"), chromedp.WaitVisible("#runs"))
+	filtered := text("#count")
+	filteredRows := text("#runs")
+	shoot("pipeline-filtered")
+	do(chromedp.Navigate(web.URL+"/runs?outcome=failed&q=timeout"), chromedp.WaitVisible("#runs"))
+	runsPage := text("#count")
+	shoot("runs")
+	do(chromedp.Navigate(web.URL+"/pipelines/loader"), chromedp.WaitVisible("#runs"))
 	do(chromedp.SendKeys("#token-input", token), chromedp.Click("#pause"), chromedp.WaitVisible("#notice"))
 	paused := text("#paused")
 	do(chromedp.Navigate(web.URL+"/"), chromedp.WaitVisible("#workers"))
@@ -145,6 +179,15 @@ func TestDashboardInABrowser(t *testing.T) {
 		if !strings.Contains(front, want) {
 			t.Errorf("front page's pipelines lack %q:\n%s", want, front)
 		}
+	}
+	if !strings.HasPrefix(count, "1–25 of 31 runs") || !strings.HasPrefix(count2, "26–31 of 31 runs") {
+		t.Errorf("loader's run pages say %q then %q", count, count2)
+	}
+	if !strings.HasPrefix(filtered, "1–10 of 10 runs") || strings.Contains(filteredRows, "connection refused") {
+		t.Errorf("filtering loader's runs for TIMEOUT: %q\n%s", filtered, filteredRows)
+	}
+	if !strings.HasPrefix(runsPage, "10 runs pass the filter") {
+		t.Errorf("the fleet's runs filtered for failed timeouts: %q", runsPage)
 	}
 	if !strings.Contains(loaderPage, "load: dial redis://etl:xxxxx@warehouse:6379: connection refused") {
 		t.Errorf("loader's page does not show the failed run's error:\n%s", loaderPage)
@@ -175,6 +218,38 @@ func TestDashboardInABrowser(t *testing.T) {
 	path := filepath.Join("..", "..", "docs", "img", "dashboard.png")
 	if err := os.WriteFile(path, shot, 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// seedRuns records n runs of pipeline, ending over the last n minutes,
+// through a coordinator of their own: every third fails with a timeout,
+// the others succeed.
+func seedRuns(t *testing.T, url, pipeline string, n int) {
+	t.Helper()
+	ctx := context.Background()
+	c, err := distributed.NewRedisWorkerCoordinator(distributed.Options{RedisURL: url, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Start(ctx, "seeder", []string{pipeline}); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = c.Stop(ctx) }()
+	start := time.Now().Add(-time.Duration(n+5) * time.Minute)
+	for i := range n {
+		end := start.Add(time.Duration(i) * time.Minute)
+		if ok, err := c.TryAcquireLease(ctx, pipeline, runtime.RunNumberAuto); !ok || err != nil {
+			t.Fatalf("acquire %s: %v %v", pipeline, ok, err)
+		}
+		rec := runtime.RunRecord{PipelineID: pipeline, Start: end.Add(-time.Duration(1+i%5) * time.Second), End: end,
+			Duration: time.Duration(1+i%5) * time.Second, Outcome: runtime.OutcomeSucceeded}
+		if i%3 == 0 {
+			rec.Outcome, rec.Error = runtime.OutcomeFailed, "extract: read timeout after 30s"
+		}
+		if err := c.FinishRun(ctx, rec); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 

@@ -14,12 +14,12 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/url"
-	"os"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agora-etl/agora/internal/humanize"
 	"github.com/agora-etl/agora/runtime"
@@ -31,12 +31,25 @@ import (
 // accident.
 const DefaultListen = "127.0.0.1:8090"
 
-// TokenEnv names the variable the token is read from when --token is not
-// given.
+// TokenEnv names the variable the token is read from when neither --token
+// nor --token-file is given.
 const TokenEnv = "AGORA_UI_TOKEN"
 
 // csrfCookie carries the CSRF token the forms must repeat.
 const csrfCookie = "agora_csrf"
+
+// Page sizes: the front page's pipelines, a pipeline's runs, the fleet's
+// runs; and /api/'s default limit (MaxAPILimit at most).
+const (
+	FrontPageSize   = 50
+	RunsPageSize    = 25
+	DefaultAPILimit = 100
+	MaxAPILimit     = distributed.MaxPageSize
+)
+
+// errorShown is how much of an error a table cell shows; the whole text
+// is on the run's line in /api/runs.
+const errorShown = 300
 
 //go:embed assets
 var assets embed.FS
@@ -47,31 +60,49 @@ var pages = template.Must(template.New("").Funcs(template.FuncMap{
 	"duration": humanize.RunDuration,
 	"join":     strings.Join,
 	"pathID":   url.PathEscape,
+	"short":    short,
+	"add":      func(a, b int) int { return a + b },
 }).ParseFS(assets, "assets/*.html"))
 
 // Options configure a dashboard Handler.
 type Options struct {
-	// Token enables the actions; empty: the dashboard is read-only.
+	// Token enables the actions and, when set, is needed to read too
+	// (signing in sets a cookie; scripts send Authorization: Bearer);
+	// empty: the dashboard is read-only and open.
 	Token string
-	// Now is the clock of the uptimes and ages shown (default time.Now);
-	// next runs come from the Inspector's clock.
+	// AllowedHosts are the names (or addresses) the dashboard answers to
+	// in the Host header besides localhost and loopback addresses; any
+	// other Host is refused (421), which defeats DNS rebinding.
+	AllowedHosts []string
+	// SummaryTTL is how long the front page's summaries are reused
+	// (default DefaultSummaryTTL).
+	SummaryTTL time.Duration
+	// Now is the clock of the times shown and of the token guess limit
+	// (default time.Now); next runs come from the Inspector's clock.
 	Now func() time.Time
-	// Logger receives request failures (default: discarded).
+	// Logger receives request failures and refused requests (default:
+	// discarded).
 	Logger *slog.Logger
 }
 
 // Handler serves the dashboard.
 type Handler struct {
-	in   *distributed.Inspector
-	opts Options
-	csrf string // derived from a per-process random secret
-	mux  *http.ServeMux
+	in      *distributed.Inspector
+	opts    Options
+	secret  []byte // per process: signs the CSRF token and the session
+	csrf    string
+	mux     *http.ServeMux
+	guesses *guesses
+	sums    *summaries
+	// search admits one fleet-wide run search at a time: it reads every
+	// run kept of every pipeline, so concurrent ones would only add up.
+	search chan struct{}
 }
 
 // NewHandler returns the dashboard over in. Besides the pages it serves
-// the Inspector's results as JSON, in the shape "fleet ... --json" prints:
-// GET /api/workers, /api/leases, /api/pipelines and /api/runs
-// (?pipeline=ID, repeatable; ?limit=N, default HistoryShown; ?failed=1).
+// the Inspector's results as JSON: GET /api/workers, /api/leases,
+// /api/pipelines (a distributed.PipelinePage) and /api/runs (a
+// distributed.RunPage); see api.go for their parameters.
 func NewHandler(in *distributed.Inspector, opts Options) *Handler {
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -79,28 +110,40 @@ func NewHandler(in *distributed.Inspector, opts Options) *Handler {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	if opts.SummaryTTL <= 0 {
+		opts.SummaryTTL = DefaultSummaryTTL
+	}
 	secret := make([]byte, 32)
 	_, _ = rand.Read(secret) // never fails (crypto/rand)
 	mac := hmac.New(sha256.New, secret)
 	mac.Write([]byte("agora fleet ui csrf"))
-	h := &Handler{in: in, opts: opts, csrf: hex.EncodeToString(mac.Sum(nil)), mux: http.NewServeMux()}
+	h := &Handler{in: in, opts: opts, secret: secret, csrf: hex.EncodeToString(mac.Sum(nil)), mux: http.NewServeMux(),
+		guesses: newGuesses(opts.Now), sums: &summaries{in: in, ttl: opts.SummaryTTL, now: opts.Now},
+		search: make(chan struct{}, 1)}
 	static, _ := fs.Sub(assets, "assets")
 	h.mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
 	h.mux.HandleFunc("GET /{$}", h.front)
+	h.mux.HandleFunc("GET /runs", h.runs)
+	h.mux.HandleFunc("GET /login", h.loginForm)
+	h.mux.HandleFunc("POST /login", h.login)
 	h.mux.HandleFunc("GET /pipelines/{id}", h.pipeline)
 	h.mux.HandleFunc("POST /pipelines/{id}/{action}", h.act)
 	h.mux.HandleFunc("GET /api/{what}", h.api)
 	return h
 }
 
-// ServeHTTP adds the security headers every answer carries.
+// ServeHTTP adds the security headers every answer carries, then refuses
+// a Host not allowed and, with a token, a reader not signed in.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hd := w.Header()
-	hd.Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+	hd.Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
 	hd.Set("X-Content-Type-Options", "nosniff")
 	hd.Set("X-Frame-Options", "DENY")
 	hd.Set("Referrer-Policy", "no-referrer")
 	hd.Set("Cache-Control", "no-store")
+	if !h.guard(w, r) {
+		return
+	}
 	h.mux.ServeHTTP(w, r)
 }
 
@@ -113,6 +156,15 @@ type page struct {
 	Error    string
 	Now      time.Time
 	Refresh  bool
+	ETag     string
+	Next     string // where the login goes
+
+	Filter   filterView
+	Outcomes []string
+	Total    int
+	First    int // the 1-based index of the page's first row
+	PrevURL  string
+	NextURL  string
 
 	Pipelines []distributed.PipelineInfo
 	Workers   []workerView
@@ -120,100 +172,204 @@ type page struct {
 	Pipeline *distributed.PipelineInfo
 	Runs     []runtime.RunRecord
 	Stale    []runtime.RunRecord
+	Chart    template.HTML
+	Kept     int // runs in the pipeline's history
 }
 
 // workerView is a live worker as the front page shows it.
 type workerView struct {
 	distributed.WorkerInfo
-	Uptime time.Duration
-	Held   []string
+	Held int
 }
 
 func (h *Handler) base(w http.ResponseWriter, title string) page {
 	// The cookie the forms' hidden field must match; SameSite=Strict keeps
 	// other sites' forms from sending it.
 	http.SetCookie(w, &http.Cookie{Name: csrfCookie, Value: h.csrf, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
-	return page{Title: title, ReadOnly: h.opts.Token == "", CSRF: h.csrf, Now: h.opts.Now(), Refresh: true}
+	return page{Title: title, ReadOnly: h.opts.Token == "", CSRF: h.csrf, Now: h.opts.Now(), Refresh: true, ETag: etagPlaceholder, Outcomes: outcomes}
 }
 
-func (h *Handler) render(w http.ResponseWriter, name string, status int, p page) {
+func (h *Handler) render(w http.ResponseWriter, r *http.Request, name string, status int, p page) {
 	var b strings.Builder
 	if err := pages.ExecuteTemplate(&b, name, p); err != nil {
 		h.opts.Logger.Error("fleet ui: rendering failed", "page", name, "error", err)
 		http.Error(w, "rendering failed", http.StatusInternalServerError)
 		return
 	}
+	body := b.String()
+	if status == http.StatusOK && r != nil && r.Method == http.MethodGet {
+		var notModified bool
+		if body, notModified = conditional(w, r, body); notModified {
+			return
+		}
+	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
-	_, _ = io.WriteString(w, b.String())
+	_, _ = io.WriteString(w, body)
 }
 
 // fail shows err on a page of its own.
 func (h *Handler) fail(w http.ResponseWriter, status int, err error) {
 	p := h.base(w, "error")
 	p.Error, p.Refresh = err.Error(), false
-	h.render(w, "error.html", status, p)
+	h.render(w, nil, "error.html", status, p)
 }
 
+// front lists a page of the pipelines that pass the filter, from the
+// summaries (shared by every reader for SummaryTTL), and the live
+// workers.
 func (h *Handler) front(w http.ResponseWriter, r *http.Request) {
-	o, err := h.in.Overview(r.Context())
+	q := r.URL.Query()
+	f, err := pipelineFilter(q)
 	if err != nil {
+		h.fail(w, http.StatusBadRequest, err)
+		return
+	}
+	n, err := intParam(q, "page", 1, 1, 1_000_000)
+	if err != nil {
+		h.fail(w, http.StatusBadRequest, err)
+		return
+	}
+	o, at, err := h.sums.get(r.Context())
+	if err != nil {
+		h.opts.Logger.Error("fleet ui: reading the fleet failed", "error", err)
 		h.fail(w, http.StatusBadGateway, fmt.Errorf("reading the fleet: %w", err))
 		return
 	}
-	rows, ws := o.Pipelines, o.Workers
+	pg, _ := o.Page(f, (n-1)*FrontPageSize, FrontPageSize) // the size is in range
 	p := h.base(w, "fleet")
-	p.Pipelines = rows
-	held := map[string][]string{}
-	for _, row := range rows {
+	p.Now = at
+	p.Filter, p.Pipelines, p.Total, p.First = readFilterView(q), pg.Pipelines, pg.Total, pg.Offset+1
+	if n > 1 {
+		p.PrevURL = withParam(r.URL, "page", strconv.Itoa(n-1))
+	}
+	if pg.Offset+len(pg.Pipelines) < pg.Total {
+		p.NextURL = withParam(r.URL, "page", strconv.Itoa(n+1))
+	}
+	held := map[string]int{}
+	for _, row := range o.Pipelines {
 		if row.Lease.Held {
-			held[row.Lease.Holder] = append(held[row.Lease.Holder], row.PipelineID)
+			held[row.Lease.Holder]++
 		}
 	}
-	for _, wk := range ws {
-		p.Workers = append(p.Workers, workerView{WorkerInfo: wk, Uptime: p.Now.Sub(wk.StartedAt), Held: held[wk.ID]})
+	for _, wk := range o.Workers {
+		p.Workers = append(p.Workers, workerView{WorkerInfo: wk, Held: held[wk.ID]})
 	}
 	p.Notice = notice(r)
-	h.render(w, "index.html", http.StatusOK, p)
+	h.render(w, r, "index.html", http.StatusOK, p)
 }
 
-// HistoryShown is how many runs a pipeline's page lists.
-const HistoryShown = 100
-
+// pipeline shows one pipeline, reading its keys only: its facts, a chart
+// of its runs and a page of its runs that pass the filter.
 func (h *Handler) pipeline(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	rows, err := h.in.Pipelines(r.Context())
+	q := r.URL.Query()
+	f, err := runFilter(q)
 	if err != nil {
+		h.fail(w, http.StatusBadRequest, err)
+		return
+	}
+	n, err := intParam(q, "page", 1, 1, 1_000_000)
+	if err != nil {
+		h.fail(w, http.StatusBadRequest, err)
+		return
+	}
+	// The workers come with the summaries (SummaryTTL old at most): they
+	// change slowly, and scanning the registry per page would not.
+	var info distributed.PipelineInfo
+	var runs []runtime.RunRecord
+	var found bool
+	o, _, err := h.sums.get(r.Context())
+	if err == nil {
+		info, runs, found, err = h.in.PipelineAmong(r.Context(), id, o.Workers)
+	}
+	if err != nil {
+		h.opts.Logger.Error("fleet ui: reading a pipeline failed", "pipeline", id, "error", err)
 		h.fail(w, http.StatusBadGateway, fmt.Errorf("reading the fleet: %w", err))
 		return
 	}
-	var row *distributed.PipelineInfo
-	for i := range rows {
-		if rows[i].PipelineID == id {
-			row = &rows[i]
-		}
-	}
-	runs, err := h.in.Runs(r.Context(), distributed.RunQuery{PipelineIDs: []string{id}, Limit: HistoryShown})
-	if err != nil {
-		h.fail(w, http.StatusBadGateway, fmt.Errorf("reading the run history: %w", err))
+	if !found {
+		h.fail(w, http.StatusNotFound, fmt.Errorf("unknown pipeline %q: no live worker runs it, it is not paused and it has no run history", id))
 		return
 	}
-	if row == nil {
-		if len(runs) == 0 {
-			h.fail(w, http.StatusNotFound, fmt.Errorf("unknown pipeline %q: no live worker runs it and it has no run history", id))
-			return
-		}
-		row = &distributed.PipelineInfo{PipelineID: id, Workers: []string{}}
-	}
 	p := h.base(w, id)
-	p.Pipeline, p.Runs = row, runs
+	p.Pipeline, p.Kept, p.Chart, p.Filter = &info, len(runs), durationChart(runs), readFilterView(q)
+	var kept []runtime.RunRecord
 	for _, run := range runs {
 		if run.Outcome == runtime.OutcomeStale {
 			p.Stale = append(p.Stale, run)
 		}
+		if f.Keep(run) {
+			kept = append(kept, run)
+		}
+	}
+	from := min((n-1)*RunsPageSize, len(kept))
+	p.Runs, p.Total, p.First = kept[from:min(from+RunsPageSize, len(kept))], len(kept), from+1
+	if n > 1 {
+		p.PrevURL = withParam(r.URL, "page", strconv.Itoa(n-1))
+	}
+	if from+RunsPageSize < len(kept) {
+		p.NextURL = withParam(r.URL, "page", strconv.Itoa(n+1))
 	}
 	p.Notice = notice(r)
-	h.render(w, "pipeline.html", http.StatusOK, p)
+	h.render(w, r, "pipeline.html", http.StatusOK, p)
+}
+
+// runs lists a page of the fleet's runs that pass the filter, newest
+// first; the filter runs on the server (Inspector.RunPage) and the pages
+// follow a cursor.
+func (h *Handler) runs(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	f, err := runFilter(q)
+	if err != nil {
+		h.fail(w, http.StatusBadRequest, err)
+		return
+	}
+	rp, err := h.runPage(r.Context(), distributed.RunPageQuery{RunFilter: f, Limit: RunsPageSize, Cursor: q.Get("cursor")})
+	if errors.Is(err, distributed.ErrBadQuery) {
+		h.fail(w, http.StatusBadRequest, err)
+		return
+	}
+	if err != nil {
+		h.opts.Logger.Error("fleet ui: reading the run history failed", "error", err)
+		h.fail(w, http.StatusBadGateway, fmt.Errorf("reading the run history: %w", err))
+		return
+	}
+	p := h.base(w, "runs")
+	p.Filter, p.Runs, p.Total = readFilterView(q), rp.Runs, rp.Total
+	if q.Get("cursor") != "" {
+		p.PrevURL = withParam(r.URL, "cursor", "")
+	}
+	if rp.Next != "" {
+		p.NextURL = withParam(r.URL, "cursor", rp.Next)
+	}
+	h.render(w, r, "runs.html", http.StatusOK, p)
+}
+
+// runPage is Inspector.RunPage, one fleet-wide search at a time.
+func (h *Handler) runPage(ctx context.Context, q distributed.RunPageQuery) (distributed.RunPage, error) {
+	if len(q.PipelineIDs) == 0 {
+		select {
+		case h.search <- struct{}{}:
+			defer func() { <-h.search }()
+		case <-ctx.Done():
+			return distributed.RunPage{}, ctx.Err()
+		}
+	}
+	return h.in.RunPage(ctx, q)
+}
+
+// short cuts an error to errorShown bytes (at a rune boundary) and says
+// so.
+func short(s string) string {
+	if len(s) <= errorShown {
+		return s
+	}
+	cut := errorShown
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (%d bytes in all; /api/runs has the whole text)", s[:cut], len(s))
 }
 
 // notice is the message a redirect after an action carries.
@@ -239,7 +395,7 @@ func (h *Handler) act(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if h.opts.Token == "" {
-		h.fail(w, http.StatusForbidden, errors.New("this dashboard is read-only: it was started without --token or "+TokenEnv))
+		h.fail(w, http.StatusForbidden, errors.New("this dashboard is read-only: it was started without --token, --token-file or "+TokenEnv))
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
@@ -251,8 +407,8 @@ func (h *Handler) act(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, http.StatusForbidden, err)
 		return
 	}
-	if !equal(r.PostForm.Get("token"), h.opts.Token) {
-		h.fail(w, http.StatusForbidden, fmt.Errorf("%w: wrong token", errForbidden))
+	if err := h.checkToken(w, r, r.PostForm.Get("token")); err != nil {
+		h.fail(w, tokenStatus(err), err)
 		return
 	}
 	ctx := r.Context()
@@ -310,48 +466,4 @@ func ago(d time.Duration) string {
 		d = 0
 	}
 	return d.Round(time.Second).String()
-}
-
-// ServeOptions configure Serve.
-type ServeOptions struct {
-	// Listen is the address (default DefaultListen).
-	Listen string
-	// Token enables the pause, resume and trigger actions; empty: read
-	// from AGORA_UI_TOKEN, and when that is empty too the dashboard is
-	// read-only.
-	Token string
-}
-
-// Serve listens on opts.Listen and serves the dashboard over in until ctx
-// ends. It is what "fleet ui" runs.
-func Serve(ctx context.Context, in *distributed.Inspector, opts ServeOptions, stdout, stderr io.Writer) error {
-	addr := opts.Listen
-	if addr == "" {
-		addr = DefaultListen
-	}
-	token := opts.Token
-	if token == "" {
-		token = os.Getenv(TokenEnv)
-	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return err
-	}
-	h := NewHandler(in, Options{Token: token, Logger: slog.New(slog.NewTextHandler(stderr, nil))})
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	mode := "read-only (no --token or " + TokenEnv + ")"
-	if token != "" {
-		mode = "pause, resume and trigger enabled with the token"
-	}
-	fmt.Fprintf(stdout, "fleet dashboard on http://%s/ — %s\n", ln.Addr(), mode)
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
-	select {
-	case <-ctx.Done():
-		shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		return srv.Shutdown(shutCtx)
-	case err := <-done:
-		return err
-	}
 }

@@ -124,7 +124,7 @@ func TestFrontPageListsPipelinesAndWorkers(t *testing.T) {
 		`href="/pipelines/orders"`, `cron=&#34;0 * * * *&#34;`, "2026-03-01 13:00:00Z", // orders' next slot
 		`<span class="outcome failed">failed</span>`, "w-b", // events' holder
 		`title="load: connect redis://app:xxxxx@db:6379: refused &lt;script&gt;"`, // the last error, on hover
-		"(devel)", "1h0m0s", // w-a's version and uptime
+		"(devel)", "2026-03-01 11:00:30Z", // w-a's version and start
 		"read-only: started without a token", // no token
 	} {
 		if !strings.Contains(body, want) {
@@ -155,14 +155,14 @@ func TestPipelinePageShowsLeaseHistoryErrorsAndStaleRefusals(t *testing.T) {
 	}
 	for _, want := range []string{
 		"load: connect redis://app:xxxxx@db:6379: refused &lt;script&gt;", // escaped, and as redacted
-		"fencing: stale writer", `id="stale"`, "1 in the history shown",
+		"fencing: stale writer", `id="stale"`, "1 in the history kept (2 runs)", `id="duration-chart"`, "1–2 of 2 runs",
 		fmt.Sprintf("last issued %d", orders.LastToken), "w-a", "w-b",
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("pipeline page lacks %q", want)
 		}
 	}
-	if strings.Contains(body, "<script>") || strings.Contains(body, `<form`) {
+	if strings.Contains(body, "<script>") || strings.Contains(body, `id="actions"`) {
 		t.Error("read-only page has a form or an unescaped error")
 	}
 	_, body, _ = get(t, srv.Client(), srv.URL+"/pipelines/events")
@@ -187,7 +187,7 @@ func TestReadOnlyRefusesActions(t *testing.T) {
 }
 
 // post sends an action form with the given csrf field, cookie and token.
-func post(t *testing.T, srv *httptest.Server, path, csrfField, cookie, token, origin string) *http.Response {
+func post(t *testing.T, srv *httptest.Server, h *Handler, path, csrfField, cookie, token, origin string) *http.Response {
 	t.Helper()
 	form := url.Values{"csrf": {csrfField}, "token": {token}}
 	req, _ := http.NewRequest("POST", srv.URL+path, strings.NewReader(form.Encode()))
@@ -195,6 +195,7 @@ func post(t *testing.T, srv *httptest.Server, path, csrfField, cookie, token, or
 	if cookie != "" {
 		req.AddCookie(&http.Cookie{Name: csrfCookie, Value: cookie})
 	}
+	req.AddCookie(&http.Cookie{Name: sessionCookie, Value: h.session()}) // signed in
 	if origin != "" {
 		req.Header.Set("Origin", origin)
 	}
@@ -210,7 +211,7 @@ func post(t *testing.T, srv *httptest.Server, path, csrfField, cookie, token, or
 
 func TestActionsNeedTokenAndCSRF(t *testing.T) {
 	srv, f, h := newServer(t, "s3cret")
-	_, body, resp := get(t, srv.Client(), srv.URL+"/pipelines/orders")
+	_, body, resp := get(t, signIn(t, srv, "s3cret"), srv.URL+"/pipelines/orders")
 	if !strings.Contains(body, `name="csrf" value="`+h.csrf+`"`) || !strings.Contains(body, `id="pause"`) || strings.Contains(body, "read-only") {
 		t.Fatal("the page with a token has no pause form with the CSRF field, or says read-only")
 	}
@@ -236,40 +237,40 @@ func TestActionsNeedTokenAndCSRF(t *testing.T) {
 		{"wrong token", h.csrf, h.csrf, "s3cre", ""},
 		{"cross origin", h.csrf, h.csrf, "s3cret", "http://evil.example"},
 	} {
-		if resp := post(t, srv, "/pipelines/orders/pause", tc.field, tc.cookie, tc.token, tc.origin); resp.StatusCode != 403 {
+		if resp := post(t, srv, h, "/pipelines/orders/pause", tc.field, tc.cookie, tc.token, tc.origin); resp.StatusCode != 403 {
 			t.Errorf("%s: %d, want 403", tc.name, resp.StatusCode)
 		}
 	}
 	if p := f.paused(t); len(p) != 0 {
 		t.Fatalf("a refused request paused: %v", p)
 	}
-	resp = post(t, srv, "/pipelines/orders/pause", h.csrf, h.csrf, "s3cret", srv.URL)
+	resp = post(t, srv, h, "/pipelines/orders/pause", h.csrf, h.csrf, "s3cret", srv.URL)
 	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/pipelines/orders?done=pause" {
 		t.Fatalf("pause: %d %s", resp.StatusCode, resp.Header.Get("Location"))
 	}
 	if p := f.paused(t); p["orders"].By != "fleet ui" || !p["orders"].At.Equal(now) {
 		t.Fatalf("not paused: %v", p)
 	}
-	_, body, _ = get(t, srv.Client(), srv.URL+"/pipelines/orders?done=pause")
+	_, body, _ = get(t, signIn(t, srv, "s3cret"), srv.URL+"/pipelines/orders?done=pause")
 	if !strings.Contains(body, `id="notice"`) || !strings.Contains(body, `id="resume"`) || !strings.Contains(body, "paused</span> by fleet ui") {
 		t.Errorf("after pause the page does not show it paused with a resume button")
 	}
-	if resp := post(t, srv, "/pipelines/orders/trigger", h.csrf, h.csrf, "s3cret", ""); resp.StatusCode != http.StatusConflict || len(f.triggered(t)) != 0 {
+	if resp := post(t, srv, h, "/pipelines/orders/trigger", h.csrf, h.csrf, "s3cret", ""); resp.StatusCode != http.StatusConflict || len(f.triggered(t)) != 0 {
 		t.Errorf("trigger while paused: %d, triggered %v", resp.StatusCode, f.triggered(t))
 	}
-	if resp := post(t, srv, "/pipelines/orders/resume", h.csrf, h.csrf, "s3cret", ""); resp.StatusCode != http.StatusSeeOther {
+	if resp := post(t, srv, h, "/pipelines/orders/resume", h.csrf, h.csrf, "s3cret", ""); resp.StatusCode != http.StatusSeeOther {
 		t.Errorf("resume: %d", resp.StatusCode)
 	}
-	if resp := post(t, srv, "/pipelines/orders/trigger", h.csrf, h.csrf, "s3cret", ""); resp.StatusCode != http.StatusSeeOther || len(f.triggered(t)) != 1 {
+	if resp := post(t, srv, h, "/pipelines/orders/trigger", h.csrf, h.csrf, "s3cret", ""); resp.StatusCode != http.StatusSeeOther || len(f.triggered(t)) != 1 {
 		t.Errorf("trigger: %d, triggered %v", resp.StatusCode, f.triggered(t))
 	}
-	if resp := post(t, srv, "/pipelines/nope/pause", h.csrf, h.csrf, "s3cret", ""); resp.StatusCode != http.StatusConflict {
+	if resp := post(t, srv, h, "/pipelines/nope/pause", h.csrf, h.csrf, "s3cret", ""); resp.StatusCode != http.StatusConflict {
 		t.Errorf("pause of a pipeline no worker runs: %d, want 409", resp.StatusCode)
 	}
-	if resp := post(t, srv, "/pipelines/orders/delete", h.csrf, h.csrf, "s3cret", ""); resp.StatusCode != 404 {
+	if resp := post(t, srv, h, "/pipelines/orders/delete", h.csrf, h.csrf, "s3cret", ""); resp.StatusCode != 404 {
 		t.Errorf("unknown action: %d", resp.StatusCode)
 	}
-	if code, _, _ := get(t, srv.Client(), srv.URL+"/pipelines/orders/pause"); code != http.StatusMethodNotAllowed && code != 404 {
+	if code, _, _ := get(t, signIn(t, srv, "s3cret"), srv.URL+"/pipelines/orders/pause"); code != http.StatusMethodNotAllowed && code != 404 {
 		t.Errorf("GET on an action: %d", code)
 	}
 }

@@ -298,7 +298,9 @@ func (c *RedisWorkerCoordinator) FailureStates(ctx context.Context, pipelineIDs 
 		}
 		return nil
 	})
-	if err != nil && !errors.Is(err, redis.Nil) {
+	// A key of another type under the prefix (data agora did not write)
+	// answers WRONGTYPE for its pipeline alone: no failure state there.
+	if err != nil && !errors.Is(err, redis.Nil) && !redis.HasErrorPrefix(err, "WRONGTYPE") {
 		return nil, c.failure("read failure states", err)
 	}
 	sent := c.clock.Now()

@@ -15,8 +15,9 @@ import (
 func TestEveryScriptHasItsSourceAndItsSHA1(t *testing.T) {
 	all := append(slices.Clone(PrimaryScripts), EpochBumpScript)
 	all = append(all, QuorumScripts...)
-	if len(all) != 10 {
-		t.Fatalf("%d scripts, want the 10 of lua/", len(all))
+	all = append(all, HistoryMatchScript)
+	if len(all) != 11 {
+		t.Fatalf("%d scripts, want the 11 of lua/", len(all))
 	}
 	for _, s := range all {
 		src := Source(s)
