@@ -75,7 +75,7 @@ func number(s string) ref.Val {
 		}
 		return types.NewErr("field value %q is not a number", s)
 	}
-	if (f == 0 || significant(s) > 15) && !sameDecimal(s, strconv.FormatFloat(f, 'e', -1, 64)) {
+	if (f == 0 || len(s) > 15 && significant(s) > 15) && !sameDecimal(s, strconv.FormatFloat(f, 'e', -1, 64)) {
 		return types.NewErr("field value %s has more digits than a double holds: CEL would round it to %s (a field the expression does not read, or a list or map passed on whole, keeps it as written)", s, strconv.FormatFloat(f, 'g', -1, 64))
 	}
 	return types.Double(f)
