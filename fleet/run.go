@@ -21,7 +21,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agora-etl/agora/fleet/ui"
 	"github.com/agora-etl/agora/internal/exitcode"
 	"github.com/agora-etl/agora/internal/redact"
 	"github.com/agora-etl/agora/internal/texttable"
@@ -58,7 +57,8 @@ Commands:
   ui               the web dashboard (--listen 127.0.0.1:8090; a token from
                    AGORA_UI_TOKEN, --token-file F or --token T locks reading
                    and enables pause, resume and trigger; --allowed-host H,
-                   repeatable, names it answers to besides localhost)
+                   repeatable, names it answers to besides localhost), in the
+                   agora command and binaries that link it (fleet.WithDashboard)
 
 Flags (before or after the command):
   --json           print JSON instead of a table
@@ -79,7 +79,9 @@ func Command() runtime.Command {
 	return runtime.Command{
 		Name:    "fleet",
 		Summary: "inspect and steer the fleet: workers, leases, pipelines, pause ID, resume ID, trigger ID (fleet -h)",
-		Run:     Run,
+		Run: func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+			return Run(ctx, args, stdout, stderr)
+		},
 	}
 }
 
@@ -90,8 +92,14 @@ func (e usageError) Error() string { return e.msg }
 
 // Run runs one fleet command (args without the program and "fleet" words),
 // prints its result to stdout and problems to stderr, and returns the exit
-// status: ExitOK, ExitFailure or ExitUsage.
-func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+// status: ExitOK, ExitFailure or ExitUsage. The ui command needs a
+// dashboard (WithDashboard); without one it says where the dashboard is
+// and exits with ExitUsage.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer, opts ...Option) int {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	a, err := parseArgs(args)
 	cmd, rest, fl := a.cmd, a.rest, a.flags
 	if err != nil {
@@ -106,6 +114,10 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if cmd == "help" {
 		fmt.Fprint(stdout, usageText)
 		return ExitOK
+	}
+	if cmd == "ui" && o.dashboard == nil {
+		fmt.Fprint(stderr, noDashboard)
+		return ExitUsage
 	}
 	in, err := distributed.OpenInspector(ctx, a.redis)
 	if err != nil {
@@ -130,7 +142,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "runs":
 		err = c.runs(ctx, distributed.RunQuery{PipelineIDs: rest, Limit: fl.limit, Failed: fl.failed, Since: fl.since})
 	case "ui":
-		err = serveUI(ctx, in, fl, stdout, stderr)
+		err = serveUI(ctx, o.dashboard, in, fl, stdout, stderr)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "fleet %s: %s\n", cmd, problem(err, a.redis))
@@ -192,7 +204,7 @@ func parseArgs(argv []string) (args, error) {
 	fs.IntVar(&fl.limit, "limit", DefaultRunsLimit, "at most this many runs")
 	fs.BoolVar(&fl.failed, "failed", false, "only runs that did not succeed")
 	fs.DurationVar(&fl.since, "since", 0, "only runs that ended within this long")
-	fs.StringVar(&fl.listen, "listen", ui.DefaultListen, "address to listen on")
+	fs.StringVar(&fl.listen, "listen", DefaultDashboardListen, "address to listen on")
 	fs.StringVar(&fl.token, "token", "", "token that locks the dashboard (visible in ps: prefer --token-file or $AGORA_UI_TOKEN)")
 	fs.StringVar(&fl.tokenFile, "token-file", "", "file holding the dashboard's token")
 	fs.Var(&fl.hosts, "allowed-host", "a name the dashboard answers to besides localhost (repeatable)")

@@ -6,7 +6,6 @@ import (
 	"os/signal"
 	"strings"
 
-	"github.com/agora-etl/agora/fleet/ui"
 	"github.com/agora-etl/agora/runtime"
 	"github.com/agora-etl/agora/runtime/distributed"
 )
@@ -25,8 +24,8 @@ func (h *hostList) Set(s string) error {
 // It asks for the signals itself: a shell starts a background job with
 // SIGINT ignored, and only a process that asks for a signal gets it back,
 // so "fleet ui &" in a script would otherwise ignore kill -INT.
-func serveUI(ctx context.Context, in *distributed.Inspector, fl cmdFlags, stdout, stderr io.Writer) error {
+func serveUI(ctx context.Context, d Dashboard, in *distributed.Inspector, fl cmdFlags, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(ctx, runtime.ShutdownSignals()...)
 	defer stop()
-	return ui.Serve(ctx, in, ui.ServeOptions{Listen: fl.listen, Token: fl.token, TokenFile: fl.tokenFile, AllowedHosts: fl.hosts}, stdout, stderr)
+	return d(ctx, in, DashboardFlags{Listen: fl.listen, Token: fl.token, TokenFile: fl.tokenFile, AllowedHosts: fl.hosts}, stdout, stderr)
 }

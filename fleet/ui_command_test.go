@@ -3,6 +3,8 @@ package fleet_test
 import (
 	"bufio"
 	"context"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/agora-etl/agora/fleet"
 	"github.com/agora-etl/agora/internal/redistest"
+	"github.com/agora-etl/agora/runtime/distributed"
 )
 
 // uiChildEnv makes the test binary run "fleet ui" instead of its tests
@@ -22,11 +25,19 @@ func TestFleetUIChild(t *testing.T) {
 	if os.Getenv(uiChildEnv) != "1" {
 		t.Skip("runs only as the child of TestFleetUIStartedFromAScriptStopsOnSIGINT")
 	}
-	os.Exit(fleet.Run(context.Background(), []string{"ui", "--listen", "127.0.0.1:0"}, os.Stdout, os.Stderr))
+	// A dashboard that serves nothing: what is tested is that the ui
+	// command asks for the shutdown signals itself.
+	d := func(ctx context.Context, _ *distributed.Inspector, flags fleet.DashboardFlags, stdout, _ io.Writer) error {
+		fmt.Fprintf(stdout, "fleet dashboard on http://%s\n", flags.Listen)
+		<-ctx.Done()
+		return nil
+	}
+	os.Exit(fleet.Run(context.Background(), []string{"ui", "--listen", "127.0.0.1:0"}, os.Stdout, os.Stderr, fleet.WithDashboard(d)))
 }
 
 // A shell starts a background job with SIGINT ignored; "fleet ui" started
-// so must still stop on kill -INT.
+// so must still stop on kill -INT: the ui command asks for the signals
+// itself, whatever dashboard it serves.
 func TestFleetUIStartedFromAScriptStopsOnSIGINT(t *testing.T) {
 	srv := redistest.Start(t)
 	sh, err := exec.LookPath("sh")

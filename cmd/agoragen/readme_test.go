@@ -123,6 +123,24 @@ func TestReadmeTour(t *testing.T) {
 		t.Fatalf("go generate wrote no orders/worker.go: %v", err)
 	}
 
+	// The tour's module imports only runtime and worker: its module graph
+	// holds the core's dependencies, none of the config-only path's, the
+	// dashboard's or the peer benchmarks' (BENCHMARKS.md, "Modules").
+	list := exec.Command("go", "list", "-m", "all")
+	list.Dir, list.Env = dir, env
+	mods, err := list.Output()
+	if err != nil {
+		t.Fatalf("go list -m all: %v", err)
+	}
+	if n := strings.Count(string(mods), "\n"); n > 130 {
+		t.Errorf("the tour's module graph has %d modules, want at most 130", n)
+	}
+	for _, heavy := range []string{"chromedp", "franz-go", "kfake", "pgx", "modernc.org", "cel-go", "redsync", "redislock", "gocron"} {
+		if strings.Contains(string(mods), heavy) {
+			t.Errorf("the tour's module graph has %s:\n%s", heavy, mods)
+		}
+	}
+
 	// A bad setting stops it with one message, one prefix, and an example
 	// fit for that setting.
 	bad := exec.Command(filepath.Join(dir, "worker"))

@@ -12,23 +12,23 @@ import (
 
 // Pipeline ids declared in this package, one per //agora:schedule.
 const (
-	// PipelineEventsConsumer runs BuildEventsConsumer (events.go:45) continuously.
+	// PipelineEventsConsumer runs BuildEventsConsumer (events.go) continuously.
 	PipelineEventsConsumer = "events-consumer"
-	// PipelineInventorySync runs BuildInventorySync (inventory.go:31) every 5s.
+	// PipelineInventorySync runs BuildInventorySync (inventory.go) every 5s.
 	PipelineInventorySync = "inventory-sync"
-	// PipelineOrdersRollup runs BuildOrdersRollup (orders.go:70) on cron "*/10 * * * * *".
+	// PipelineOrdersRollup runs BuildOrdersRollup (orders.go) on cron "*/10 * * * * *".
 	PipelineOrdersRollup = "orders-rollup"
-	// PipelineSchemaMigrate runs BuildSchemaMigrate (migrate.go:14) once.
+	// PipelineSchemaMigrate runs BuildSchemaMigrate (migrate.go) once.
 	PipelineSchemaMigrate = "schema-migrate"
 )
 
 // Each guard stops the build when its factory's signature no longer matches
 // the one agoragen saw.
 var (
-	_ func(context.Context) (*EventsConsumer, error)      = BuildEventsConsumer // events.go:45: signature changed? re-run go generate
-	_ func(context.Context) (runtime.Pipeline, error)     = BuildInventorySync  // inventory.go:31: signature changed? re-run go generate
-	_ func(context.Context) (*OrdersRollup, error)        = BuildOrdersRollup   // orders.go:70: signature changed? re-run go generate
-	_ func(context.Context) (runtime.PipelineFunc, error) = BuildSchemaMigrate  // migrate.go:14: signature changed? re-run go generate
+	_ func(context.Context) (*EventsConsumer, error)      = BuildEventsConsumer // events.go: signature changed? re-run go generate
+	_ func(context.Context) (runtime.Pipeline, error)     = BuildInventorySync  // inventory.go: signature changed? re-run go generate
+	_ func(context.Context) (*OrdersRollup, error)        = BuildOrdersRollup   // orders.go: signature changed? re-run go generate
+	_ func(context.Context) (runtime.PipelineFunc, error) = BuildSchemaMigrate  // migrate.go: signature changed? re-run go generate
 )
 
 // GetWorker returns a worker pool that runs every pipeline declared in this

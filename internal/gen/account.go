@@ -6,7 +6,7 @@ import (
 	"go/token"
 	"strings"
 
-	"github.com/agora-etl/agora/internal/templates"
+	"github.com/agora-etl/agora/templates"
 )
 
 // ErrInternal is wrapped by errors that are agoragen's bugs rather than the

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agora-etl/agora/internal/templates"
+	"github.com/agora-etl/agora/templates"
 )
 
 // scanSource scans one file and returns what the scanner found.

@@ -12,8 +12,8 @@ import (
 
 	"golang.org/x/tools/go/packages"
 
-	"github.com/agora-etl/agora/internal/templates"
 	"github.com/agora-etl/agora/runtime"
+	"github.com/agora-etl/agora/templates"
 )
 
 // checker turns the directives of one package into a templates.Worker.
@@ -34,6 +34,10 @@ type pipelineDecl struct {
 	templates.Pipeline
 	dir   *directive
 	idPos token.Position
+	// at is the factory's "file.go:line", for diagnostics only: the
+	// generated file names the file alone (Source), so that lines added
+	// above a factory leave it byte-identical.
+	at string
 }
 
 // want is the factory signature, as error messages spell it.
@@ -82,7 +86,8 @@ func (c *checker) checkSchedule(d *directive) (pipelineDecl, bool) {
 	p := pipelineDecl{dir: d}
 	p.Factory = fn.Name.Name
 	pos := c.fset.Position(fn.Pos())
-	p.Source = fmt.Sprintf("%s:%d", filepath.Base(pos.Filename), pos.Line)
+	p.Source = filepath.Base(pos.Filename)
+	p.at = fmt.Sprintf("%s:%d", p.Source, pos.Line)
 
 	var kinds []*value
 	for _, v := range order {

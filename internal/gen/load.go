@@ -14,7 +14,7 @@ import (
 
 	"golang.org/x/tools/go/packages"
 
-	"github.com/agora-etl/agora/internal/templates"
+	"github.com/agora-etl/agora/templates"
 )
 
 // LoadMode is what agoragen asks go/packages for: names and files to know

@@ -10,7 +10,7 @@ import (
 
 	"golang.org/x/tools/go/packages"
 
-	"github.com/agora-etl/agora/internal/templates"
+	"github.com/agora-etl/agora/templates"
 )
 
 // pkgResult is what checking one package produced.
@@ -127,7 +127,7 @@ func (c *checker) checkNames(decls []pipelineDecl, w *templates.Worker) map[stri
 			continue
 		}
 		if first, dup := byID[d.ID]; dup {
-			c.ds.Add(d.idPos, "duplicate pipeline id %q: %s (%s) has it too", d.ID, first.Factory, first.Source)
+			c.ds.Add(d.idPos, "duplicate pipeline id %q: %s (%s) has it too", d.ID, first.Factory, first.at)
 			continue
 		}
 		byID[d.ID] = d

@@ -10,7 +10,7 @@ import (
 	"golang.org/x/mod/modfile"
 	"golang.org/x/tools/go/packages"
 
-	"github.com/agora-etl/agora/internal/templates"
+	"github.com/agora-etl/agora/templates"
 )
 
 // pipelineInterface returns the runtime.Pipeline interface of pkg's import

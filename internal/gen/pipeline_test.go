@@ -6,7 +6,7 @@ import (
 
 	"golang.org/x/tools/go/packages"
 
-	"github.com/agora-etl/agora/internal/templates"
+	"github.com/agora-etl/agora/templates"
 )
 
 // TestPipelineInterfaceMatchesRuntime keeps the interface agoragen builds

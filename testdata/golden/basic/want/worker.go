@@ -12,17 +12,17 @@ import (
 
 // Pipeline ids declared in this package, one per //agora:schedule.
 const (
-	// PipelineEventsConsumer runs BuildConsumer (orders.go:26) continuously.
+	// PipelineEventsConsumer runs BuildConsumer (orders.go) continuously.
 	PipelineEventsConsumer = "events_consumer"
-	// PipelineOrdersHourly runs BuildOrders (orders.go:21) on cron "0 * * * *".
+	// PipelineOrdersHourly runs BuildOrders (orders.go) on cron "0 * * * *".
 	PipelineOrdersHourly = "orders-hourly"
 )
 
 // Each guard stops the build when its factory's signature no longer matches
 // the one agoragen saw.
 var (
-	_ func(context.Context) (runtime.Pipeline, error) = BuildConsumer // orders.go:26: signature changed? re-run go generate
-	_ func(context.Context) (*OrdersPipeline, error)  = BuildOrders   // orders.go:21: signature changed? re-run go generate
+	_ func(context.Context) (runtime.Pipeline, error) = BuildConsumer // orders.go: signature changed? re-run go generate
+	_ func(context.Context) (*OrdersPipeline, error)  = BuildOrders   // orders.go: signature changed? re-run go generate
 )
 
 // GetWorker returns a worker pool that runs every pipeline declared in this

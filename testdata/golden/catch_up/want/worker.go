@@ -12,20 +12,20 @@ import (
 
 // Pipeline ids declared in this package, one per //agora:schedule.
 const (
-	// PipelineBilling runs BuildBilling (p.go:15) on cron "0 * * * *".
+	// PipelineBilling runs BuildBilling (p.go) on cron "0 * * * *".
 	PipelineBilling = "billing"
-	// PipelineReport runs BuildReport (p.go:20) on cron "30 6 * * *".
+	// PipelineReport runs BuildReport (p.go) on cron "30 6 * * *".
 	PipelineReport = "report"
-	// PipelineTicker runs BuildTicker (p.go:25) on cron "*/5 * * * * *".
+	// PipelineTicker runs BuildTicker (p.go) on cron "*/5 * * * * *".
 	PipelineTicker = "ticker"
 )
 
 // Each guard stops the build when its factory's signature no longer matches
 // the one agoragen saw.
 var (
-	_ func(context.Context) (*Job, error) = BuildBilling // p.go:15: signature changed? re-run go generate
-	_ func(context.Context) (*Job, error) = BuildReport  // p.go:20: signature changed? re-run go generate
-	_ func(context.Context) (*Job, error) = BuildTicker  // p.go:25: signature changed? re-run go generate
+	_ func(context.Context) (*Job, error) = BuildBilling // p.go: signature changed? re-run go generate
+	_ func(context.Context) (*Job, error) = BuildReport  // p.go: signature changed? re-run go generate
+	_ func(context.Context) (*Job, error) = BuildTicker  // p.go: signature changed? re-run go generate
 )
 
 // GetWorker returns a worker pool that runs every pipeline declared in this

@@ -11,29 +11,29 @@ import (
 
 // Pipeline ids declared in this package, one per //agora:schedule.
 const (
-	// PipelineBerlin runs BuildBerlin (p.go:42) on cron "CRON_TZ=Europe/Berlin 30 2 * * *".
+	// PipelineBerlin runs BuildBerlin (p.go) on cron "CRON_TZ=Europe/Berlin 30 2 * * *".
 	PipelineBerlin = "berlin"
-	// PipelineEvery runs BuildEvery (p.go:32) on cron "@every 10m".
+	// PipelineEvery runs BuildEvery (p.go) on cron "@every 10m".
 	PipelineEvery = "every"
-	// PipelineHourly runs BuildHourly (p.go:22) on cron "@hourly".
+	// PipelineHourly runs BuildHourly (p.go) on cron "@hourly".
 	PipelineHourly = "hourly"
-	// PipelineRaw runs BuildRaw (p.go:37) on cron "0 9 * * MON-FRI".
+	// PipelineRaw runs BuildRaw (p.go) on cron "0 9 * * MON-FRI".
 	PipelineRaw = "raw"
-	// PipelineSeconds runs BuildSeconds (p.go:17) on cron "*/10 * * * * *".
+	// PipelineSeconds runs BuildSeconds (p.go) on cron "*/10 * * * * *".
 	PipelineSeconds = "seconds"
-	// PipelineZoned runs BuildZoned (p.go:27) on cron "CRON_TZ=Europe/Paris 30 2 * * *".
+	// PipelineZoned runs BuildZoned (p.go) on cron "CRON_TZ=Europe/Paris 30 2 * * *".
 	PipelineZoned = "zoned"
 )
 
 // Each guard stops the build when its factory's signature no longer matches
 // the one agoragen saw.
 var (
-	_ func(context.Context) (runtime.Pipeline, error) = BuildBerlin  // p.go:42: signature changed? re-run go generate
-	_ func(context.Context) (runtime.Pipeline, error) = BuildEvery   // p.go:32: signature changed? re-run go generate
-	_ func(context.Context) (runtime.Pipeline, error) = BuildHourly  // p.go:22: signature changed? re-run go generate
-	_ func(context.Context) (runtime.Pipeline, error) = BuildRaw     // p.go:37: signature changed? re-run go generate
-	_ func(context.Context) (runtime.Pipeline, error) = BuildSeconds // p.go:17: signature changed? re-run go generate
-	_ func(context.Context) (runtime.Pipeline, error) = BuildZoned   // p.go:27: signature changed? re-run go generate
+	_ func(context.Context) (runtime.Pipeline, error) = BuildBerlin  // p.go: signature changed? re-run go generate
+	_ func(context.Context) (runtime.Pipeline, error) = BuildEvery   // p.go: signature changed? re-run go generate
+	_ func(context.Context) (runtime.Pipeline, error) = BuildHourly  // p.go: signature changed? re-run go generate
+	_ func(context.Context) (runtime.Pipeline, error) = BuildRaw     // p.go: signature changed? re-run go generate
+	_ func(context.Context) (runtime.Pipeline, error) = BuildSeconds // p.go: signature changed? re-run go generate
+	_ func(context.Context) (runtime.Pipeline, error) = BuildZoned   // p.go: signature changed? re-run go generate
 )
 
 // GetWorker returns a worker pool that runs every pipeline declared in this

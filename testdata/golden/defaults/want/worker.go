@@ -12,20 +12,20 @@ import (
 
 // Pipeline ids declared in this package, one per //agora:schedule.
 const (
-	// PipelineHttpSync runs NewHTTPSync (p.go:26) every 1m30s.
+	// PipelineHttpSync runs NewHTTPSync (p.go) every 1m30s.
 	PipelineHttpSync = "http-sync"
-	// PipelineMigrateSchema runs migrateSchema (p.go:31) once.
+	// PipelineMigrateSchema runs migrateSchema (p.go) once.
 	PipelineMigrateSchema = "migrate-schema"
-	// PipelineOrdersHourly runs BuildOrdersHourly (p.go:21) every 1h.
+	// PipelineOrdersHourly runs BuildOrdersHourly (p.go) every 1h.
 	PipelineOrdersHourly = "orders-hourly"
 )
 
 // Each guard stops the build when its factory's signature no longer matches
 // the one agoragen saw.
 var (
-	_ func(context.Context) (*Sync, error)                = NewHTTPSync       // p.go:26: signature changed? re-run go generate
-	_ func(context.Context) (runtime.PipelineFunc, error) = migrateSchema     // p.go:31: signature changed? re-run go generate
-	_ func(context.Context) (Sync, error)                 = BuildOrdersHourly // p.go:21: signature changed? re-run go generate
+	_ func(context.Context) (*Sync, error)                = NewHTTPSync       // p.go: signature changed? re-run go generate
+	_ func(context.Context) (runtime.PipelineFunc, error) = migrateSchema     // p.go: signature changed? re-run go generate
+	_ func(context.Context) (Sync, error)                 = BuildOrdersHourly // p.go: signature changed? re-run go generate
 )
 
 // GetWorker returns a worker pool that runs every pipeline declared in this

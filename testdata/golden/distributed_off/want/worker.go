@@ -11,14 +11,14 @@ import (
 
 // Pipeline ids declared in this package, one per //agora:schedule.
 const (
-	// PipelineCleanup runs BuildCleanup (p.go:15) every 10m.
+	// PipelineCleanup runs BuildCleanup (p.go) every 10m.
 	PipelineCleanup = "cleanup"
 )
 
 // Each guard stops the build when its factory's signature no longer matches
 // the one agoragen saw.
 var (
-	_ func(context.Context) (runtime.Pipeline, error) = BuildCleanup // p.go:15: signature changed? re-run go generate
+	_ func(context.Context) (runtime.Pipeline, error) = BuildCleanup // p.go: signature changed? re-run go generate
 )
 
 // GetWorker returns a worker pool that runs every pipeline declared in this

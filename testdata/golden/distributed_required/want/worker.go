@@ -12,14 +12,14 @@ import (
 
 // Pipeline ids declared in this package, one per //agora:schedule.
 const (
-	// PipelineInvoices runs BuildInvoices (p.go:15) on cron "30 2 * * *".
+	// PipelineInvoices runs BuildInvoices (p.go) on cron "30 2 * * *".
 	PipelineInvoices = "invoices"
 )
 
 // Each guard stops the build when its factory's signature no longer matches
 // the one agoragen saw.
 var (
-	_ func(context.Context) (runtime.Pipeline, error) = BuildInvoices // p.go:15: signature changed? re-run go generate
+	_ func(context.Context) (runtime.Pipeline, error) = BuildInvoices // p.go: signature changed? re-run go generate
 )
 
 // GetWorker returns a worker pool that runs every pipeline declared in this

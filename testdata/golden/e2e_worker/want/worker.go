@@ -13,17 +13,17 @@ import (
 
 // Pipeline ids declared in this package, one per //agora:schedule.
 const (
-	// PipelineSetup runs BuildSetup (p.go:32) once.
+	// PipelineSetup runs BuildSetup (p.go) once.
 	PipelineSetup = "setup"
-	// PipelineTick runs BuildTick (p.go:27) every 1s.
+	// PipelineTick runs BuildTick (p.go) every 1s.
 	PipelineTick = "tick"
 )
 
 // Each guard stops the build when its factory's signature no longer matches
 // the one agoragen saw.
 var (
-	_ func(context.Context) (*Ticker, error) = BuildSetup // p.go:32: signature changed? re-run go generate
-	_ func(context.Context) (*Ticker, error) = BuildTick  // p.go:27: signature changed? re-run go generate
+	_ func(context.Context) (*Ticker, error) = BuildSetup // p.go: signature changed? re-run go generate
+	_ func(context.Context) (*Ticker, error) = BuildTick  // p.go: signature changed? re-run go generate
 )
 
 // GetWorker returns a worker pool that runs every pipeline declared in this

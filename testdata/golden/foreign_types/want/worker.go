@@ -14,23 +14,23 @@ import (
 
 // Pipeline ids declared in this package, one per //agora:schedule.
 const (
-	// PipelineAliased runs BuildAliased (p.go:31) every 3m.
+	// PipelineAliased runs BuildAliased (p.go) every 3m.
 	PipelineAliased = "aliased"
-	// PipelineBatch runs BuildBatch (p.go:26) every 2m.
+	// PipelineBatch runs BuildBatch (p.go) every 2m.
 	PipelineBatch = "batch"
-	// PipelineJob runs BuildJob (p.go:36) every 4m.
+	// PipelineJob runs BuildJob (p.go) every 4m.
 	PipelineJob = "job"
-	// PipelineLoader runs BuildLoader (p.go:21) every 1m.
+	// PipelineLoader runs BuildLoader (p.go) every 1m.
 	PipelineLoader = "loader"
 )
 
 // Each guard stops the build when its factory's signature no longer matches
 // the one agoragen saw.
 var (
-	_ func(context.Context) (*OrderBatch, error)               = BuildAliased // p.go:31: signature changed? re-run go generate
-	_ func(context.Context) (*model.Batch[model.Order], error) = BuildBatch   // p.go:26: signature changed? re-run go generate
-	_ func(context.Context) (runtime.Job, error)               = BuildJob     // p.go:36: signature changed? re-run go generate
-	_ func(context.Context) (*model.Loader, error)             = BuildLoader  // p.go:21: signature changed? re-run go generate
+	_ func(context.Context) (*OrderBatch, error)               = BuildAliased // p.go: signature changed? re-run go generate
+	_ func(context.Context) (*model.Batch[model.Order], error) = BuildBatch   // p.go: signature changed? re-run go generate
+	_ func(context.Context) (runtime.Job, error)               = BuildJob     // p.go: signature changed? re-run go generate
+	_ func(context.Context) (*model.Loader, error)             = BuildLoader  // p.go: signature changed? re-run go generate
 )
 
 // GetWorker returns a worker pool that runs every pipeline declared in this

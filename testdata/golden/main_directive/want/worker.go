@@ -12,14 +12,14 @@ import (
 
 // Pipeline ids declared in this package, one per //agora:schedule.
 const (
-	// PipelineDailyReport runs BuildReport (p.go:15) on cron "@daily".
+	// PipelineDailyReport runs BuildReport (p.go) on cron "@daily".
 	PipelineDailyReport = "daily-report"
 )
 
 // Each guard stops the build when its factory's signature no longer matches
 // the one agoragen saw.
 var (
-	_ func(context.Context) (runtime.Pipeline, error) = BuildReport // p.go:15: signature changed? re-run go generate
+	_ func(context.Context) (runtime.Pipeline, error) = BuildReport // p.go: signature changed? re-run go generate
 )
 
 // GetWorker returns a worker pool that runs every pipeline declared in this

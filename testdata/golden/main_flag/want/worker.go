@@ -12,14 +12,14 @@ import (
 
 // Pipeline ids declared in this package, one per //agora:schedule.
 const (
-	// PipelineEventsConsumer runs BuildConsumer (p.go:13) continuously.
+	// PipelineEventsConsumer runs BuildConsumer (p.go) continuously.
 	PipelineEventsConsumer = "events.consumer"
 )
 
 // Each guard stops the build when its factory's signature no longer matches
 // the one agoragen saw.
 var (
-	_ func(context.Context) (runtime.Pipeline, error) = BuildConsumer // p.go:13: signature changed? re-run go generate
+	_ func(context.Context) (runtime.Pipeline, error) = BuildConsumer // p.go: signature changed? re-run go generate
 )
 
 // GetWorker returns a worker pool that runs every pipeline declared in this

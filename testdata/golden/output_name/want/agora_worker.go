@@ -12,14 +12,14 @@ import (
 
 // Pipeline ids declared in this package, one per //agora:schedule.
 const (
-	// PipelinePing runs BuildPing (p.go:13) every 30s.
+	// PipelinePing runs BuildPing (p.go) every 30s.
 	PipelinePing = "ping"
 )
 
 // Each guard stops the build when its factory's signature no longer matches
 // the one agoragen saw.
 var (
-	_ func(context.Context) (runtime.Pipeline, error) = BuildPing // p.go:13: signature changed? re-run go generate
+	_ func(context.Context) (runtime.Pipeline, error) = BuildPing // p.go: signature changed? re-run go generate
 )
 
 // GetWorker returns a worker pool that runs every pipeline declared in this

@@ -12,17 +12,17 @@ import (
 
 // Pipeline ids declared in this package, one per //agora:schedule.
 const (
-	// PipelineConsumer runs BuildConsumer (p.go:20) continuously.
+	// PipelineConsumer runs BuildConsumer (p.go) continuously.
 	PipelineConsumer = "consumer"
-	// PipelineExport runs BuildExport (p.go:15) on cron "0 * * * *".
+	// PipelineExport runs BuildExport (p.go) on cron "0 * * * *".
 	PipelineExport = "export"
 )
 
 // Each guard stops the build when its factory's signature no longer matches
 // the one agoragen saw.
 var (
-	_ func(context.Context) (*Job, error) = BuildConsumer // p.go:20: signature changed? re-run go generate
-	_ func(context.Context) (*Job, error) = BuildExport   // p.go:15: signature changed? re-run go generate
+	_ func(context.Context) (*Job, error) = BuildConsumer // p.go: signature changed? re-run go generate
+	_ func(context.Context) (*Job, error) = BuildExport   // p.go: signature changed? re-run go generate
 )
 
 // GetWorker returns a worker pool that runs every pipeline declared in this

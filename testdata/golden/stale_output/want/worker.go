@@ -12,14 +12,14 @@ import (
 
 // Pipeline ids declared in this package, one per //agora:schedule.
 const (
-	// PipelineJob runs BuildJob (p.go:20) every 1m.
+	// PipelineJob runs BuildJob (p.go) every 1m.
 	PipelineJob = "job"
 )
 
 // Each guard stops the build when its factory's signature no longer matches
 // the one agoragen saw.
 var (
-	_ func(context.Context) (*Job, error) = BuildJob // p.go:20: signature changed? re-run go generate
+	_ func(context.Context) (*Job, error) = BuildJob // p.go: signature changed? re-run go generate
 )
 
 // GetWorker returns a worker pool that runs every pipeline declared in this

@@ -1,4 +1,4 @@
-package distributed
+package peerbench
 
 import (
 	"bufio"
@@ -23,6 +23,7 @@ import (
 
 	"github.com/agora-etl/agora/internal/redistest"
 	"github.com/agora-etl/agora/runtime"
+	"github.com/agora-etl/agora/runtime/distributed"
 )
 
 // The fleet benchmark: 3 replica processes (this test binary re-executed as
@@ -153,25 +154,28 @@ func fleetAgora(ctx context.Context, url, id string, n int, rec *fleetRecorder, 
 	quiet := slog.New(slog.NewTextHandler(logTo, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	// AGORA_DISTRIBUTED_RUN_HISTORY=off measures the fleet without its run
 	// history.
-	history, err := runtime.ParseRunHistory(os.Getenv(EnvPrefix + "_RUN_HISTORY"))
+	history, err := runtime.ParseRunHistory(os.Getenv(distributed.EnvPrefix + "_RUN_HISTORY"))
 	if err != nil {
 		return err
 	}
-	opts := Options{RedisURL: url, Logger: quiet, RunHistory: history}
+	opts := distributed.Options{RedisURL: url, Logger: quiet, RunHistory: history}
 	if impl == "agora-kill" {
 		// A killed replica's record expires 3 s after its last heartbeat.
 		opts.HeartbeatInterval = time.Second
 	}
 	poolOpts := []runtime.PoolOption{runtime.WithWorkerID(id), runtime.WithLogger(quiet), runtime.WithSignalHandling(false)}
-	var coord *RedisWorkerCoordinator
+	var coord *distributed.RedisWorkerCoordinator
 	if impl != "local" {
-		coord, err = NewRedisWorkerCoordinator(opts)
+		coord, err = distributed.NewRedisWorkerCoordinator(opts)
 		if err != nil {
 			return err
 		}
 		defer coord.Close()
-		coord.noAhead = impl == "agora-noahead"
-		poolOpts = append(poolOpts, runtime.WithCoordinator(coord))
+		var c runtime.Coordinator = coord
+		if impl == "agora-noahead" {
+			c = noAhead{coord}
+		}
+		poolOpts = append(poolOpts, runtime.WithCoordinator(c))
 	}
 	pool := runtime.NewWorkerPool(poolOpts...)
 	every := runtime.MustCron("* * * * * *")
@@ -621,4 +625,17 @@ func logCommandStats(b *testing.B, before, after map[string]redistest.CommandSta
 		b.Logf("%-12s %6.2f calls/run %6.2f µs/run %6.2f µs/call", name,
 			float64(calls)/float64(runs), float64(usec)/float64(runs), float64(usec)/float64(calls))
 	}
+}
+
+// noAhead is the Redis coordinator without its LeaseAheader capability: the
+// pool then asks for every lease at its slot, as before lease-ahead.
+type noAhead struct {
+	*distributed.RedisWorkerCoordinator
+}
+
+// Capabilities are the coordinator's, less lease-ahead.
+func (c noAhead) Capabilities() runtime.Capabilities {
+	caps := c.RedisWorkerCoordinator.Capabilities()
+	caps.LeaseAheader = nil
+	return caps
 }

@@ -1,4 +1,4 @@
-package distributed
+package peerbench
 
 import (
 	"context"
@@ -15,7 +15,9 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/agora-etl/agora/internal/redistest"
+	"github.com/agora-etl/agora/internal/redisurl"
 	"github.com/agora-etl/agora/runtime"
+	"github.com/agora-etl/agora/runtime/distributed"
 )
 
 // cycler does one acquire+release cycle.
@@ -52,7 +54,7 @@ return 0`)
 // the floor with its SET NX PX sent as a script ("floor-script"), and the
 // floor minting a token by the coordinator's rules ("floor-token").
 func benchCyclers(b *testing.B, srv *redistest.Server) map[string]cycler {
-	coord, err := NewRedisWorkerCoordinator(Options{
+	coord, err := distributed.NewRedisWorkerCoordinator(distributed.Options{
 		RedisURL: srv.URL(),
 		LeaseTTL: time.Minute,
 		Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
@@ -64,13 +66,21 @@ func benchCyclers(b *testing.B, srv *redistest.Server) map[string]cycler {
 	if err := coord.Start(context.Background(), "bench", []string{"bench"}); err != nil {
 		b.Fatal(err)
 	}
-	// All three share the coordinator's go-redis client (same options, pool
-	// and connections), and the floor stores a value as long as the
-	// coordinator's lease value ("<token> <run> <owner>", 16-digit tokens):
-	// the only difference left is the work each one asks Redis to do.
-	client := coord.client
+	// The others share one go-redis client made from the same URL by the
+	// same parser as the coordinator's (same options; this module sees
+	// only distributed's exported API, so not the coordinator's own pool),
+	// and the floor stores a value as long as the coordinator's lease value
+	// ("<token> <run> <owner>", 16-digit tokens, the owner being the worker
+	// id, "#" and 16 hex digits): the only difference left is the work each
+	// one asks Redis to do.
+	parsed, err := redisurl.Parse(srv.URL())
+	if err != nil {
+		b.Fatal(err)
+	}
+	client := parsed.NewClient()
+	b.Cleanup(func() { _ = client.Close() })
 	locker := redislock.New(client)
-	size := 2*16 + 2 + len(coord.owner)
+	size := 2*16 + 2 + len("bench#") + 16
 	value := make([]byte, (size+1)/2)
 	_, _ = rand.Read(value)
 	token := hex.EncodeToString(value)[:size]
@@ -118,7 +128,7 @@ func benchCyclers(b *testing.B, srv *redistest.Server) map[string]cycler {
 }
 
 // coordinatorCycler is one TryAcquireLease + ReleaseLease of a pipeline.
-func coordinatorCycler(coord *RedisWorkerCoordinator) cycler {
+func coordinatorCycler(coord *distributed.RedisWorkerCoordinator) cycler {
 	return func(ctx context.Context) error {
 		ok, err := coord.TryAcquireLease(ctx, "bench", runtime.RunNumberAuto)
 		if err != nil {

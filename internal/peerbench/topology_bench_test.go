@@ -1,4 +1,4 @@
-package distributed
+package peerbench
 
 import (
 	"context"
@@ -8,12 +8,13 @@ import (
 	"time"
 
 	"github.com/agora-etl/agora/internal/redistest"
+	"github.com/agora-etl/agora/runtime/distributed"
 )
 
 // topologyCycler starts a coordinator on url, under its own key prefix, and
 // returns its acquire+release cycle.
 func topologyCycler(b *testing.B, url, prefix string) cycler {
-	coord, err := NewRedisWorkerCoordinator(Options{
+	coord, err := distributed.NewRedisWorkerCoordinator(distributed.Options{
 		RedisURL:  url,
 		KeyPrefix: prefix,
 		LeaseTTL:  time.Minute,

@@ -11,7 +11,7 @@ import (
 
 func pipeline(id, factory string, s Schedule) Pipeline {
 	return Pipeline{
-		ID: id, Const: "Pipeline" + factory, Factory: factory, Source: "p.go:1", Schedule: s,
+		ID: id, Const: "Pipeline" + factory, Factory: factory, Source: "p.go", Schedule: s,
 		Result: TypeRef{Path: RuntimePath, PkgName: "runtime", Name: "Pipeline"},
 	}
 }

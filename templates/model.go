@@ -2,6 +2,11 @@
 // Worker model goes in, gofmt'd Go source comes out. It does no I/O and knows
 // nothing about loading or checking packages, so the generated code can be
 // read (and tested) in one place.
+//
+// It is the generator's, not an API for users: agoragen (through
+// internal/gen) is its only caller, and its names may change in any
+// release. It sits at the top level, as the design card lays out, so a
+// reader of the repository finds the shape of worker.go next to runtime.
 package templates
 
 import (
@@ -76,7 +81,10 @@ type Pipeline struct {
 	Factory string
 	// Result is P in the factory's func(context.Context) (P, error).
 	Result TypeRef
-	// Source is "file.go:line" of the factory, relative to the package.
+	// Source is the name of the factory's file ("orders.go"), without a
+	// line: generated code that named lines would change whenever a line
+	// is added above a factory, and agoragen -check would fail for an edit
+	// that changed nothing.
 	Source string
 	// Schedule is when the pipeline runs.
 	Schedule Schedule

@@ -1,4 +1,4 @@
-package distributed
+package peerbench
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/agora-etl/agora/internal/redistest"
+	"github.com/agora-etl/agora/runtime/distributed"
 )
 
 // redlockBenchCyclers sets up, on the same three quorum servers, this
@@ -34,7 +35,7 @@ func redlockBenchCyclers(b *testing.B, primary *redistest.Server, nodes []*redis
 		b.Cleanup(func() { _ = client.Close() })
 		pools[i] = goredis.NewPool(client)
 	}
-	coord, err := NewRedisWorkerCoordinator(Options{
+	coord, err := distributed.NewRedisWorkerCoordinator(distributed.Options{
 		RedisURL:         primary.URL(),
 		RedlockRedisURLs: urls,
 		LeaseTTL:         time.Minute,

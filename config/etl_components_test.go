@@ -1,4 +1,4 @@
-package etl_test
+package config_test
 
 import (
 	"os"

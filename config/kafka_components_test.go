@@ -1,4 +1,4 @@
-package kafka_test
+package config_test
 
 import (
 	"os"
@@ -22,15 +22,15 @@ func registry() *etl.Registry {
 // exampleMarker stands before the full kafka example of docs/etl.md,
 // minimalMarker before the minimal one of its built-in components.
 const (
-	exampleMarker = "<!-- kafka example, decoded by etl/kafka/config_test.go -->\n```toml\n"
-	minimalMarker = "<!-- kafka minimal example, decoded by etl/kafka/config_test.go -->\n```toml\n"
+	exampleMarker = "<!-- kafka example, decoded by config/kafka_components_test.go -->\n```toml\n"
+	minimalMarker = "<!-- kafka minimal example, decoded by config/kafka_components_test.go -->\n```toml\n"
 )
 
 // example returns the block after marker in a document, with a format
 // line when it has none.
 func example(t *testing.T, doc, marker string) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", doc))
+	b, err := os.ReadFile(filepath.Join("..", doc))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,16 @@
+module github.com/agora-etl/agora/internal/pgtest
+
+go 1.26.8
+
+require (
+	github.com/agora-etl/agora v0.0.0-00010101000000-000000000000
+	github.com/jackc/pgx/v5 v5.8.0
+)
+
+require (
+	github.com/jackc/pgpassfile v1.0.0 // indirect
+	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
+	golang.org/x/text v0.43.0 // indirect
+)
+
+replace github.com/agora-etl/agora => ../..
