@@ -64,12 +64,13 @@ func TestRunMemberRoundTrips(t *testing.T) {
 }
 
 func TestRunMemberDecodesObjectsAndRefusesOthers(t *testing.T) {
-	old := runtime.RunRecord{PipelineID: "p", RunNumber: 5, FencingToken: 9, WorkerID: "w", Outcome: runtime.OutcomeFailed, Error: "boom"}
+	old := runtime.RunRecord{PipelineID: "p", RunNumber: 5, FencingToken: 9, WorkerID: "w", Outcome: runtime.OutcomeFailed, Error: "boom",
+		End: time.UnixMilli(1_700_000_000_000).UTC()}
 	b, _ := json.Marshal(old)
 	if got, ok := decodeRunMember("p", string(b), 0); !ok || got.Error != "boom" || got.RunNumber != 5 {
 		t.Errorf("an object record decoded as %+v, %v", got, ok)
 	}
-	for _, m := range []string{"", "slot", "[1,2]", `[1,2,3,4]`, `["a",2,"w",4]`, `[1,2,"w",4,5]`, `[1,2,"w",4,"s","x"]`, "{", "[1"} {
+	for _, m := range []string{"", "slot", "[1,2]", `[1,2,3,4]`, `["a",2,"w",4]`, `[1,2,"w",4,5]`, `[1,2,"w",4,"s","x"]`, "{", "[1", `{"a":1}`, `{"pipeline_id":"p","worker_id":"w"}`} {
 		if got, ok := decodeRunMember("p", m, 0); ok {
 			t.Errorf("decode(%q) = %+v, want refused", m, got)
 		}
