@@ -149,7 +149,7 @@ func runSkewFleet(t *testing.T, pg *pgtest.Server, runFor time.Duration) {
 			procs[i] = startAgora(t, dir, env, args...)
 		}
 	}
-	waitSkewRows(t, conn, 2, 30*time.Second)
+	waitRows(t, conn, "skew", 2, 30*time.Second)
 
 	time.Sleep(runFor / 2)
 	restart := time.Now()
@@ -246,23 +246,4 @@ func readSkewRows(t *testing.T, conn *pgx.Conn) []skewRow {
 		t.Fatal(err)
 	}
 	return out
-}
-
-// waitSkewRows waits until rows_skew has n rows.
-func waitSkewRows(t *testing.T, conn *pgx.Conn, n int64, timeout time.Duration) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		var got int64
-		if err := conn.QueryRow(context.Background(), "SELECT count(*) FROM rows_skew").Scan(&got); err != nil {
-			t.Fatal(err)
-		}
-		if got >= n {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("only %d rows after %s", got, timeout)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }

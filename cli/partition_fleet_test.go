@@ -193,7 +193,7 @@ func TestConfigReplicaSilentlyPartitionedFromRedisMidRun(t *testing.T) {
 	// Cut the link while it runs a slot (its run started and has not
 	// finished), after a first run went through; the others start then.
 	deadline := time.Now().Add(40 * time.Second)
-	waitPartRows(t, conn, 1, 40*time.Second)
+	waitRows(t, conn, "part", 1, 40*time.Second)
 	var inFlight int64
 	for inFlight == 0 {
 		if time.Now().After(deadline) {
@@ -216,7 +216,7 @@ func TestConfigReplicaSilentlyPartitionedFromRedisMidRun(t *testing.T) {
 		p.wait(t, 20*time.Second)
 	}
 
-	rows := readPartRows(t, conn)
+	rows := readRows(t, conn, "part")
 	byRun := map[int64][]slotRow{}
 	lo, hi := int64(math.MaxInt64), int64(0)
 	during := 0
@@ -270,41 +270,4 @@ func runInFlight(logs string) int64 {
 		return run
 	}
 	return 0
-}
-
-// readPartRows returns rows_part in the order they were committed.
-func readPartRows(t *testing.T, conn *pgx.Conn) []slotRow {
-	t.Helper()
-	rows, err := conn.Query(context.Background(), "SELECT run, token, worker FROM rows_part ORDER BY id")
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (slotRow, error) {
-		var s slotRow
-		err := r.Scan(&s.run, &s.token, &s.worker)
-		return s, err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
-// waitPartRows waits until rows_part has n rows.
-func waitPartRows(t *testing.T, conn *pgx.Conn, n int64, timeout time.Duration) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		var got int64
-		if err := conn.QueryRow(context.Background(), "SELECT count(*) FROM rows_part").Scan(&got); err != nil {
-			t.Fatal(err)
-		}
-		if got >= n {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("only %d rows after %s", got, timeout)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }

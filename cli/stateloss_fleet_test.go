@@ -147,7 +147,7 @@ func runConfigFleetUnderFaults(t *testing.T, pg *pgtest.Server, faultsFor time.D
 		return p
 	}
 	procs := []*agoraProc{start("r1"), start("r2"), start("r3")}
-	waitRows(t, conn, 2, 30*time.Second)
+	waitRows(t, conn, lossPipelines[0], 2, 30*time.Second)
 
 	var restarts []time.Time
 	var stopped sync.WaitGroup
@@ -307,13 +307,13 @@ func readRows(t *testing.T, conn *pgx.Conn, pipeline string) []slotRow {
 	return out
 }
 
-// waitRows waits until the first pipeline's table has n rows.
-func waitRows(t *testing.T, conn *pgx.Conn, n int64, timeout time.Duration) {
+// waitRows waits until pipeline's table, rows_<pipeline>, has n rows.
+func waitRows(t *testing.T, conn *pgx.Conn, pipeline string, n int64, timeout time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
 		var got int64
-		if err := conn.QueryRow(context.Background(), "SELECT count(*) FROM rows_"+lossPipelines[0]).Scan(&got); err != nil {
+		if err := conn.QueryRow(context.Background(), "SELECT count(*) FROM rows_"+pipeline).Scan(&got); err != nil {
 			t.Fatal(err)
 		}
 		if got >= n {
