@@ -162,7 +162,20 @@ func TestDashboardInABrowser(t *testing.T) {
 	count := text("#count")
 	do(chromedp.Click("#next"), chromedp.WaitVisible("#prev"))
 	count2 := text("#count")
-	do(chromedp.SendKeys("#f-q", "TIMEOUT"), chromedp.Click("#f-apply"), chromedp.WaitVisible("#runs"))
+	do(chromedp.SendKeys("#f-q", "TIMEOUT"), chromedp.Click("#f-apply"))
+	// The page before the click has #runs too: wait for the filtered
+	// page's address before reading it.
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		// Reading the address fails while the page navigates: ask again.
+		if loc, err := chromedp.Run(ctx, chromedp.Location()); err == nil && strings.Contains(loc, "q=TIMEOUT") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the filter form did not load the filtered page")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	do(chromedp.WaitVisible("#runs"))
 	filtered := text("#count")
 	filteredRows := text("#runs")
 	shoot("pipeline-filtered")
