@@ -86,6 +86,7 @@ func BenchmarkDashboardAtScale(b *testing.B) {
 			pinged := make(chan struct{})
 			go func() { busy = pings(b, rdb, 0, stop); close(pinged) }()
 			probe := startPingProbe(b, srv.Addr())
+			cpu0, wall0 := redisCPU(b, rdb), time.Now()
 			var mu sync.Mutex
 			var lat []time.Duration
 			bad := 0
@@ -111,6 +112,8 @@ func BenchmarkDashboardAtScale(b *testing.B) {
 				})
 			}
 			wg.Wait()
+			// Redis's own CPU over the phase: how busy the readers kept it.
+			b.ReportMetric(100*(redisCPU(b, rdb)-cpu0)/time.Since(wall0).Seconds(), "redis-cpu-%")
 			close(stop)
 			<-pinged
 			b.ReportMetric(ms(pct(lat, 99)), "p99-ms")
@@ -120,6 +123,27 @@ func BenchmarkDashboardAtScale(b *testing.B) {
 			b.ReportMetric(probe(), "ping-proc-p99-ms")
 		})
 	}
+}
+
+// redisCPU is the CPU seconds the Redis server has used (INFO cpu: user
+// and system, its main thread and the others).
+func redisCPU(b *testing.B, rdb *redis.Client) float64 {
+	info, err := rdb.Info(context.Background(), "cpu").Result()
+	if err != nil {
+		b.Fatal(err)
+	}
+	total := 0.0
+	for _, line := range strings.Split(info, "\r\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if ok && (k == "used_cpu_sys" || k == "used_cpu_user") {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				b.Fatalf("INFO cpu %s: %v", line, err)
+			}
+			total += f
+		}
+	}
+	return total
 }
 
 // pingProbeEnv makes the test binary a PING probe (TestPingProbe): a
