@@ -9,8 +9,11 @@ import (
 	"time"
 )
 
-// ErrLeaseNotHeld is returned by LocalCoordinator.RenewLease when no lease is
-// held for the pipeline.
+// ErrLeaseNotHeld is wrapped by a coordinator's error for a lease this
+// worker does not hold: LocalCoordinator.RenewLease's when no lease is held
+// for the pipeline, and the Redis coordinator's RenewLease, ReleaseLease and
+// CompleteLease (distributed.ErrLeaseNotHeld is this value) when the lease
+// was never acquired, was given back, expired or was taken over.
 var ErrLeaseNotHeld = errors.New("runtime: lease not held")
 
 // LocalCoordinator is the in-process Coordinator a WorkerPool uses when none
