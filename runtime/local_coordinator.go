@@ -243,13 +243,12 @@ func (c *LocalCoordinator) Status() any {
 	return st
 }
 
-// Capabilities: the local coordinator completes slots, records and reads
-// back its run history, and reports health and status. It decides leases
-// one at a time (in memory, each takes well under a microsecond) and
-// carries no fleet commands.
+// Capabilities: the local coordinator records and reads back its run
+// history, and reports health and status. It decides leases one at a time
+// (in memory, each takes well under a microsecond) and carries no fleet
+// commands.
 func (c *LocalCoordinator) Capabilities() Capabilities {
 	return Capabilities{
-		RunCompleter:     c,
 		HealthReporter:   c,
 		StatusReporter:   c,
 		RunRecorder:      c,

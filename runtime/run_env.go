@@ -126,8 +126,8 @@ func (env *runEnv) finishLease(runCtx context.Context, r *runner, success bool) 
 	id := r.sp.PipelineID
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(runCtx), leaseReleaseTimeout)
 	defer cancel()
-	if success && env.caps.RunCompleter != nil {
-		return env.caps.RunCompleter.CompleteLease(ctx, id)
+	if success {
+		return env.coord.CompleteLease(ctx, id)
 	}
 	return env.coord.ReleaseLease(ctx, id)
 }

@@ -89,10 +89,8 @@ func testBatch(t *testing.T, f *fleet) {
 	f.needs(w.caps.BatchLeaser != nil, "BatchLeaser")
 	prepare := func(twin string) []runtime.LeaseRequest {
 		w.mustAcquire(twin+"-held", f.slot(0))
-		if w.caps.RunCompleter != nil {
-			w.mustAcquire(twin+"-done", f.slot(2))
-			w.complete(twin + "-done")
-		}
+		w.mustAcquire(twin+"-done", f.slot(2))
+		w.complete(twin + "-done")
 		return []runtime.LeaseRequest{
 			{PipelineID: twin + "-free", RunNumber: f.slot(1)},
 			{PipelineID: twin + "-held", RunNumber: f.slot(1)},
@@ -133,7 +131,7 @@ func testBatch(t *testing.T, f *fleet) {
 	if want[0] != (reply{Acquired: true}) || want[1] != (reply{}) {
 		t.Errorf("single answers %+v; want a grant for the free pipeline and a refusal for the held one", want)
 	}
-	if w.caps.RunCompleter != nil && want[2] != (reply{Done: true}) {
+	if want[2] != (reply{Done: true}) {
 		t.Errorf("single answer for a slot before a completed one %+v; want ErrSlotCompleted", want[2])
 	}
 }
@@ -257,7 +255,7 @@ func checkHolder(t *testing.T, asker, holder *worker, lease runtime.Lease) {
 // LastCompleted is the last completed slot, and never goes back.
 func testLastCompleted(t *testing.T, f *fleet) {
 	w := f.worker("p")
-	f.needs(w.caps.CompletionReader != nil && w.caps.RunCompleter != nil, "CompletionReader")
+	f.needs(w.caps.CompletionReader != nil, "CompletionReader")
 	last := func() (int64, bool) {
 		t.Helper()
 		s, ok, err := w.caps.CompletionReader.LastCompleted(ctx(t), "p")

@@ -19,17 +19,19 @@
 // What is checked: leases are exclusive per pipeline, across the fleet
 // and on one worker; fencing tokens strictly increase per pipeline (or
 // are all 0, with Unfenced); a released slot can be asked for again, a
-// completed one is refused with runtime.ErrSlotCompleted, and so are the
-// slots before it and a completed Once run; RunNumberAuto numbers runs
-// increasingly and blocks no slot; a counted run (a positive number of the
-// caller's, such as 42) carries its number, is no slot, and neither blocks
-// nor is blocked by a completed slot or counted run; renewal keeps the lease and fails
-// without one; a lost lease (WithLoseLease) is reported once and no
-// longer validates; Stop gives every lease back. Then each capability the
-// coordinator has (runtime.Capabilities): batches decide as single
-// requests would, a deferred request still gets a free lease, lease-ahead
-// decides nothing or grants only its slot, health and status reports,
-// lease holders, the last completed slot, and the run history.
+// completed one (CompleteLease) is refused with runtime.ErrSlotCompleted,
+// and so are the slots before it and a completed Once run (completion is
+// no capability: a coordinator that cannot complete fails, Strict or
+// not); RunNumberAuto numbers runs increasingly and blocks no slot; a
+// counted run (a positive number of the caller's, such as 42) carries its
+// number, is no slot, and neither blocks nor is blocked by a completed
+// slot or counted run; renewal keeps the lease and fails without one; a
+// lost lease (WithLoseLease) is reported once and no longer validates;
+// Stop gives every lease back. Then each capability the coordinator has
+// (runtime.Capabilities): batches decide as single requests would, a
+// deferred request still gets a free lease, lease-ahead decides nothing
+// or grants only its slot, health and status reports, lease holders, the
+// last completed slot, and the run history.
 //
 // The suite asks for slots ten minutes behind the wall clock and never
 // waits for a lease to expire, so it runs in well under a second per
