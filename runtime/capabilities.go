@@ -17,12 +17,19 @@ package runtime
 //	}
 //
 // A wrapper that changes how leases are taken or given back (it overrides
-// TryAcquireLease, ReleaseLease) sees the batched and combined paths only
-// if it replaces BatchLeaser and RunRecorder in the inner Capabilities with
-// its own (or sets them nil, so the pool falls back to the methods it
-// overrides). The contract every coordinator keeps, with
+// TryAcquireLease, ReleaseLease or CompleteLease) sees the local, batched
+// and combined paths only if it replaces LocalLeaser, BatchLeaser and
+// RunRecorder in the inner Capabilities with its own (or sets them nil, so
+// the pool falls back to the methods it overrides). The contract every coordinator keeps, with
 // or without capabilities, is tested by package runtime/coordinatortest.
 type Capabilities struct {
+	// LocalLeaser takes and gives back leases held in this process's
+	// memory, with no context or timeout and no check that a granted lease
+	// is still held; the pool then reads neither BatchLeaser (nor
+	// LeaseDeferrer and LeaseAheader) nor FailureSharer, which serve
+	// coordinators that ask a server. nil: the pool uses the Coordinator's
+	// methods, each call bounded by a timeout.
+	LocalLeaser LocalLeaser
 	// BatchLeaser decides many lease requests in one call. nil: the pool
 	// asks TryAcquireLease once per run, each in its own goroutine.
 	BatchLeaser BatchLeaser

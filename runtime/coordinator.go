@@ -95,6 +95,39 @@ type RunCompleter interface {
 	CompleteLease(ctx context.Context, pipelineID string) error
 }
 
+// LocalLeaser is the capability (Capabilities.LocalLeaser) of a
+// coordinator whose leases live in this process's memory, as the
+// LocalCoordinator's do: taking or giving one back waits on nothing but a
+// lock, and a granted lease is never lost. The pool then asks it once per
+// pipeline, at the pipeline's first attempt, for that pipeline's
+// LocalLeases and takes and gives back every lease of the pipeline
+// through them. Because such a call cannot block, the pool makes it
+// without a context or a timeout and does not count the executor busy
+// meanwhile; because such a lease cannot be lost, it does not ask
+// CurrentLease whether a granted lease is still held. A run then costs no
+// context, no timer and no map lookup, which is what lets one process
+// schedule tens of thousands of pipelines without a remote coordinator.
+type LocalLeaser interface {
+	// LocalLeases returns the leases of pipelineID. The pool keeps the
+	// answer for as long as it runs the pipeline.
+	LocalLeases(pipelineID string) LocalLeases
+}
+
+// LocalLeases takes and gives back the leases of one pipeline for a
+// LocalLeaser, under the rules of the Coordinator methods each one stands
+// for. The pool calls them for one run at a time.
+type LocalLeases interface {
+	// Acquire is TryAcquireLease at now, and returns the lease granted as
+	// CurrentLease would.
+	Acquire(runNumber int64, now time.Time) (Lease, bool, error)
+	// Release is ReleaseLease, or CompleteLease when completed is true.
+	Release(completed bool)
+	// Record adds rec, a run whose lease was given back by Release, to the
+	// run history the coordinator's RunRecorder keeps. The pool calls it
+	// only when Capabilities.RunRecorder is set.
+	Record(rec RunRecord)
+}
+
 // BatchLeaser is the capability (Capabilities.BatchLeaser) of coordinators
 // that can decide many lease requests in one round trip. The pool then asks for the leases of the runs
 // due together (a cron second shared by thousands of pipelines) in batches,

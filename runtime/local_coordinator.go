@@ -243,12 +243,37 @@ func (c *LocalCoordinator) Status() any {
 	return st
 }
 
-// Capabilities: the local coordinator records and reads back its run
-// history, and reports health and status. It decides leases one at a time
-// (in memory, each takes well under a microsecond) and carries no fleet
-// commands.
+// LocalLeases returns pipelineID's leases, which the pool keeps so that a
+// run costs no map lookup.
+func (c *LocalCoordinator) LocalLeases(pipelineID string) LocalLeases {
+	return &localLeases{c: c, e: c.entry(pipelineID), id: pipelineID}
+}
+
+// localLeases is one pipeline's LocalLeases: its entry, found once.
+type localLeases struct {
+	c  *LocalCoordinator
+	e  *localEntry
+	id string
+}
+
+// Acquire applies the slot rules to the pipeline's entry.
+func (l *localLeases) Acquire(runNumber int64, now time.Time) (Lease, bool, error) {
+	return l.c.acquireEntry(l.e, l.id, runNumber, now)
+}
+
+// Release gives the lease back, marking its slot completed when completed.
+func (l *localLeases) Release(completed bool) { l.c.releaseEntry(l.e, completed) }
+
+// Record keeps rec in the pipeline's run history.
+func (l *localLeases) Record(rec RunRecord) { l.c.recordRun(l.e, rec) }
+
+// Capabilities: the local coordinator's leases are in memory (LocalLeaser),
+// and it records and reads back its run history and reports health and
+// status. It decides leases one at a time (each takes well under a
+// microsecond) and carries no fleet commands.
 func (c *LocalCoordinator) Capabilities() Capabilities {
 	return Capabilities{
+		LocalLeaser:      c,
 		HealthReporter:   c,
 		StatusReporter:   c,
 		RunRecorder:      c,
@@ -256,4 +281,7 @@ func (c *LocalCoordinator) Capabilities() Capabilities {
 	}
 }
 
-var _ Coordinator = (*LocalCoordinator)(nil)
+var (
+	_ Coordinator = (*LocalCoordinator)(nil)
+	_ LocalLeaser = (*LocalCoordinator)(nil)
+)

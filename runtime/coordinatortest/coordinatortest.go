@@ -28,7 +28,8 @@
 // slot or counted run; renewal keeps the lease and fails without one; a
 // lost lease (WithLoseLease) is reported once and no longer validates;
 // Stop gives every lease back. Then each capability the coordinator has
-// (runtime.Capabilities): batches decide as single requests would, a
+// (runtime.Capabilities): in-memory leases (LocalLeaser) agree with the
+// methods they stand for, batches decide as single requests would, a
 // deferred request still gets a free lease, lease-ahead decides nothing
 // or grants only its slot, health and status reports, lease holders, the
 // last completed slot, and the run history.
@@ -64,7 +65,8 @@ func Alone() Option { return func(c *config) { c.alone = true } }
 
 // Strict fails, instead of skipping, every case whose capability the
 // coordinator lacks: for a coordinator that has them all (the Redis one),
-// so that a wrapper of it that lost one is caught.
+// so that a wrapper of it that lost one is caught. LocalLeaser, which
+// only a coordinator whose leases live in memory has, is not asked for.
 func Strict() Option { return func(c *config) { c.strict = true } }
 
 // Unfenced says the coordinator's leases carry fencing token 0, as the
