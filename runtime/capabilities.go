@@ -20,8 +20,9 @@ package runtime
 // TryAcquireLease, ReleaseLease or CompleteLease) sees the local, batched
 // and combined paths only if it replaces LocalLeaser, BatchLeaser and
 // RunRecorder in the inner Capabilities with its own (or sets them nil, so
-// the pool falls back to the methods it overrides). The contract every coordinator keeps, with
-// or without capabilities, is tested by package runtime/coordinatortest.
+// the pool falls back to the methods it overrides). The contract every
+// coordinator keeps, with or without capabilities, is tested by package
+// runtime/coordinatortest.
 type Capabilities struct {
 	// LocalLeaser takes and gives back leases held in this process's
 	// memory, with no context or timeout and no check that a granted lease
