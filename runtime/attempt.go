@@ -20,8 +20,8 @@ import (
 func (r *runner) attempt(runNumber int64, now time.Time, due int64, onDemand bool) (outcome, time.Time, error) {
 	env := r.env
 	// A remote coordinator may block: from asking for the lease to giving
-	// it back this executor counts as busy. With the local one only the
-	// user's code does.
+	// it back this executor counts as busy. With leases in memory
+	// (LocalLeaser) only the user's code does.
 	remote := env.local == nil
 	// The dispatcher's batch answers only the scheduled attempt; one asked
 	// for now, beside the schedule, asks the coordinator itself.
@@ -130,7 +130,7 @@ func (r *runner) attempt(runNumber int64, now time.Time, due int64, onDemand boo
 	slotDone := runErr != nil && errors.Is(runErr, ErrSlotCompleted)
 	records := ctx.records.snapshot()
 	var relErr error
-	if env.caps.RunRecorder != nil { // the local coordinator's too
+	if env.caps.RunRecorder != nil { // the local coordinator has one too
 		rec := RunRecord{
 			PipelineID: r.sp.PipelineID, RunNumber: lease.RunNumber, FencingToken: lease.FencingToken,
 			WorkerID: lease.WorkerID, Start: start, End: end, Duration: end.Sub(start),
@@ -142,7 +142,7 @@ func (r *runner) attempt(runNumber int64, now time.Time, due int64, onDemand boo
 		}
 		if env.local != nil {
 			relErr = env.finishLease(ctx, r, runErr == nil || slotDone)
-			env.local.recordRun(r.local, rec)
+			r.local.Record(rec)
 		} else {
 			relErr = env.finishRun(ctx, rec)
 		}

@@ -17,16 +17,20 @@ package runtime
 //	}
 //
 // A wrapper that changes how leases are taken or given back (it overrides
-// TryAcquireLease, ReleaseLease) sees the batched and combined paths only
-// if it replaces BatchLeaser, RunCompleter and RunRecorder in the inner
-// Capabilities with its own (or sets them nil, so the pool falls back to
-// the methods it overrides). The contract every coordinator keeps, with
-// or without capabilities, is tested by package runtime/coordinatortest.
+// TryAcquireLease, ReleaseLease or CompleteLease) sees the local, batched
+// and combined paths only if it replaces LocalLeaser, BatchLeaser and
+// RunRecorder in the inner Capabilities with its own (or sets them nil, so
+// the pool falls back to the methods it overrides). The contract every
+// coordinator keeps, with or without capabilities, is tested by package
+// runtime/coordinatortest.
 type Capabilities struct {
-	// RunCompleter completes a lease after a successful run: released, and
-	// its slot recorded as done, so no replica runs it again. nil: the pool
-	// releases it with ReleaseLease.
-	RunCompleter RunCompleter
+	// LocalLeaser takes and gives back leases held in this process's
+	// memory, with no context or timeout and no check that a granted lease
+	// is still held; the pool then reads neither BatchLeaser (nor
+	// LeaseDeferrer and LeaseAheader) nor FailureSharer, which serve
+	// coordinators that ask a server. nil: the pool uses the Coordinator's
+	// methods, each call bounded by a timeout.
+	LocalLeaser LocalLeaser
 	// BatchLeaser decides many lease requests in one call. nil: the pool
 	// asks TryAcquireLease once per run, each in its own goroutine.
 	BatchLeaser BatchLeaser
@@ -60,7 +64,7 @@ type Capabilities struct {
 	// setting has no effect.
 	InterruptedRerunner InterruptedRerunner
 	// RunRecorder gives a lease back and records its run in one step. nil:
-	// the pool gives leases back with RunCompleter or ReleaseLease, and no
+	// the pool gives leases back with CompleteLease or ReleaseLease, and no
 	// run history is kept by the coordinator.
 	RunRecorder RunRecorder
 	// RunHistoryReader reads the run history back, for tools. The pool

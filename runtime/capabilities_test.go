@@ -2,6 +2,7 @@ package runtime_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -82,8 +83,8 @@ func TestWrappedCoordinatorKeepsItsCapabilities(t *testing.T) {
 }
 
 // TestWrappedLocalCoordinatorKeepsItsHistory: a wrapper around the local
-// coordinator is driven through the capabilities, not the local fast
-// path, and still completes slots and records runs.
+// coordinator forwards its capabilities, the in-memory leases included,
+// and still completes slots and records runs.
 func TestWrappedLocalCoordinatorKeepsItsHistory(t *testing.T) {
 	clock := clocktest.NewFake(t0)
 	local := runtime.NewLocalCoordinator(clock)
@@ -119,5 +120,76 @@ func TestWrappedLocalCoordinatorKeepsItsHistory(t *testing.T) {
 	ok, err := local.TryAcquireLease(context.Background(), "p", runtime.SlotRun(t0.Add(3*time.Second)))
 	if ok || err == nil {
 		t.Errorf("a completed slot acquired again: %v, %v", ok, err)
+	}
+}
+
+// countingCoord counts the lease requests that reach its own methods.
+type countingCoord struct {
+	runtime.Coordinator
+	asks      atomic.Int32
+	completes atomic.Int32
+	noLocal   bool // hide the inner LocalLeaser, so leases go through the methods
+}
+
+func (c *countingCoord) TryAcquireLease(ctx context.Context, id string, n int64) (bool, error) {
+	c.asks.Add(1)
+	return c.Coordinator.TryAcquireLease(ctx, id, n)
+}
+
+func (c *countingCoord) CompleteLease(ctx context.Context, id string) error {
+	c.completes.Add(1)
+	return c.Coordinator.CompleteLease(ctx, id)
+}
+
+func (c *countingCoord) Capabilities() runtime.Capabilities {
+	caps := c.Coordinator.Capabilities()
+	if c.noLocal {
+		// The wrapper wants to see every lease: it takes the local path
+		// away (and RunRecorder, which gives leases back in one step).
+		caps.LocalLeaser, caps.RunRecorder = nil, nil
+	}
+	return caps
+}
+
+// The pool finds the local coordinator's in-memory path through
+// Capabilities, not by its type: a wrapper that forwards them gets it
+// (its own lease methods are not called), and one that sets LocalLeaser
+// nil sees every lease through its methods. Either way each slot runs
+// once and is completed.
+func TestWrappedLocalCoordinatorTakesTheLocalPathThroughCapabilities(t *testing.T) {
+	for _, noLocal := range []bool{false, true} {
+		t.Run(fmt.Sprintf("noLocal=%v", noLocal), func(t *testing.T) {
+			clock := clocktest.NewFake(t0)
+			local := runtime.NewLocalCoordinator(clock)
+			wrapper := &countingCoord{Coordinator: local, noLocal: noLocal}
+			var runs atomic.Int64
+			sp := &runtime.ScheduledPipeline{PipelineID: "p", Schedule: runtime.MustCron("* * * * * *"),
+				Factory: func(context.Context) (runtime.Pipeline, error) {
+					return runtime.PipelineFunc(func(context.Context) error { runs.Add(1); return nil }), nil
+				}}
+			d := &poolDriver{clock: clock, logs: &syncBuffer{}, opts: []runtime.PoolOption{runtime.WithCoordinator(wrapper)}}
+			d.start(t, sp)
+			advanceTo(t, clock, d, t0.Add(3*time.Second))
+			if err := d.stop(t); err != nil {
+				t.Fatal(err)
+			}
+			if runs.Load() != 3 {
+				t.Fatalf("%d runs, want 3", runs.Load())
+			}
+			want := int32(0)
+			if noLocal {
+				want = 3
+			}
+			if got := wrapper.asks.Load(); got != want {
+				t.Errorf("the wrapper's TryAcquireLease was called %d times, want %d", got, want)
+			}
+			if got := wrapper.completes.Load(); got != want {
+				t.Errorf("the wrapper's CompleteLease was called %d times, want %d", got, want)
+			}
+			ok, err := local.TryAcquireLease(context.Background(), "p", runtime.SlotRun(t0.Add(3*time.Second)))
+			if ok || !errors.Is(err, runtime.ErrSlotCompleted) {
+				t.Errorf("the last slot asked for again: %v, %v; want it refused as completed", ok, err)
+			}
+		})
 	}
 }

@@ -36,12 +36,15 @@ var ErrSlotCompleted = errors.New("runtime: slot already completed")
 var ErrNilPipeline = errors.New("runtime: factory returned a nil pipeline")
 
 // Coordinator decides which worker owns a run. The pool asks for a lease before
-// every run and releases it afterwards. The in-process coordinator the pool
-// uses by default grants every lease; distributed.RedisWorkerCoordinator shares
-// leases across a fleet of replicas. What a coordinator can do beyond these
-// methods (complete a slot, decide leases in batches, report health…) it
-// says in one value, Capabilities, so that a coordinator wrapping another
-// one forwards all of it with one method.
+// every run and gives it back afterwards: completed after a success,
+// released otherwise. The in-process coordinator the pool uses by default
+// grants every free lease; distributed.RedisWorkerCoordinator shares leases
+// across a fleet of replicas. What a coordinator can do beyond these methods
+// (decide leases in batches, report health…) it says in one value,
+// Capabilities, so that a coordinator wrapping another one forwards all of it
+// with one method. What running a slot once needs (exclusive leases and
+// completion) is in the methods, so no coordinator can leave it out; package
+// runtime/coordinatortest checks all of it.
 type Coordinator interface {
 	// Start registers the worker and its pipelines and starts background work
 	// such as heartbeats and lease renewal.
@@ -56,8 +59,17 @@ type Coordinator interface {
 	// number, such as 42), RunNumberAuto or RunNumberOnce; the completed-slot
 	// rule applies to slots only.
 	TryAcquireLease(ctx context.Context, pipelineID string, runNumber int64) (bool, error)
-	// ReleaseLease gives up the lease held for pipelineID, if any.
+	// ReleaseLease gives up the lease held for pipelineID, if any, without
+	// marking its run done: the pool calls it after a failed run, so the
+	// slot may be asked for again.
 	ReleaseLease(ctx context.Context, pipelineID string) error
+	// CompleteLease gives up the lease held for pipelineID and records its
+	// run as done, in one step: from then on the slot, the slots before it
+	// and a completed RunNumberOnce are refused with ErrSlotCompleted, on
+	// every worker the coordinator serves. The pool calls it instead of
+	// ReleaseLease after a successful run; it is what keeps a slot from
+	// running twice when replicas ask for it one after another.
+	CompleteLease(ctx context.Context, pipelineID string) error
 	// RenewLease extends the lease held for pipelineID.
 	RenewLease(ctx context.Context, pipelineID string) error
 	// ValidateLease reports whether token is the lease currently in force for
@@ -73,13 +85,47 @@ type Coordinator interface {
 	Capabilities() Capabilities
 }
 
-// RunCompleter is the capability (Capabilities.RunCompleter) of
-// coordinators that remember completed slots. After a successful run the
-// pool calls CompleteLease instead of ReleaseLease: it releases the lease
-// and records its run number as done, in one step, so no replica runs that
-// slot again.
+// RunCompleter is the method that completes a lease, which used to be an
+// optional capability.
+//
+// Deprecated: CompleteLease is a method of every Coordinator, and
+// Capabilities no longer carries a RunCompleter; call CompleteLease on the
+// coordinator.
 type RunCompleter interface {
 	CompleteLease(ctx context.Context, pipelineID string) error
+}
+
+// LocalLeaser is the capability (Capabilities.LocalLeaser) of a
+// coordinator whose leases live in this process's memory, as the
+// LocalCoordinator's do: taking or giving one back waits on nothing but a
+// lock, and a granted lease is never lost. The pool then asks it once per
+// pipeline, at the pipeline's first attempt, for that pipeline's
+// LocalLeases and takes and gives back every lease of the pipeline
+// through them. Because such a call cannot block, the pool makes it
+// without a context or a timeout and does not count the executor busy
+// meanwhile; because such a lease cannot be lost, it does not ask
+// CurrentLease whether a granted lease is still held. A run then costs no
+// context, no timer and no map lookup, which is what lets one process
+// schedule tens of thousands of pipelines without a remote coordinator.
+type LocalLeaser interface {
+	// LocalLeases returns the leases of pipelineID. The pool keeps the
+	// answer for as long as it runs the pipeline.
+	LocalLeases(pipelineID string) LocalLeases
+}
+
+// LocalLeases takes and gives back the leases of one pipeline for a
+// LocalLeaser, under the rules of the Coordinator methods each one stands
+// for. The pool calls them for one run at a time.
+type LocalLeases interface {
+	// Acquire is TryAcquireLease at now, and returns the lease granted as
+	// CurrentLease would.
+	Acquire(runNumber int64, now time.Time) (Lease, bool, error)
+	// Release is ReleaseLease, or CompleteLease when completed is true.
+	Release(completed bool)
+	// Record adds rec, a run whose lease was given back by Release, to the
+	// run history the coordinator's RunRecorder keeps. The pool calls it
+	// only when Capabilities.RunRecorder is set.
+	Record(rec RunRecord)
 }
 
 // BatchLeaser is the capability (Capabilities.BatchLeaser) of coordinators

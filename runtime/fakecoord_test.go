@@ -36,9 +36,9 @@ type fakeCoord struct {
 	grantRun func(id string, n int64) int64
 }
 
-// Capabilities: a fakeCoord completes slots and reports health and status.
+// Capabilities: a fakeCoord reports health and status.
 func (c *fakeCoord) Capabilities() runtime.Capabilities {
-	return runtime.Capabilities{RunCompleter: c, HealthReporter: c, StatusReporter: c}
+	return runtime.Capabilities{HealthReporter: c, StatusReporter: c}
 }
 
 func newFakeCoord() *fakeCoord {

@@ -104,8 +104,9 @@ func failureRules(sps []*ScheduledPipeline) map[string]FailureRules {
 const minFleetBackoffWait = 50 * time.Millisecond
 
 // fleetFailures returns the fleet's failure state the coordinator learned
-// while giving the failed run's lease back; false with the local
-// coordinator, or when it learned none.
+// while giving the failed run's lease back; false with leases in memory
+// (LocalLeaser), which are given back without asking the coordinator, or
+// when it learned none.
 func (r *runner) fleetFailures() (FailureState, bool) {
 	fs := r.env.caps.FailureSharer
 	if fs == nil || r.env.local != nil {

@@ -9,8 +9,11 @@ import (
 	"time"
 )
 
-// ErrLeaseNotHeld is returned by LocalCoordinator.RenewLease when no lease is
-// held for the pipeline.
+// ErrLeaseNotHeld is wrapped by a coordinator's error for a lease this
+// worker does not hold: LocalCoordinator.RenewLease's when no lease is held
+// for the pipeline, and the Redis coordinator's RenewLease, ReleaseLease and
+// CompleteLease (distributed.ErrLeaseNotHeld is this value) when the lease
+// was never acquired, was given back, expired or was taken over.
 var ErrLeaseNotHeld = errors.New("runtime: lease not held")
 
 // LocalCoordinator is the in-process Coordinator a WorkerPool uses when none
@@ -240,13 +243,37 @@ func (c *LocalCoordinator) Status() any {
 	return st
 }
 
-// Capabilities: the local coordinator completes slots, records and reads
-// back its run history, and reports health and status. It decides leases
-// one at a time (in memory, each takes well under a microsecond) and
-// carries no fleet commands.
+// LocalLeases returns pipelineID's leases, which the pool keeps so that a
+// run costs no map lookup.
+func (c *LocalCoordinator) LocalLeases(pipelineID string) LocalLeases {
+	return &localLeases{c: c, e: c.entry(pipelineID), id: pipelineID}
+}
+
+// localLeases is one pipeline's LocalLeases: its entry, found once.
+type localLeases struct {
+	c  *LocalCoordinator
+	e  *localEntry
+	id string
+}
+
+// Acquire applies the slot rules to the pipeline's entry.
+func (l *localLeases) Acquire(runNumber int64, now time.Time) (Lease, bool, error) {
+	return l.c.acquireEntry(l.e, l.id, runNumber, now)
+}
+
+// Release gives the lease back, marking its slot completed when completed.
+func (l *localLeases) Release(completed bool) { l.c.releaseEntry(l.e, completed) }
+
+// Record keeps rec in the pipeline's run history.
+func (l *localLeases) Record(rec RunRecord) { l.c.recordRun(l.e, rec) }
+
+// Capabilities: the local coordinator's leases are in memory (LocalLeaser),
+// and it records and reads back its run history and reports health and
+// status. It decides leases one at a time (each takes well under a
+// microsecond) and carries no fleet commands.
 func (c *LocalCoordinator) Capabilities() Capabilities {
 	return Capabilities{
-		RunCompleter:     c,
+		LocalLeaser:      c,
 		HealthReporter:   c,
 		StatusReporter:   c,
 		RunRecorder:      c,
@@ -254,4 +281,7 @@ func (c *LocalCoordinator) Capabilities() Capabilities {
 	}
 }
 
-var _ Coordinator = (*LocalCoordinator)(nil)
+var (
+	_ Coordinator = (*LocalCoordinator)(nil)
+	_ LocalLeaser = (*LocalCoordinator)(nil)
+)

@@ -319,6 +319,8 @@ func (p *WorkerPool) Run(ctx context.Context) error {
 	pr.env.tracing.provider, pr.env.tracing.workerID = cfg.tracerProvider, cfg.workerID
 	pr.d = newDispatcher(cfg.clock, pr.onFinish, len(p.pipelines))
 	pr.env.d = pr.d
+	// Leases in memory are taken by each runner at once; a batch would
+	// ask for them a second time (Capabilities.LocalLeaser).
 	if b := pr.env.caps.BatchLeaser; b != nil && pr.env.local == nil {
 		pr.d.leaser, pr.d.deferrer = b, pr.env.caps.LeaseDeferrer
 		if a := pr.env.caps.LeaseAheader; a != nil {

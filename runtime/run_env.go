@@ -13,8 +13,8 @@ import (
 type runEnv struct {
 	clock    Clock
 	coord    Coordinator
-	local    *LocalCoordinator // set when coord is one: no context or timeout needed
-	caps     Capabilities      // coord's, read once
+	caps     Capabilities // coord's, read once
+	local    LocalLeaser  // caps.LocalLeaser: leases in memory, no context or timeout needed
 	logger   *slog.Logger
 	metrics  *poolMetrics // nil when driven by Start
 	d        *dispatcher  // nil when driven by Start
@@ -34,8 +34,8 @@ type runEnv struct {
 
 func newRunEnv(clock Clock, coord Coordinator, logger *slog.Logger, parent context.Context) *runEnv {
 	env := &runEnv{clock: clock, coord: coord, logger: logger, parent: parent}
-	env.local, _ = coord.(*LocalCoordinator)
 	env.caps = coord.Capabilities()
+	env.local = env.caps.LocalLeaser
 	env.hard, env.cancelHard = context.WithCancelCause(parent)
 	return env
 }
@@ -79,9 +79,9 @@ func (env *runEnv) acquire(r *runner, runNumber int64, now time.Time, pre *preAc
 	id := r.sp.PipelineID
 	if env.local != nil {
 		if r.local == nil {
-			r.local = env.local.entry(id)
+			r.local = env.local.LocalLeases(id)
 		}
-		return env.local.acquireEntry(r.local, id, seamRun(runNumber), now)
+		return r.local.Acquire(seamRun(runNumber), now)
 	}
 	if pre != nil {
 		// Granted in a batch (refusals never get here).
@@ -120,14 +120,14 @@ func (env *runEnv) stillHeld(r *runner, lease Lease) bool {
 // context that shutdown does not cancel and a bounded timeout.
 func (env *runEnv) finishLease(runCtx context.Context, r *runner, success bool) error {
 	if env.local != nil {
-		env.local.releaseEntry(r.local, success)
+		r.local.Release(success)
 		return nil
 	}
 	id := r.sp.PipelineID
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(runCtx), leaseReleaseTimeout)
 	defer cancel()
-	if success && env.caps.RunCompleter != nil {
-		return env.caps.RunCompleter.CompleteLease(ctx, id)
+	if success {
+		return env.coord.CompleteLease(ctx, id)
 	}
 	return env.coord.ReleaseLease(ctx, id)
 }

@@ -11,7 +11,9 @@ import (
 )
 
 // ErrUnknownPipeline is wrapped by the error of RunNow when a pipeline id
-// names no registered pipeline.
+// names no registered pipeline, and by the fleet inspector's errors
+// (distributed.ErrUnknownPipeline is this value) for a pipeline id no live
+// worker runs.
 var ErrUnknownPipeline = errors.New("runtime: unknown pipeline")
 
 // ErrLeaseHeld is wrapped by the error of RunNow for a pipeline whose lease

@@ -23,8 +23,8 @@ const (
 	// coordinator again after it did not get the lease or could not ask.
 	// Cron and Every pipelines try again at their next slot instead.
 	LeaseRetryInterval = time.Second
-	// leaseAcquireTimeout bounds asking a coordinator other than the local
-	// one for a lease. The request is also cancelled by a forced shutdown.
+	// leaseAcquireTimeout bounds asking a coordinator without a LocalLeaser
+	// for a lease. The request is also cancelled by a forced shutdown.
 	leaseAcquireTimeout = 10 * time.Second
 	// leaseReleaseTimeout bounds releasing or completing a lease after a run;
 	// the release uses a context that is not cancelled by shutdown.
@@ -80,7 +80,7 @@ const (
 type runner struct {
 	sp    *ScheduledPipeline
 	env   *runEnv
-	local *localEntry // the LocalCoordinator's state, from the first attempt
+	local LocalLeases // the pipeline's, from the first attempt, with a LocalLeaser
 
 	// plan; times in Unix ns, 0 meaning none
 	next      int64 // when the next attempt is due; 0: never
@@ -112,19 +112,21 @@ type runner struct {
 	side *rarePlan
 
 	// dispatcher bookkeeping
-	inHeap   bool    // waiting in the heap; guarded by the dispatcher's lock
-	done     bool    // finished for good; guarded by the dispatcher's lock
+	inHeap bool // waiting in the heap; guarded by the dispatcher's lock
+	done   bool // finished for good; guarded by the dispatcher's lock
+	// stopped sits beside the two flags above, in what would be padding,
+	// so the runner keeps within TestRunnerSize.
+	stopped  atomic.Bool
 	nextDone *runner // link in the dispatcher's completion stack
 	// plannedAt is the clock reading next was planned from (Unix ns), so
 	// the dispatcher can tell a plan made before a backward clock jump
 	// (to be shifted) from one made after it.
 	plannedAt int64
 
-	stopped atomic.Bool
-	hist    atomic.Pointer[runHistograms] // from the first run
-	mu      sync.Mutex                    // guards ctx, st and rare
-	ctx     *runContext                   // the run in flight, if any
-	st      runStats
+	hist atomic.Pointer[runHistograms] // from the first run
+	mu   sync.Mutex                    // guards ctx, st and rare
+	ctx  *runContext                   // the run in flight, if any
+	st   runStats
 	// rare holds what a run rarely changes: failure and skip counts, the
 	// last error, record totals, log throttles, the ShutdownRequested
 	// channel. Nil until first needed, so a pool of ten thousand pipelines

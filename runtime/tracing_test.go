@@ -86,12 +86,6 @@ type releaseTimer struct {
 	at atomic.Int64
 }
 
-func (c *releaseTimer) Capabilities() runtime.Capabilities {
-	caps := c.fakeCoord.Capabilities()
-	caps.RunCompleter = c
-	return caps
-}
-
 func (c *releaseTimer) ReleaseLease(ctx context.Context, id string) error {
 	c.at.Store(time.Now().UnixNano())
 	return c.fakeCoord.ReleaseLease(ctx, id)

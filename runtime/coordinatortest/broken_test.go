@@ -2,6 +2,7 @@ package coordinatortest_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"strings"
@@ -34,10 +35,13 @@ func (c forgetful) CompleteLease(ctx context.Context, id string) error {
 	return c.ReleaseLease(ctx, id)
 }
 
-func (c forgetful) Capabilities() runtime.Capabilities {
-	caps := c.memCoord.Capabilities()
-	caps.RunCompleter = c
-	return caps
+// noCompletion cannot complete a lease at all, as a coordinator that
+// remembers no completed slots would say. Completion is no capability to
+// go without: the suite fails it, Strict or not.
+type noCompletion struct{ *memCoord }
+
+func (noCompletion) CompleteLease(context.Context, string) error {
+	return errors.ErrUnsupported
 }
 
 // lossy is a wrapper written without embedding: it forwards the methods
@@ -65,18 +69,22 @@ func TestBrokenCoordinatorHelper(t *testing.T) {
 			return staleTokens{c}
 		case "complete":
 			return forgetful{c}
+		case "nocomplete":
+			return noCompletion{c}
 		}
 		return lossy{c}
 	}, opts...)
 }
 
 // The suite fails a coordinator that breaks the contract, naming what it
-// broke, and Strict fails a wrapper that lost the capabilities.
+// broke (one that cannot complete a lease included), and Strict fails a
+// wrapper that lost the capabilities.
 func TestSuiteCatchesBrokenCoordinators(t *testing.T) {
 	for kind, want := range map[string]string{
-		"tokens":   "is not above the last one granted",
-		"complete": "want false, ErrSlotCompleted",
-		"lossy":    "Strict: it should have every capability",
+		"tokens":     "is not above the last one granted",
+		"complete":   "want false, ErrSlotCompleted",
+		"nocomplete": "CompleteLease(\"p\"): unsupported operation",
+		"lossy":      "Strict: it should have every capability",
 	} {
 		t.Run(kind, func(t *testing.T) {
 			cmd := exec.Command(os.Args[0], "-test.run", "^TestBrokenCoordinatorHelper$")

@@ -14,6 +14,7 @@ import (
 func capabilityCases() []testCase {
 	return []testCase{
 		{name: "Capabilities", run: testCapabilities},
+		{name: "LocalLeases", run: testLocalLeases},
 		{name: "BatchEqualsSingle", run: testBatch},
 		{name: "DeferLeaseAlone", run: testDeferred},
 		{name: "FleetDeferredStillGranted", fleet: true, run: testFleetDeferred},
@@ -29,7 +30,8 @@ func capabilityCases() []testCase {
 }
 
 // Capabilities answers the same every time (the pool reads it once); with
-// Strict, every field is set.
+// Strict, every field is set but LocalLeaser, which only a coordinator
+// whose leases live in this process's memory has.
 func testCapabilities(t *testing.T, f *fleet) {
 	w := f.worker("p")
 	first, again := reflect.ValueOf(w.caps), reflect.ValueOf(w.c.Capabilities())
@@ -40,12 +42,81 @@ func testCapabilities(t *testing.T, f *fleet) {
 		if have != !again.Field(i).IsNil() {
 			t.Errorf("Capabilities().%s is set in one call and not in the next", name)
 		}
-		if !have {
+		if !have && name != "LocalLeaser" {
 			missing = append(missing, name)
 		}
 	}
 	if f.s.cfg.strict && len(missing) > 0 {
 		t.Errorf("the coordinator has no %v (Strict: it should have every capability)", missing)
+	}
+}
+
+// A pipeline's LocalLeases keep the rules of the methods they stand for,
+// and agree with them: a lease taken through one is held for the other,
+// a completed slot is refused to both, a released one is granted again.
+func testLocalLeases(t *testing.T, f *fleet) {
+	w := f.worker("p")
+	if w.caps.LocalLeaser == nil {
+		// Skipped even with Strict: a coordinator that asks a server
+		// has no leases in memory to offer.
+		t.Skip("the coordinator has no LocalLeaser")
+	}
+	l := w.caps.LocalLeaser.LocalLeases("p")
+	if l == nil {
+		t.Fatal(`LocalLeases("p") = nil`)
+	}
+	acquire := func(run int64) (runtime.Lease, bool, error) {
+		t.Helper()
+		return l.Acquire(run, time.Now())
+	}
+	mustAcquire := func(run int64) runtime.Lease {
+		t.Helper()
+		lease, ok, err := acquire(run)
+		if !ok || err != nil {
+			t.Fatalf("Acquire(%d) = %v, %v; want true, nil", run, ok, err)
+		}
+		if held := w.granted("p", run); held.RunNumber != lease.RunNumber || held.FencingToken != lease.FencingToken {
+			t.Errorf("Acquire(%d) returned %+v; CurrentLease holds %+v", run, lease, held)
+		}
+		return lease
+	}
+	mustAcquire(f.slot(5))
+	if _, ok, err := acquire(f.slot(6)); ok || err != nil {
+		t.Fatalf("Acquire while the lease is held = %v, %v; want false, nil", ok, err)
+	}
+	w.mustRefuse("p", f.slot(6))
+	l.Release(true)
+	w.mustNotHold("p")
+	w.mustRefuseDone("p", f.slot(5))
+	if _, ok, err := acquire(f.slot(4)); ok || !errors.Is(err, runtime.ErrSlotCompleted) {
+		t.Fatalf("Acquire of a slot before a completed one = %v, %v; want false, ErrSlotCompleted", ok, err)
+	}
+	mustAcquire(f.slot(6))
+	l.Release(false)
+	w.mustNotHold("p")
+	w.mustAcquire("p", f.slot(6)) // released, not completed
+	w.complete("p")
+	if _, ok, err := acquire(f.slot(6)); ok || !errors.Is(err, runtime.ErrSlotCompleted) {
+		t.Fatalf("Acquire of a slot completed through CompleteLease = %v, %v; want false, ErrSlotCompleted", ok, err)
+	}
+	mustAcquire(runtime.RunNumberOnce)
+	l.Release(true)
+	w.mustRefuseDone("p", runtime.RunNumberOnce)
+	if w.caps.RunRecorder == nil || w.caps.RunHistoryReader == nil {
+		return
+	}
+	// Record keeps the run in the history RunRecorder keeps.
+	lease := mustAcquire(f.slot(7))
+	l.Release(true)
+	end := time.Now()
+	l.Record(runtime.RunRecord{PipelineID: "p", RunNumber: lease.RunNumber, FencingToken: lease.FencingToken, WorkerID: lease.WorkerID,
+		Start: end.Add(-time.Millisecond), End: end, Duration: time.Millisecond, Outcome: runtime.OutcomeSucceeded})
+	hist, err := w.caps.RunHistoryReader.RunHistory(ctx(t), "p", 0)
+	if err != nil {
+		t.Fatalf("RunHistory: %v", err)
+	}
+	if len(hist) != 1 || hist[0].RunNumber != lease.RunNumber || hist[0].Outcome != runtime.OutcomeSucceeded {
+		t.Fatalf("RunHistory after Record = %+v; want the one run recorded, %d succeeded", hist, lease.RunNumber)
 	}
 }
 
@@ -89,10 +160,8 @@ func testBatch(t *testing.T, f *fleet) {
 	f.needs(w.caps.BatchLeaser != nil, "BatchLeaser")
 	prepare := func(twin string) []runtime.LeaseRequest {
 		w.mustAcquire(twin+"-held", f.slot(0))
-		if w.caps.RunCompleter != nil {
-			w.mustAcquire(twin+"-done", f.slot(2))
-			w.complete(twin + "-done")
-		}
+		w.mustAcquire(twin+"-done", f.slot(2))
+		w.complete(twin + "-done")
 		return []runtime.LeaseRequest{
 			{PipelineID: twin + "-free", RunNumber: f.slot(1)},
 			{PipelineID: twin + "-held", RunNumber: f.slot(1)},
@@ -133,7 +202,7 @@ func testBatch(t *testing.T, f *fleet) {
 	if want[0] != (reply{Acquired: true}) || want[1] != (reply{}) {
 		t.Errorf("single answers %+v; want a grant for the free pipeline and a refusal for the held one", want)
 	}
-	if w.caps.RunCompleter != nil && want[2] != (reply{Done: true}) {
+	if want[2] != (reply{Done: true}) {
 		t.Errorf("single answer for a slot before a completed one %+v; want ErrSlotCompleted", want[2])
 	}
 }
@@ -257,7 +326,7 @@ func checkHolder(t *testing.T, asker, holder *worker, lease runtime.Lease) {
 // LastCompleted is the last completed slot, and never goes back.
 func testLastCompleted(t *testing.T, f *fleet) {
 	w := f.worker("p")
-	f.needs(w.caps.CompletionReader != nil && w.caps.RunCompleter != nil, "CompletionReader")
+	f.needs(w.caps.CompletionReader != nil, "CompletionReader")
 	last := func() (int64, bool) {
 		t.Helper()
 		s, ok, err := w.caps.CompletionReader.LastCompleted(ctx(t), "p")

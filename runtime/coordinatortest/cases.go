@@ -70,7 +70,6 @@ func testReleased(t *testing.T, f *fleet) {
 // before it; later slots are granted.
 func testCompleted(t *testing.T, f *fleet) {
 	w := f.worker("p")
-	f.needs(w.caps.RunCompleter != nil, "RunCompleter")
 	w.mustAcquire("p", f.slot(5))
 	w.complete("p")
 	w.mustRefuseDone("p", f.slot(5))
@@ -85,7 +84,6 @@ func testCompleted(t *testing.T, f *fleet) {
 // A completed Once run is refused for good; a released one is not.
 func testOnce(t *testing.T, f *fleet) {
 	w := f.worker("p")
-	f.needs(w.caps.RunCompleter != nil, "RunCompleter")
 	w.mustAcquire("p", runtime.RunNumberOnce)
 	w.release("p")
 	w.mustAcquire("p", runtime.RunNumberOnce)
@@ -104,11 +102,7 @@ func testAuto(t *testing.T, f *fleet) {
 			t.Fatalf("auto run %d numbered %d, not above the one before, %d", i, lease.RunNumber, last)
 		}
 		last = lease.RunNumber
-		if w.caps.RunCompleter != nil {
-			w.complete("p")
-		} else {
-			w.release("p")
-		}
+		w.complete("p")
 	}
 	w.mustAcquire("p", f.slot(0))
 }
@@ -121,14 +115,7 @@ func testCounted(t *testing.T, f *fleet) {
 	w := f.worker("p")
 	for _, n := range []int64{42, 42, 1, runtime.CountedRun(7)} {
 		w.mustAcquire("p", n)
-		if w.caps.RunCompleter != nil {
-			w.complete("p")
-		} else {
-			w.release("p")
-		}
-	}
-	if w.caps.RunCompleter == nil {
-		return
+		w.complete("p")
 	}
 	w.mustAcquire("p", f.slot(5))
 	w.complete("p")
@@ -144,7 +131,7 @@ func testTokens(t *testing.T, f *fleet) {
 	w := f.worker("p")
 	for i := range 6 {
 		w.mustAcquire("p", f.slot(i))
-		if i%2 == 0 && w.caps.RunCompleter != nil {
+		if i%2 == 0 {
 			w.complete("p")
 		} else {
 			w.release("p")
@@ -184,9 +171,7 @@ func testRenew(t *testing.T, f *fleet) {
 func testReleaseNotHeld(t *testing.T, f *fleet) {
 	w := f.worker("p")
 	_ = w.c.ReleaseLease(ctx(t), "p")
-	if w.caps.RunCompleter != nil {
-		_ = w.caps.RunCompleter.CompleteLease(ctx(t), "p")
-	}
+	_ = w.c.CompleteLease(ctx(t), "p")
 	w.mustNotHold("p")
 	w.mustAcquire("p", f.slot(0))
 }

@@ -19,17 +19,20 @@
 // What is checked: leases are exclusive per pipeline, across the fleet
 // and on one worker; fencing tokens strictly increase per pipeline (or
 // are all 0, with Unfenced); a released slot can be asked for again, a
-// completed one is refused with runtime.ErrSlotCompleted, and so are the
-// slots before it and a completed Once run; RunNumberAuto numbers runs
-// increasingly and blocks no slot; a counted run (a positive number of the
-// caller's, such as 42) carries its number, is no slot, and neither blocks
-// nor is blocked by a completed slot or counted run; renewal keeps the lease and fails
-// without one; a lost lease (WithLoseLease) is reported once and no
-// longer validates; Stop gives every lease back. Then each capability the
-// coordinator has (runtime.Capabilities): batches decide as single
-// requests would, a deferred request still gets a free lease, lease-ahead
-// decides nothing or grants only its slot, health and status reports,
-// lease holders, the last completed slot, and the run history.
+// completed one (CompleteLease) is refused with runtime.ErrSlotCompleted,
+// and so are the slots before it and a completed Once run (completion is
+// no capability: a coordinator that cannot complete fails, Strict or
+// not); RunNumberAuto numbers runs increasingly and blocks no slot; a
+// counted run (a positive number of the caller's, such as 42) carries its
+// number, is no slot, and neither blocks nor is blocked by a completed
+// slot or counted run; renewal keeps the lease and fails without one; a
+// lost lease (WithLoseLease) is reported once and no longer validates;
+// Stop gives every lease back. Then each capability the coordinator has
+// (runtime.Capabilities): in-memory leases (LocalLeaser) agree with the
+// methods they stand for, batches decide as single requests would, a
+// deferred request still gets a free lease, lease-ahead decides nothing
+// or grants only its slot, health and status reports, lease holders, the
+// last completed slot, and the run history.
 //
 // The suite asks for slots ten minutes behind the wall clock and never
 // waits for a lease to expire, so it runs in well under a second per
@@ -62,7 +65,8 @@ func Alone() Option { return func(c *config) { c.alone = true } }
 
 // Strict fails, instead of skipping, every case whose capability the
 // coordinator lacks: for a coordinator that has them all (the Redis one),
-// so that a wrapper of it that lost one is caught.
+// so that a wrapper of it that lost one is caught. LocalLeaser, which
+// only a coordinator whose leases live in memory has, is not asked for.
 func Strict() Option { return func(c *config) { c.strict = true } }
 
 // Unfenced says the coordinator's leases carry fencing token 0, as the

@@ -168,7 +168,7 @@ func (c *memCoord) Healthy(context.Context) error { return nil }
 func (c *memCoord) Status() any { return map[string]string{"kind": "memory"} }
 
 func (c *memCoord) Capabilities() runtime.Capabilities {
-	return runtime.Capabilities{RunCompleter: c, BatchLeaser: c, HealthReporter: c, StatusReporter: c}
+	return runtime.Capabilities{BatchLeaser: c, HealthReporter: c, StatusReporter: c}
 }
 
 // memFleets hands each subtest its own fleet.

@@ -30,7 +30,6 @@ func testFleetExclusive(t *testing.T, f *fleet) {
 // A slot one worker completed is refused to every other.
 func testFleetCompleted(t *testing.T, f *fleet) {
 	a, b := f.worker("p"), f.worker("p")
-	f.needs(a.caps.RunCompleter != nil, "RunCompleter")
 	a.mustAcquire("p", f.slot(3))
 	a.complete("p")
 	b.mustRefuseDone("p", f.slot(3))

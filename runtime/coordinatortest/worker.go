@@ -143,11 +143,10 @@ func (w *worker) release(pipelineID string) {
 	w.mustNotHold(pipelineID)
 }
 
-// complete completes the lease (the coordinator has a RunCompleter) and
-// checks it is gone.
+// complete completes the lease and checks it is gone.
 func (w *worker) complete(pipelineID string) {
 	w.t.Helper()
-	if err := w.caps.RunCompleter.CompleteLease(ctx(w.t), pipelineID); err != nil {
+	if err := w.c.CompleteLease(ctx(w.t), pipelineID); err != nil {
 		w.t.Fatalf("%s: CompleteLease(%q): %v", w.id, pipelineID, err)
 	}
 	w.mustNotHold(pipelineID)

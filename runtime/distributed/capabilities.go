@@ -3,16 +3,15 @@ package distributed
 import "github.com/agora-etl/agora/runtime"
 
 // Capabilities returns everything the Redis coordinator does beyond
-// runtime.Coordinator's methods: it completes slots, decides leases in
-// batches (spread over the fleet by preferred workers, and asked ahead of
-// cron slots on one Redis), reports health, status and lease holders,
-// reads the last completed slots for catch-up, carries fleet commands and
-// schedules, re-runs interrupted slots, keeps a run history, and
-// counts failed runs and backs off fleet-wide.
+// runtime.Coordinator's methods: it decides leases in batches (spread over
+// the fleet by preferred workers, and asked ahead of cron slots on one
+// Redis), reports health, status and lease holders, reads the last
+// completed slots for catch-up, carries fleet commands and schedules,
+// re-runs interrupted slots, keeps a run history, and counts failed runs
+// and backs off fleet-wide.
 func (c *RedisWorkerCoordinator) Capabilities() runtime.Capabilities {
 	return runtime.Capabilities{
 		FailureSharer:       c,
-		RunCompleter:        c,
 		BatchLeaser:         c,
 		LeaseDeferrer:       c,
 		LeaseAheader:        c,

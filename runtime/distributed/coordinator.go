@@ -34,7 +34,6 @@ import (
 
 var (
 	_ runtime.Coordinator    = (*RedisWorkerCoordinator)(nil)
-	_ runtime.RunCompleter   = (*RedisWorkerCoordinator)(nil)
 	_ runtime.HealthReporter = (*RedisWorkerCoordinator)(nil)
 	_ runtime.StatusReporter = (*RedisWorkerCoordinator)(nil)
 )

@@ -1,6 +1,10 @@
 package distributed
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/agora-etl/agora/runtime"
+)
 
 // ErrInvalidConfig is wrapped by every error about a setting that cannot be
 // used. The message names the setting (the Options field, or the
@@ -8,11 +12,13 @@ import "errors"
 // a password.
 var ErrInvalidConfig = errors.New("distributed: invalid configuration")
 
-// ErrLeaseNotHeld is returned by ReleaseLease, CompleteLease and RenewLease
-// when this worker does not hold the pipeline's lease (never acquired,
-// already released, expired or taken over). Releasing such a lease changes
-// nothing in Redis.
-var ErrLeaseNotHeld = errors.New("distributed: lease not held")
+// ErrLeaseNotHeld is runtime.ErrLeaseNotHeld, the one sentinel for a lease
+// this worker does not hold, kept under this name so that callers of
+// either package match the same value with errors.Is. ReleaseLease,
+// CompleteLease and RenewLease wrap it when this worker does not hold the
+// pipeline's lease (never acquired, already released, expired or taken
+// over). Releasing such a lease changes nothing in Redis.
+var ErrLeaseNotHeld = runtime.ErrLeaseNotHeld
 
 // ErrNotStarted is returned by lease operations before Start, and after Stop:
 // a lease needs the worker id that Start registers.

@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/agora-etl/agora/runtime"
 )
 
 // ErrNotConfigured is wrapped by OpenInspector's error when the
@@ -17,9 +19,12 @@ import (
 // was given.
 var ErrNotConfigured = errors.New("distributed: no coordinator configured")
 
-// ErrUnknownPipeline is wrapped by the Inspector's errors for a pipeline id
-// no live worker runs. The message names the pipelines that are known.
-var ErrUnknownPipeline = errors.New("distributed: unknown pipeline")
+// ErrUnknownPipeline is runtime.ErrUnknownPipeline, the one sentinel for a
+// pipeline id that names no known pipeline, kept under this name so that
+// callers of either package match the same value with errors.Is. The
+// Inspector's errors for a pipeline id no live worker runs wrap it; their
+// message names the pipelines that are known.
+var ErrUnknownPipeline = runtime.ErrUnknownPipeline
 
 // ErrPipelinePaused is wrapped by Inspector.Trigger's error for a paused
 // pipeline: resume it first.
