@@ -14,6 +14,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -412,14 +413,21 @@ func (h *Handler) act(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
+	// The audit log names the caller by address: the dashboard has one
+	// token, not users, so the address is what tells two callers apart.
+	actor := "fleet ui " + callerAddr(r)
+	opts := []distributed.ControlOption{distributed.WithActor(actor)}
+	if reason := strings.TrimSpace(r.PostForm.Get("reason")); reason != "" {
+		opts = append(opts, distributed.WithReason(reason))
+	}
 	var err error
 	switch action {
 	case "pause":
-		_, err = h.in.Pause(ctx, id, "fleet ui")
+		_, err = h.in.Pause(ctx, id, actor, opts...)
 	case "resume":
-		_, err = h.in.Resume(ctx, id)
+		_, err = h.in.Resume(ctx, id, opts...)
 	case "trigger":
-		_, err = h.in.Trigger(ctx, id)
+		_, err = h.in.Trigger(ctx, id, opts...)
 	}
 	if err != nil {
 		status := http.StatusBadGateway
@@ -429,8 +437,17 @@ func (h *Handler) act(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, status, fmt.Errorf("%s %s: %s", action, id, strings.TrimPrefix(err.Error(), "distributed: ")))
 		return
 	}
-	h.opts.Logger.Info("fleet ui: action", "action", action, "pipeline", id)
+	h.opts.Logger.Info("fleet ui: action", "action", action, "pipeline", id, "actor", actor)
 	http.Redirect(w, r, "/pipelines/"+url.PathEscape(id)+"?done="+action, http.StatusSeeOther)
+}
+
+// callerAddr is the host part of r's remote address (the whole address
+// when it has no port).
+func callerAddr(r *http.Request) string {
+	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		return host
+	}
+	return r.RemoteAddr
 }
 
 // checkCSRF requires the form's csrf field and the cookie to both be this
