@@ -19,8 +19,9 @@ import (
 )
 
 // The audit log says who steered the fleet: every pause, resume and
-// trigger made through an Inspector (the fleet CLI and the dashboard), and
-// every pause that ended by itself at its until, is one entry.
+// trigger made through an Inspector (the fleet CLI and the dashboard),
+// every pause that ended by itself at its until, and every fleet-wide
+// stop after max_consecutive_errors (failures.go) is one entry.
 //
 // It is kept per pipeline, in the sorted set <prefix>audit:{<pipeline>}
 // (keys.audit), one JSON member per entry scored by its time in Unix ms:
