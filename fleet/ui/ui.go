@@ -102,8 +102,9 @@ type Handler struct {
 
 // NewHandler returns the dashboard over in. Besides the pages it serves
 // the Inspector's results as JSON: GET /api/workers, /api/leases,
-// /api/pipelines (a distributed.PipelinePage) and /api/runs (a
-// distributed.RunPage); see api.go for their parameters.
+// /api/pipelines (a distributed.PipelinePage), /api/runs (a
+// distributed.RunPage) and /api/audit (distributed.AuditEntry values); see
+// api.go for their parameters.
 func NewHandler(in *distributed.Inspector, opts Options) *Handler {
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -125,6 +126,7 @@ func NewHandler(in *distributed.Inspector, opts Options) *Handler {
 	h.mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
 	h.mux.HandleFunc("GET /{$}", h.front)
 	h.mux.HandleFunc("GET /runs", h.runs)
+	h.mux.HandleFunc("GET /audit", h.audit)
 	h.mux.HandleFunc("GET /login", h.loginForm)
 	h.mux.HandleFunc("POST /login", h.login)
 	h.mux.HandleFunc("GET /pipelines/{id}", h.pipeline)
@@ -171,6 +173,7 @@ type page struct {
 	Workers   []workerView
 
 	Pipeline *distributed.PipelineInfo
+	Audit    []distributed.AuditEntry
 	Runs     []runtime.RunRecord
 	Stale    []runtime.RunRecord
 	Chart    template.HTML
@@ -345,6 +348,29 @@ func (h *Handler) runs(w http.ResponseWriter, r *http.Request) {
 		p.NextURL = withParam(r.URL, "cursor", rp.Next)
 	}
 	h.render(w, r, "runs.html", http.StatusOK, p)
+}
+
+// AuditPageSize is how many audit entries the /audit page shows.
+const AuditPageSize = 100
+
+// audit lists the audit log, newest first: every pipeline's, or the one
+// named by ?pipeline=.
+func (h *Handler) audit(w http.ResponseWriter, r *http.Request) {
+	var q distributed.AuditQuery
+	id := strings.TrimSpace(r.URL.Query().Get("pipeline"))
+	if id != "" {
+		q.PipelineIDs = []string{id}
+	}
+	q.Limit = AuditPageSize
+	entries, err := h.in.Audit(r.Context(), q)
+	if err != nil {
+		h.opts.Logger.Error("fleet ui: reading the audit log failed", "error", err)
+		h.fail(w, http.StatusBadGateway, fmt.Errorf("reading the audit log: %w", err))
+		return
+	}
+	p := h.base(w, "audit")
+	p.Audit, p.Filter.Pipeline = entries, id
+	h.render(w, r, "audit.html", http.StatusOK, p)
 }
 
 // runPage is Inspector.RunPage, one fleet-wide search at a time.

@@ -283,6 +283,16 @@ func TestActionsNeedTokenAndCSRF(t *testing.T) {
 	if err != nil || len(entries) != 3 || actions[distributed.AuditPause] != "disk full" {
 		t.Errorf("audit log after pause, resume, trigger = %+v, %v", entries, err)
 	}
+	if code, body, _ := get(t, signIn(t, srv, "s3cret"), srv.URL+"/audit?pipeline=orders"); code != 200 ||
+		strings.Count(body, `<tr class="audit `) != 3 || !strings.Contains(body, "disk full") || !strings.Contains(body, actor) {
+		t.Errorf("/audit: %d\n%s", code, body)
+	}
+	if code, body, _ := get(t, signIn(t, srv, "s3cret"), srv.URL+"/audit?pipeline=nope"); code != 200 || !strings.Contains(body, "No entry for this pipeline.") {
+		t.Errorf("/audit of a pipeline without entries: %d\n%s", code, body)
+	}
+	if code, body, _ := get(t, signIn(t, srv, "s3cret"), srv.URL+"/api/audit?limit=1"); code != 200 || strings.Count(body, `"action"`) != 1 || !strings.Contains(body, `"actor": "`+actor+`"`) {
+		t.Errorf("/api/audit?limit=1: %d %s", code, body)
+	}
 	if resp := post(t, srv, h, "/pipelines/nope/pause", h.csrf, h.csrf, "s3cret", ""); resp.StatusCode != http.StatusConflict {
 		t.Errorf("pause of a pipeline no worker runs: %d, want 409", resp.StatusCode)
 	}
