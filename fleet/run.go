@@ -1,6 +1,7 @@
 // Package fleet is the operator's view of a fleet of agora workers: who is
 // alive, who holds which lease, what each pipeline did last and does next,
-// and the fleet-wide commands pause, resume and trigger.
+// the fleet-wide commands pause, resume and trigger, and the audit log of
+// who gave them.
 //
 // Run is the one entry point; the agora command serves it as "agora fleet"
 // and every worker binary as "./worker fleet" (the worker's entry point
@@ -18,6 +19,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -48,9 +50,12 @@ Commands:
   pipelines        per pipeline: schedule, workers, last completed slot, next run,
                    last outcome, last success, paused, once completed
   pause ID         pause a pipeline fleet-wide: replicas skip its scheduled attempts
-                   (a run in flight finishes)
-  resume ID        clear a pipeline's pause
-  trigger ID       run a pipeline once now, on exactly one replica
+                   (a run in flight finishes); --reason TEXT says why, --until T
+                   (RFC 3339, or a duration from now such as 2h) resumes it by itself
+  resume ID        clear a pipeline's pause (--reason TEXT)
+  trigger ID       run a pipeline once now, on exactly one replica (--reason TEXT)
+  audit [ID]       who paused, resumed and triggered what, newest first: at, pipeline,
+                   action, actor, reason, until (--limit N, default 20)
   runs [ID]        run history, newest first: pipeline, run, token, worker, start, end,
                    duration, outcome, records in/out/dead-lettered, triggered, error
                    (--limit N, default 20; --failed; --since D such as 1h)
@@ -78,7 +83,7 @@ func Usage() string { return usageText }
 func Command() runtime.Command {
 	return runtime.Command{
 		Name:    "fleet",
-		Summary: "inspect and steer the fleet: workers, leases, pipelines, pause ID, resume ID, trigger ID (fleet -h)",
+		Summary: "inspect and steer the fleet: workers, leases, pipelines, pause ID, resume ID, trigger ID, audit (fleet -h)",
 		Run: func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return Run(ctx, args, stdout, stderr)
 		},
@@ -126,6 +131,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, opts ...O
 	}
 	defer in.Close()
 	c := &command{in: in, out: stdout, json: fl.json, now: time.Now()}
+	ctl := controlOptions(fl)
 	switch cmd {
 	case "workers":
 		err = c.workers(ctx)
@@ -134,11 +140,13 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, opts ...O
 	case "pipelines":
 		err = c.pipelines(ctx)
 	case "pause":
-		err = c.report(in.Pause(ctx, rest[0], ""))
+		err = c.report(in.Pause(ctx, rest[0], "", ctl...))
 	case "resume":
-		err = c.report(in.Resume(ctx, rest[0]))
+		err = c.report(in.Resume(ctx, rest[0], ctl...))
 	case "trigger":
-		err = c.trigger(ctx, rest[0])
+		err = c.trigger(ctx, rest[0], ctl...)
+	case "audit":
+		err = c.audit(ctx, distributed.AuditQuery{PipelineIDs: rest, Limit: fl.limit})
 	case "runs":
 		err = c.runs(ctx, distributed.RunQuery{PipelineIDs: rest, Limit: fl.limit, Failed: fl.failed, Since: fl.since})
 	case "ui":
@@ -162,7 +170,7 @@ func problem(err error, redisURL string) string {
 // number of pipeline ids).
 var argCount = map[string]int{
 	"workers": 0, "leases": -1, "pipelines": 0, "pause": 1, "resume": 1, "trigger": 1, "help": 0,
-	"runs": -2, "ui": 0, // -2: at most one
+	"runs": -2, "audit": -2, "ui": 0, // -2: at most one
 }
 
 // cmdFlags are the flags of a command line; which are accepted depends on
@@ -177,6 +185,9 @@ type cmdFlags struct {
 	tokenFile string
 	hosts     hostList
 	redis     string // --redis, "" for the environment's
+	reason    string
+	until     string
+	untilAt   time.Time // until, parsed
 }
 
 // args is a parsed command line.
@@ -187,13 +198,14 @@ type args struct {
 	redis string
 }
 
-// commandFlags names the flags only some commands take.
-var commandFlags = map[string]string{"limit": "runs", "failed": "runs", "since": "runs", "listen": "ui", "token": "ui",
-	"token-file": "ui", "allowed-host": "ui"}
+// commandFlags names the commands that take each flag only some take.
+var commandFlags = map[string][]string{"limit": {"runs", "audit"}, "failed": {"runs"}, "since": {"runs"}, "listen": {"ui"}, "token": {"ui"},
+	"token-file": {"ui"}, "allowed-host": {"ui"}, "reason": {"pause", "resume", "trigger"}, "until": {"pause"}}
 
 // parseArgs splits the command word, its positional arguments and its
 // flags (--json and --redis URL everywhere; --limit, --failed, --since for
-// runs; --listen, --token for ui), which may come before or after the
+// runs; --limit for audit; --reason for pause, resume and trigger; --until
+// for pause; --listen, --token for ui), which may come before or after the
 // command.
 func parseArgs(argv []string) (args, error) {
 	var fl cmdFlags
@@ -208,6 +220,8 @@ func parseArgs(argv []string) (args, error) {
 	fs.StringVar(&fl.token, "token", "", "token that locks the dashboard (visible in ps: prefer --token-file or $AGORA_UI_TOKEN)")
 	fs.StringVar(&fl.tokenFile, "token-file", "", "file holding the dashboard's token")
 	fs.Var(&fl.hosts, "allowed-host", "a name the dashboard answers to besides localhost (repeatable)")
+	fs.StringVar(&fl.reason, "reason", "", "why: kept with a pause and in the audit log")
+	fs.StringVar(&fl.until, "until", "", "when a pause ends by itself: RFC 3339, or a duration from now")
 	var words []string
 	for remaining := argv; ; {
 		if err := fs.Parse(remaining); err != nil {
@@ -237,8 +251,8 @@ func parseArgs(argv []string) (args, error) {
 	}
 	var misplaced error
 	fs.Visit(func(f *flag.Flag) {
-		if only, ok := commandFlags[f.Name]; ok && only != cmd && misplaced == nil {
-			misplaced = usageError{fmt.Sprintf("flag provided but not defined: -%s (only %s takes it)", f.Name, only)}
+		if only, ok := commandFlags[f.Name]; ok && !slices.Contains(only, cmd) && misplaced == nil {
+			misplaced = usageError{fmt.Sprintf("flag provided but not defined: -%s (only %s takes it)", f.Name, strings.Join(only, ", "))}
 		}
 	})
 	switch {
@@ -250,10 +264,17 @@ func parseArgs(argv []string) (args, error) {
 		return args{}, usageError{fmt.Sprintf("%s takes no arguments, got %q", cmd, rest)}
 	case want == -2 && len(rest) > 1:
 		return args{}, usageError{fmt.Sprintf("%s takes at most one pipeline id, got %q", cmd, rest)}
-	case cmd == "runs" && fl.limit < 0:
+	case (cmd == "runs" || cmd == "audit") && fl.limit < 0:
 		return args{}, usageError{fmt.Sprintf("--limit %d: must be 0 (all kept) or more", fl.limit)}
 	case cmd == "runs" && fl.since < 0:
 		return args{}, usageError{fmt.Sprintf("--since %s: must not be negative", fl.since)}
+	}
+	if fl.until != "" {
+		t, err := parseUntil(fl.until, time.Now())
+		if err != nil {
+			return args{}, usageError{err.Error()}
+		}
+		fl.untilAt = t
 	}
 	return args{cmd: cmd, rest: rest, flags: fl, redis: fl.redis}, nil
 }
@@ -340,6 +361,9 @@ func (c *command) pipelines(ctx context.Context) error {
 	if err := t.flush(); err != nil {
 		return err
 	}
+	if err := c.pauseNotes(rows); err != nil {
+		return err
+	}
 	// A pipeline whose keys hold data agora did not write runs nowhere:
 	// said under the table, where a row has no room for the key's name.
 	for _, r := range rows {
@@ -365,8 +389,8 @@ func (c *command) report(r distributed.ControlResult, err error) error {
 	return err
 }
 
-func (c *command) trigger(ctx context.Context, id string) error {
-	r, err := c.in.Trigger(ctx, id)
+func (c *command) trigger(ctx context.Context, id string, opts ...distributed.ControlOption) error {
+	r, err := c.in.Trigger(ctx, id, opts...)
 	if errors.Is(err, distributed.ErrPipelinePaused) {
 		return fmt.Errorf("%w (fleet resume %s)", err, id)
 	}

@@ -61,8 +61,15 @@ func (h *Handler) api(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		v, err = h.runPage(ctx, distributed.RunPageQuery{RunFilter: f, Limit: limit, Cursor: q.Get("cursor")})
+	case "audit":
+		var limit int
+		if limit, err = intParam(q, "limit", DefaultAPILimit, 1, MaxAPILimit); err != nil {
+			apiError(w, http.StatusBadRequest, err)
+			return
+		}
+		v, err = h.in.Audit(ctx, distributed.AuditQuery{PipelineIDs: nonEmpty(q["pipeline"]), Limit: limit})
 	default:
-		apiError(w, http.StatusNotFound, fmt.Errorf("unknown resource %q (workers, leases, pipelines, runs)", what))
+		apiError(w, http.StatusNotFound, fmt.Errorf("unknown resource %q (workers, leases, pipelines, runs, audit)", what))
 		return
 	}
 	if err != nil {

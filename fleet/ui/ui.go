@@ -14,6 +14,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -101,8 +102,9 @@ type Handler struct {
 
 // NewHandler returns the dashboard over in. Besides the pages it serves
 // the Inspector's results as JSON: GET /api/workers, /api/leases,
-// /api/pipelines (a distributed.PipelinePage) and /api/runs (a
-// distributed.RunPage); see api.go for their parameters.
+// /api/pipelines (a distributed.PipelinePage), /api/runs (a
+// distributed.RunPage) and /api/audit (distributed.AuditEntry values); see
+// api.go for their parameters.
 func NewHandler(in *distributed.Inspector, opts Options) *Handler {
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -124,6 +126,7 @@ func NewHandler(in *distributed.Inspector, opts Options) *Handler {
 	h.mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
 	h.mux.HandleFunc("GET /{$}", h.front)
 	h.mux.HandleFunc("GET /runs", h.runs)
+	h.mux.HandleFunc("GET /audit", h.audit)
 	h.mux.HandleFunc("GET /login", h.loginForm)
 	h.mux.HandleFunc("POST /login", h.login)
 	h.mux.HandleFunc("GET /pipelines/{id}", h.pipeline)
@@ -170,6 +173,7 @@ type page struct {
 	Workers   []workerView
 
 	Pipeline *distributed.PipelineInfo
+	Audit    []distributed.AuditEntry
 	Runs     []runtime.RunRecord
 	Stale    []runtime.RunRecord
 	Chart    template.HTML
@@ -346,6 +350,29 @@ func (h *Handler) runs(w http.ResponseWriter, r *http.Request) {
 	h.render(w, r, "runs.html", http.StatusOK, p)
 }
 
+// AuditPageSize is how many audit entries the /audit page shows.
+const AuditPageSize = 100
+
+// audit lists the audit log, newest first: every pipeline's, or the one
+// named by ?pipeline=.
+func (h *Handler) audit(w http.ResponseWriter, r *http.Request) {
+	var q distributed.AuditQuery
+	id := strings.TrimSpace(r.URL.Query().Get("pipeline"))
+	if id != "" {
+		q.PipelineIDs = []string{id}
+	}
+	q.Limit = AuditPageSize
+	entries, err := h.in.Audit(r.Context(), q)
+	if err != nil {
+		h.opts.Logger.Error("fleet ui: reading the audit log failed", "error", err)
+		h.fail(w, http.StatusBadGateway, fmt.Errorf("reading the audit log: %w", err))
+		return
+	}
+	p := h.base(w, "audit")
+	p.Audit, p.Filter.Pipeline = entries, id
+	h.render(w, r, "audit.html", http.StatusOK, p)
+}
+
 // runPage is Inspector.RunPage, one fleet-wide search at a time.
 func (h *Handler) runPage(ctx context.Context, q distributed.RunPageQuery) (distributed.RunPage, error) {
 	if len(q.PipelineIDs) == 0 {
@@ -412,14 +439,21 @@ func (h *Handler) act(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
+	// The audit log names the caller by address: the dashboard has one
+	// token, not users, so the address is what tells two callers apart.
+	actor := "fleet ui " + callerAddr(r)
+	opts := []distributed.ControlOption{distributed.WithActor(actor)}
+	if reason := strings.TrimSpace(r.PostForm.Get("reason")); reason != "" {
+		opts = append(opts, distributed.WithReason(reason))
+	}
 	var err error
 	switch action {
 	case "pause":
-		_, err = h.in.Pause(ctx, id, "fleet ui")
+		_, err = h.in.Pause(ctx, id, actor, opts...)
 	case "resume":
-		_, err = h.in.Resume(ctx, id)
+		_, err = h.in.Resume(ctx, id, opts...)
 	case "trigger":
-		_, err = h.in.Trigger(ctx, id)
+		_, err = h.in.Trigger(ctx, id, opts...)
 	}
 	if err != nil {
 		status := http.StatusBadGateway
@@ -429,8 +463,17 @@ func (h *Handler) act(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, status, fmt.Errorf("%s %s: %s", action, id, strings.TrimPrefix(err.Error(), "distributed: ")))
 		return
 	}
-	h.opts.Logger.Info("fleet ui: action", "action", action, "pipeline", id)
+	h.opts.Logger.Info("fleet ui: action", "action", action, "pipeline", id, "actor", actor)
 	http.Redirect(w, r, "/pipelines/"+url.PathEscape(id)+"?done="+action, http.StatusSeeOther)
+}
+
+// callerAddr is the host part of r's remote address (the whole address
+// when it has no port).
+func callerAddr(r *http.Request) string {
+	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		return host
+	}
+	return r.RemoteAddr
 }
 
 // checkCSRF requires the form's csrf field and the cookie to both be this

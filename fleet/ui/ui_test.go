@@ -186,10 +186,14 @@ func TestReadOnlyRefusesActions(t *testing.T) {
 	}
 }
 
-// post sends an action form with the given csrf field, cookie and token.
-func post(t *testing.T, srv *httptest.Server, h *Handler, path, csrfField, cookie, token, origin string) *http.Response {
+// post sends an action form with the given csrf field, cookie and token,
+// and the reason field when one is given.
+func post(t *testing.T, srv *httptest.Server, h *Handler, path, csrfField, cookie, token, origin string, reason ...string) *http.Response {
 	t.Helper()
 	form := url.Values{"csrf": {csrfField}, "token": {token}}
+	if len(reason) > 0 {
+		form.Set("reason", reason[0])
+	}
 	req, _ := http.NewRequest("POST", srv.URL+path, strings.NewReader(form.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	if cookie != "" {
@@ -244,15 +248,19 @@ func TestActionsNeedTokenAndCSRF(t *testing.T) {
 	if p := f.paused(t); len(p) != 0 {
 		t.Fatalf("a refused request paused: %v", p)
 	}
-	resp = post(t, srv, h, "/pipelines/orders/pause", h.csrf, h.csrf, "s3cret", srv.URL)
+	resp = post(t, srv, h, "/pipelines/orders/pause", h.csrf, h.csrf, "s3cret", srv.URL, "disk full")
 	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/pipelines/orders?done=pause" {
 		t.Fatalf("pause: %d %s", resp.StatusCode, resp.Header.Get("Location"))
 	}
-	if p := f.paused(t); p["orders"].By != "fleet ui" || !p["orders"].At.Equal(now) {
+	// The dashboard names its caller by address: the test's client is on
+	// the loopback.
+	const actor = "fleet ui 127.0.0.1"
+	if p := f.paused(t); p["orders"].By != actor || p["orders"].Reason != "disk full" || !p["orders"].At.Equal(now) {
 		t.Fatalf("not paused: %v", p)
 	}
 	_, body, _ = get(t, signIn(t, srv, "s3cret"), srv.URL+"/pipelines/orders?done=pause")
-	if !strings.Contains(body, `id="notice"`) || !strings.Contains(body, `id="resume"`) || !strings.Contains(body, "paused</span> by fleet ui") {
+	if !strings.Contains(body, `id="notice"`) || !strings.Contains(body, `id="resume"`) || !strings.Contains(body, "paused</span> by "+actor) ||
+		!strings.Contains(body, ": disk full") {
 		t.Errorf("after pause the page does not show it paused with a resume button")
 	}
 	if resp := post(t, srv, h, "/pipelines/orders/trigger", h.csrf, h.csrf, "s3cret", ""); resp.StatusCode != http.StatusConflict || len(f.triggered(t)) != 0 {
@@ -263,6 +271,27 @@ func TestActionsNeedTokenAndCSRF(t *testing.T) {
 	}
 	if resp := post(t, srv, h, "/pipelines/orders/trigger", h.csrf, h.csrf, "s3cret", ""); resp.StatusCode != http.StatusSeeOther || len(f.triggered(t)) != 1 {
 		t.Errorf("trigger: %d, triggered %v", resp.StatusCode, f.triggered(t))
+	}
+	entries, err := h.in.Audit(context.Background(), distributed.AuditQuery{PipelineIDs: []string{"orders"}})
+	actions := map[distributed.AuditAction]string{}
+	for _, e := range entries {
+		if e.Actor != actor {
+			t.Errorf("audit entry %+v: actor is not %q", e, actor)
+		}
+		actions[e.Action] = e.Reason
+	}
+	if err != nil || len(entries) != 3 || actions[distributed.AuditPause] != "disk full" {
+		t.Errorf("audit log after pause, resume, trigger = %+v, %v", entries, err)
+	}
+	if code, body, _ := get(t, signIn(t, srv, "s3cret"), srv.URL+"/audit?pipeline=orders"); code != 200 ||
+		strings.Count(body, `<tr class="audit `) != 3 || !strings.Contains(body, "disk full") || !strings.Contains(body, actor) {
+		t.Errorf("/audit: %d\n%s", code, body)
+	}
+	if code, body, _ := get(t, signIn(t, srv, "s3cret"), srv.URL+"/audit?pipeline=nope"); code != 200 || !strings.Contains(body, "No entry for this pipeline.") {
+		t.Errorf("/audit of a pipeline without entries: %d\n%s", code, body)
+	}
+	if code, body, _ := get(t, signIn(t, srv, "s3cret"), srv.URL+"/api/audit?limit=1"); code != 200 || strings.Count(body, `"action"`) != 1 || !strings.Contains(body, `"actor": "`+actor+`"`) {
+		t.Errorf("/api/audit?limit=1: %d %s", code, body)
 	}
 	if resp := post(t, srv, h, "/pipelines/nope/pause", h.csrf, h.csrf, "s3cret", ""); resp.StatusCode != http.StatusConflict {
 		t.Errorf("pause of a pipeline no worker runs: %d, want 409", resp.StatusCode)

@@ -4,8 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"os"
+	"maps"
 	"strconv"
 	"sync"
 	"time"
@@ -30,18 +29,32 @@ const ControlPollInterval = time.Second
 func (k keys) paused() string   { return k.prefix + "control:paused" }
 func (k keys) triggers() string { return k.prefix + "control:trigger" }
 
-// PauseInfo says who paused a pipeline and when.
+// PauseInfo says who paused a pipeline, when, why and until when.
 type PauseInfo struct {
 	// At is when the pause was set.
 	At time.Time `json:"at"`
 	// By names where it was set from (user and host of the command).
 	By string `json:"by,omitempty"`
+	// Reason is the reason given (fleet pause --reason).
+	Reason string `json:"reason,omitempty"`
+	// Until is when the pause ends by itself; zero for a pause that lasts
+	// until resumed. From Until on every reader counts the pipeline as
+	// resumed, whether or not the flag was deleted yet.
+	Until time.Time `json:"until,omitzero"`
+}
+
+// expired reports whether the pause ended by itself at its Until.
+func (p PauseInfo) expired(now time.Time) bool {
+	return !p.Until.IsZero() && !now.Before(p.Until)
 }
 
 // control is the coordinator's copy of the fleet's commands.
 type control struct {
-	mu        sync.RWMutex
-	paused    map[string]bool
+	mu     sync.RWMutex
+	paused map[string]bool
+	// until holds the end of each timed pause, so that Paused stops
+	// counting it at its Until rather than at the next poll.
+	until     map[string]time.Time
 	mine      map[string]bool // the pipelines this worker runs
 	handler   func(string)
 	every     time.Duration
@@ -91,6 +104,9 @@ func (ctl *control) schedulesJSON() string {
 func (c *RedisWorkerCoordinator) Paused(pipelineID string) bool {
 	c.ctl.mu.RLock()
 	defer c.ctl.mu.RUnlock()
+	if until, ok := c.ctl.until[pipelineID]; ok && !c.clock.Now().Before(until) {
+		return false
+	}
 	return c.ctl.paused[pipelineID]
 }
 
@@ -173,14 +189,20 @@ func (c *RedisWorkerCoordinator) pollControl(ctx context.Context) error {
 			return err
 		}
 	}
-	flags := make(map[string]bool, len(paused.Val()))
-	for id := range paused.Val() {
+	live := c.livePauses(ctx, paused.Val())
+	flags := make(map[string]bool, len(live))
+	until := map[string]time.Time{}
+	for id, raw := range live {
 		flags[id] = true
+		var info PauseInfo
+		if json.Unmarshal([]byte(raw), &info) == nil && !info.Until.IsZero() {
+			until[id] = info.Until
+		}
 	}
 	c.ctl.mu.Lock()
 	was := c.ctl.paused
-	c.ctl.paused = flags
-	c.logPauseChanges(was, paused.Val())
+	c.ctl.paused, c.ctl.until = flags, until
+	c.logPauseChanges(was, live)
 	handler := c.ctl.handler
 	var claim []string
 	for id := range triggers.Val() {
@@ -218,7 +240,7 @@ func (c *RedisWorkerCoordinator) logPauseChanges(was map[string]bool, now map[st
 			var info PauseInfo
 			_ = json.Unmarshal([]byte(now[id]), &info)
 			c.log.Info("distributed: pipeline paused fleet-wide; its runs are skipped on this worker until it is resumed",
-				"pipeline", id, "paused_by", info.By, "paused_at", info.At)
+				"pipeline", id, "paused_by", info.By, "paused_at", info.At, "reason", info.Reason, "until", info.Until)
 		case !paused && was[id]:
 			c.log.Info("distributed: pipeline resumed fleet-wide; its runs start again on schedule", "pipeline", id)
 		}
@@ -231,24 +253,34 @@ var errEmptyPipeline = errors.New("distributed: empty pipeline id")
 // Pause sets pipelineID's fleet-wide pause flag: every replica skips its
 // scheduled attempts (reason paused) from its next poll on, within
 // ControlPollInterval; a run in flight finishes. by says who paused it
-// ("" names the user and host of this process).
-func (c *RedisWorkerCoordinator) Pause(ctx context.Context, pipelineID, by string) error {
+// ("" names the user and host of this process); WithReason and WithUntil
+// give its reason and end (WithActor and WithFrom are for the audit log,
+// which this method does not write: Inspector.Pause does).
+func (c *RedisWorkerCoordinator) Pause(ctx context.Context, pipelineID, by string, opts ...ControlOption) error {
 	if pipelineID == "" {
 		return errEmptyPipeline
 	}
-	if by == "" {
-		by = whoAmI()
+	req := newControlRequest(append([]ControlOption{WithActor(by)}, opts...))
+	_, err := c.pause(ctx, pipelineID, req)
+	return err
+}
+
+// pause writes req's pause flag for pipelineID and returns it.
+func (c *RedisWorkerCoordinator) pause(ctx context.Context, pipelineID string, req controlRequest) (PauseInfo, error) {
+	p := PauseInfo{At: c.clock.Now().UTC(), By: req.actor, Reason: req.reason}
+	if !req.until.IsZero() {
+		p.Until = req.until.UTC()
 	}
-	info, _ := json.Marshal(PauseInfo{At: c.clock.Now().UTC(), By: by})
+	info, _ := json.Marshal(p)
 	ctx, cancel := c.opContext(ctx, opControl)
 	defer cancel()
 	if err := c.client.HSet(ctx, c.keys.paused(), pipelineID, info).Err(); err != nil {
 		if isWrongType(err) {
-			return foreignKeyError("pause "+strconv.Quote(pipelineID), c.keys.paused(), "is not a hash of pause flags")
+			return PauseInfo{}, foreignKeyError("pause "+strconv.Quote(pipelineID), c.keys.paused(), "is not a hash of pause flags")
 		}
-		return c.failure("pause "+strconv.Quote(pipelineID), err)
+		return PauseInfo{}, c.failure("pause "+strconv.Quote(pipelineID), err)
 	}
-	return nil
+	return p, nil
 }
 
 // Resume clears pipelineID's pause flag and reports whether it was set.
@@ -280,6 +312,7 @@ func (c *RedisWorkerCoordinator) PausedPipelines(ctx context.Context) (map[strin
 	if err != nil {
 		return nil, c.failure("read pause flags", err)
 	}
+	all = c.livePauses(ctx, all)
 	out := make(map[string]PauseInfo, len(all))
 	for id, v := range all {
 		var info PauseInfo
@@ -287,6 +320,66 @@ func (c *RedisWorkerCoordinator) PausedPipelines(ctx context.Context) (map[strin
 		out[id] = info
 	}
 	return out, nil
+}
+
+// livePauses returns the pause flags of raw (pipeline id → PauseInfo
+// JSON) whose Until has not passed. An expired flag is deleted, only if
+// it is still the same value (another "fleet pause" since wins), and the
+// reader that deleted it, and only that one, appends the resume to the
+// audit log. A failed delete changes nothing: the flag counts as resumed
+// all the same, and the next reader tries again.
+func (c *RedisWorkerCoordinator) livePauses(ctx context.Context, raw map[string]string) map[string]string {
+	now := c.clock.Now()
+	var live map[string]string
+	for id, v := range raw {
+		var info PauseInfo
+		if json.Unmarshal([]byte(v), &info) != nil || !info.expired(now) {
+			continue
+		}
+		if live == nil {
+			live = maps.Clone(raw)
+		}
+		delete(live, id)
+		if c.deleteExpiredPause(ctx, id, v) {
+			if err := c.AppendAudit(ctx, AuditEntry{PipelineID: id, Action: AuditResume, Actor: info.By,
+				Reason: "pause ended at its until", Until: info.Until}); err != nil {
+				c.log.Warn("distributed: could not record the end of a timed pause in the audit log", "pipeline", id, "error", err)
+			}
+			c.log.Info("distributed: timed pause ended; the pipeline is resumed fleet-wide", "pipeline", id, "until", info.Until)
+		}
+	}
+	if live == nil {
+		return raw
+	}
+	return live
+}
+
+// deleteExpiredPause deletes pipelineID's pause flag if it still holds
+// value (WATCH, then HDEL in MULTI) and reports whether this call deleted
+// it.
+func (c *RedisWorkerCoordinator) deleteExpiredPause(ctx context.Context, pipelineID, value string) bool {
+	opCtx, cancel := c.opContext(ctx, opControl)
+	defer cancel()
+	key := c.keys.paused()
+	deleted := false
+	err := c.client.Watch(opCtx, func(tx *redis.Tx) error {
+		cur, err := tx.HGet(opCtx, key, pipelineID).Result()
+		if err != nil || cur != value {
+			return nil // gone or changed: not ours to delete
+		}
+		cmds, err := tx.TxPipelined(opCtx, func(p redis.Pipeliner) error {
+			p.HDel(opCtx, key, pipelineID)
+			return nil
+		})
+		if err == nil && len(cmds) == 1 {
+			deleted = cmds[0].(*redis.IntCmd).Val() == 1
+		}
+		return err
+	}, key)
+	if err != nil && !errors.Is(err, redis.TxFailedErr) {
+		c.log.Debug("distributed: could not delete an expired pause", "pipeline", pipelineID, "error", c.s.redactor.Wrap(err))
+	}
+	return deleted
 }
 
 // Trigger asks for one run of pipelineID now. The first replica running
@@ -329,14 +422,4 @@ func (c *RedisWorkerCoordinator) PendingTriggers(ctx context.Context) (map[strin
 		out[id] = time.UnixMilli(ms)
 	}
 	return out, nil
-}
-
-// whoAmI names this process's user and host for PauseInfo.By.
-func whoAmI() string {
-	host, _ := os.Hostname()
-	user := os.Getenv("USER")
-	if user == "" {
-		return host
-	}
-	return fmt.Sprintf("%s@%s", user, host)
 }

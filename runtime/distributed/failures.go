@@ -112,6 +112,29 @@ func (c *RedisWorkerCoordinator) noteFailure(pipelineID string, rep failRep, las
 	if st.Stopped {
 		c.log.Error("distributed: pipeline reached its maximum of consecutive failed runs in the fleet; every replica stops it",
 			"pipeline", pipelineID, "consecutive_errors", rep.count, "last_error", lastErr)
+		c.auditStop(pipelineID, rep.count, lastErr)
+	}
+}
+
+// auditStop appends the fleet-wide stop of pipelineID to the audit log,
+// by this worker: fail.lua answers "stopped" to the one failed run that
+// reached the maximum (no replica is granted a run afterwards), so the
+// stop is recorded once. The release has its own context, already spent
+// on the release: the append gets its own timeout.
+func (c *RedisWorkerCoordinator) auditStop(pipelineID string, count int, lastErr string) {
+	reason := fmt.Sprintf("%d consecutive failed runs", count)
+	if lastErr != "" {
+		if r := []rune(lastErr); len(r) > 300 {
+			lastErr = string(r[:299]) + "…"
+		}
+		reason += "; last error: " + lastErr
+	}
+	c.mu.Lock()
+	worker := c.workerID
+	c.mu.Unlock()
+	err := c.AppendAudit(context.Background(), AuditEntry{PipelineID: pipelineID, Action: AuditStop, Actor: "worker " + worker, Reason: reason})
+	if err != nil {
+		c.log.Warn("distributed: could not record the fleet-wide stop in the audit log", "pipeline", pipelineID, "error", err)
 	}
 }
 

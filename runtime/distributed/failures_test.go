@@ -114,6 +114,13 @@ func TestFailureStateIsSharedByTheFleet(t *testing.T) {
 	if err != nil || states[0].Count != 3 || !states[0].Stopped || states[0].LastError != "gone" || states[1].Count != 0 {
 		t.Fatalf("FailureStates = %+v, %v", states, err)
 	}
+	// The stop is in the audit log once, by the worker whose run reached
+	// the maximum.
+	entries, err := b.AuditLog(context.Background(), AuditQuery{PipelineIDs: []string{"p"}})
+	if err != nil || len(entries) != 1 || entries[0].Action != AuditStop || entries[0].Actor != "worker a" ||
+		!strings.Contains(entries[0].Reason, "3 consecutive failed runs; last error: gone") {
+		t.Fatalf("audit log after the stop = %+v, %v", entries, err)
+	}
 
 	// A worker starting anew begins a new count; a success clears it.
 	c := failingCoordinator(t, r, "c", rules)

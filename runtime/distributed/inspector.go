@@ -42,14 +42,14 @@ func (e *inspectError) Unwrap() error { return e.kind }
 
 // Inspector reads and steers a fleet of workers through their Redis, as
 // the fleet CLI and dashboard do: the live workers, each pipeline's lease,
-// schedule, next run and last outcome, the run history, and the fleet-wide
-// commands pause, resume and trigger. It only connects: it registers no
+// schedule, next run and last outcome, the run history, the fleet-wide
+// commands pause, resume and trigger, and the audit log of who gave them. It only connects: it registers no
 // worker and takes no lease, so it can run anywhere that reaches the
 // fleet's Redis. Every key it reads is the coordinator's own (registry,
 // leases, control and history), under the same KeyPrefix.
 //
 // Its result types (WorkerInfo, LeaseInfo, PipelineInfo, PauseInfo,
-// ControlResult and runtime.RunRecord) carry the JSON that "fleet ...
+// ControlResult, AuditEntry and runtime.RunRecord) carry the JSON that "fleet ...
 // --json" prints and the dashboard's /api/ pages serve. In that JSON times
 // are RFC 3339 strings and durations integer nanoseconds, named with an
 // "_ns" suffix (expires_in_ns, duration_ns).

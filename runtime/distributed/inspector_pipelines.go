@@ -30,6 +30,11 @@ type PipelineInfo struct {
 	PausedBy string `json:"paused_by,omitempty"`
 	// PausedAt is when it was set.
 	PausedAt *time.Time `json:"paused_at,omitempty"`
+	// PausedReason is the reason given with the pause.
+	PausedReason string `json:"paused_reason,omitempty"`
+	// PausedUntil is when the pause ends by itself; nil for a pause that
+	// lasts until resumed.
+	PausedUntil *time.Time `json:"paused_until,omitempty"`
 	// OnceCompleted is true when a once pipeline's run completed.
 	OnceCompleted bool `json:"once_completed"`
 	// LastOutcome is the outcome of the newest run in the history ("" when
@@ -128,8 +133,7 @@ func (in *Inspector) Overview(ctx context.Context) (Overview, error) {
 			r.LastCompleted = &t
 		}
 		if p, ok := paused[id]; ok {
-			at := p.At.UTC()
-			r.Paused, r.PausedBy, r.PausedAt = true, p.By, &at
+			r.setPause(p)
 		}
 		if next, ok := nextFire(r.Schedule, now); ok {
 			r.NextFire = &next
@@ -216,4 +220,14 @@ func (r *PipelineInfo) fromFailures(st runtime.FailureState) {
 		}
 	}
 	r.NextRun = &next
+}
+
+// setPause marks r paused by p.
+func (r *PipelineInfo) setPause(p PauseInfo) {
+	at := p.At.UTC()
+	r.Paused, r.PausedBy, r.PausedAt, r.PausedReason = true, p.By, &at, p.Reason
+	if !p.Until.IsZero() {
+		until := p.Until.UTC()
+		r.PausedUntil = &until
+	}
 }

@@ -161,8 +161,7 @@ func (in *Inspector) row(id, schedule string, workers []string, l LeaseInfo, pau
 		r.LastCompleted = &t
 	}
 	if p, ok := paused[id]; ok {
-		at := p.At.UTC()
-		r.Paused, r.PausedBy, r.PausedAt = true, p.By, &at
+		r.setPause(p)
 	}
 	if next, ok := nextFire(r.Schedule, now); ok {
 		r.NextFire = &next

@@ -16,6 +16,9 @@ type counters struct {
 	// historySkipped counts run-history members read that were not run
 	// records (foreign data under the prefix).
 	historySkipped atomic.Uint64
+	// auditSkipped counts audit-log members read that were not audit
+	// entries (foreign data under the prefix).
+	auditSkipped atomic.Uint64
 }
 
 // health tracks whether the last Redis operation worked.
@@ -156,6 +159,9 @@ type CoordinatorStatus struct {
 	// HistorySkipped counts run-history members read that were not run
 	// records (written by something else under the prefix): skipped.
 	HistorySkipped uint64 `json:"history_skipped"`
+	// AuditSkipped counts audit-log members read that were not audit
+	// entries (written by something else under the prefix): skipped.
+	AuditSkipped uint64 `json:"audit_skipped"`
 	// Acquired counts leases granted by Redis.
 	Acquired uint64 `json:"acquired"`
 	// Contended counts attempts refused because another worker held the lease.
@@ -224,6 +230,7 @@ func (c *RedisWorkerCoordinator) Status() any {
 		Leases:           []LeaseStatus{},
 		PipelineProblems: c.pipelineProblems(),
 		HistorySkipped:   c.stats.historySkipped.Load(),
+		AuditSkipped:     c.stats.auditSkipped.Load(),
 	}
 	if len(c.s.quorum) > 0 {
 		st.Mode = "redlock"
