@@ -135,8 +135,19 @@ func WithFrom(where string) ControlOption {
 	return func(r *controlRequest) { r.from = where }
 }
 
-// newControlRequest applies opts over the defaults.
-func newControlRequest(opts []ControlOption) controlRequest {
+// MaxReasonBytes bounds a reason (WithReason), and MaxActorBytes an actor
+// or a from (WithActor, WithFrom): every pause flag and audit entry holds
+// them, and every reader of the fleet's state reads them, so one command
+// must not be able to make those reads megabytes long.
+const (
+	MaxReasonBytes = 1024
+	MaxActorBytes  = 256
+)
+
+// newControlRequest applies opts over the defaults, and refuses a reason,
+// actor or from longer than its bound with an error wrapping
+// ErrInvalidControl.
+func newControlRequest(opts []ControlOption) (controlRequest, error) {
 	var r controlRequest
 	for _, opt := range opts {
 		opt(&r)
@@ -147,7 +158,15 @@ func newControlRequest(opts []ControlOption) controlRequest {
 	if r.from == "" {
 		r.from = whereAmI()
 	}
-	return r
+	for _, f := range []struct {
+		what, v string
+		max     int
+	}{{"reason", r.reason, MaxReasonBytes}, {"actor", r.actor, MaxActorBytes}, {"from", r.from, MaxActorBytes}} {
+		if len(f.v) > f.max {
+			return controlRequest{}, fmt.Errorf("%w: the %s is %d bytes; at most %d", ErrInvalidControl, f.what, len(f.v), f.max)
+		}
+	}
+	return r, nil
 }
 
 // whoAmI names this process's user and host, user@host, for an actor.

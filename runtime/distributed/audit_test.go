@@ -253,3 +253,33 @@ func TestExpiredPauseIsDeletedOnlyIfUnchanged(t *testing.T) {
 		t.Fatal("did not delete an unchanged flag")
 	}
 }
+
+// TestControlRefusesAnOversizedReasonAndChangesNothing: a reason over
+// MaxReasonBytes (or an actor over MaxActorBytes) is refused before
+// anything is written: no pause, no trigger, no audit entry.
+func TestControlRefusesAnOversizedReasonAndChangesNothing(t *testing.T) {
+	r := newReal(t)
+	_, in := r.inspected([]string{"w1"}, []string{"a"}, nil)
+	ctx := context.Background()
+	long := strings.Repeat("x", MaxReasonBytes+1)
+	if _, err := in.Pause(ctx, "a", "", WithReason(long)); !errors.Is(err, ErrInvalidControl) || !strings.Contains(err.Error(), "the reason is 1025 bytes; at most 1024") {
+		t.Fatalf("Pause with a %d-byte reason: %v", len(long), err)
+	}
+	if _, err := in.Trigger(ctx, "a", WithActor(strings.Repeat("y", MaxActorBytes+1))); !errors.Is(err, ErrInvalidControl) {
+		t.Fatalf("Trigger with an oversized actor: %v", err)
+	}
+	if _, err := in.Resume(ctx, "a", WithReason(long)); !errors.Is(err, ErrInvalidControl) {
+		t.Fatalf("Resume with an oversized reason: %v", err)
+	}
+	paused, err := in.Paused(ctx)
+	if err != nil || len(paused) != 0 {
+		t.Fatalf("paused after the refusals: %v, %v", paused, err)
+	}
+	entries, err := in.Audit(ctx, AuditQuery{})
+	if err != nil || len(entries) != 0 {
+		t.Fatalf("audit entries after the refusals: %+v, %v", entries, err)
+	}
+	if _, err := in.Pause(ctx, "a", "", WithReason(strings.Repeat("x", MaxReasonBytes))); err != nil {
+		t.Fatalf("Pause with a reason of exactly %d bytes: %v", MaxReasonBytes, err)
+	}
+}

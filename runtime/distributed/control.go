@@ -260,8 +260,11 @@ func (c *RedisWorkerCoordinator) Pause(ctx context.Context, pipelineID, by strin
 	if pipelineID == "" {
 		return errEmptyPipeline
 	}
-	req := newControlRequest(append([]ControlOption{WithActor(by)}, opts...))
-	_, err := c.pause(ctx, pipelineID, req)
+	req, err := newControlRequest(append([]ControlOption{WithActor(by)}, opts...))
+	if err != nil {
+		return err
+	}
+	_, err = c.pause(ctx, pipelineID, req)
 	return err
 }
 

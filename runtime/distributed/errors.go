@@ -33,3 +33,7 @@ var ErrClosed = errors.New("distributed: coordinator closed")
 // ErrInvalidRunNumber is returned by TryAcquireLease for a run number below
 // runtime.RunNumberOnce.
 var ErrInvalidRunNumber = errors.New("distributed: invalid run number")
+
+// ErrInvalidControl is the error of a pause, resume or trigger whose
+// options are out of bounds (see MaxReasonBytes); nothing was changed.
+var ErrInvalidControl = errors.New("distributed: invalid control request")

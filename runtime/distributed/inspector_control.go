@@ -36,7 +36,10 @@ func (in *Inspector) Pause(ctx context.Context, pipelineID, by string, opts ...C
 	if err := in.checkKnown(ctx, pipelineID); err != nil {
 		return ControlResult{}, err
 	}
-	req := newControlRequest(append([]ControlOption{WithActor(by)}, opts...))
+	req, err := newControlRequest(append([]ControlOption{WithActor(by)}, opts...))
+	if err != nil {
+		return ControlResult{}, err
+	}
 	if !req.until.IsZero() && !req.until.After(in.now()) {
 		return ControlResult{}, fmt.Errorf("distributed: pause %q until %s: that time has passed", pipelineID, req.until.UTC().Format(time.RFC3339))
 	}
@@ -57,6 +60,10 @@ func (in *Inspector) Pause(ctx context.Context, pipelineID, by string, opts ...C
 // WithActor, WithFrom and WithReason's values. A pipeline neither paused
 // nor run by a live worker is an error wrapping ErrUnknownPipeline.
 func (in *Inspector) Resume(ctx context.Context, pipelineID string, opts ...ControlOption) (ControlResult, error) {
+	req, err := newControlRequest(opts)
+	if err != nil {
+		return ControlResult{}, err
+	}
 	was, err := in.c.Resume(ctx, pipelineID)
 	if err != nil {
 		return ControlResult{}, err
@@ -67,7 +74,6 @@ func (in *Inspector) Resume(ctx context.Context, pipelineID string, opts ...Cont
 		}
 		return ControlResult{PipelineID: pipelineID, Action: "resume", Message: pipelineID + " was not paused"}, nil
 	}
-	req := newControlRequest(opts)
 	in.audit(ctx, AuditEntry{PipelineID: pipelineID, Action: AuditResume, Actor: req.actor, From: req.from, Reason: req.reason})
 	return ControlResult{PipelineID: pipelineID, Action: "resume", Changed: true,
 		Message: fmt.Sprintf("resumed %s: its next scheduled slot runs", pipelineID)}, nil
@@ -80,6 +86,10 @@ func (in *Inspector) Resume(ctx context.Context, pipelineID string, opts ...Cont
 // error wrapping ErrPipelinePaused, one no live worker runs with
 // ErrUnknownPipeline.
 func (in *Inspector) Trigger(ctx context.Context, pipelineID string, opts ...ControlOption) (ControlResult, error) {
+	req, err := newControlRequest(opts)
+	if err != nil {
+		return ControlResult{}, err
+	}
 	if err := in.checkKnown(ctx, pipelineID); err != nil {
 		return ControlResult{}, err
 	}
@@ -94,7 +104,6 @@ func (in *Inspector) Trigger(ctx context.Context, pipelineID string, opts ...Con
 	if err := in.c.Trigger(ctx, pipelineID); err != nil {
 		return ControlResult{}, err
 	}
-	req := newControlRequest(opts)
 	in.audit(ctx, AuditEntry{PipelineID: pipelineID, Action: AuditTrigger, Actor: req.actor, From: req.from, Reason: req.reason})
 	return ControlResult{PipelineID: pipelineID, Action: "trigger", Changed: true, Message: fmt.Sprintf(
 		"triggered %s: one replica runs it within about %s, under its own lease; the schedule is unchanged", pipelineID, in.PollInterval())}, nil
