@@ -457,8 +457,11 @@ func (h *Handler) act(w http.ResponseWriter, r *http.Request) {
 	}
 	if err != nil {
 		status := http.StatusBadGateway
-		if errors.Is(err, distributed.ErrUnknownPipeline) || errors.Is(err, distributed.ErrPipelinePaused) {
+		switch {
+		case errors.Is(err, distributed.ErrUnknownPipeline) || errors.Is(err, distributed.ErrPipelinePaused):
 			status = http.StatusConflict
+		case errors.Is(err, distributed.ErrInvalidControl):
+			status = http.StatusBadRequest // a reason over MaxReasonBytes
 		}
 		h.fail(w, status, fmt.Errorf("%s %s: %s", action, id, strings.TrimPrefix(err.Error(), "distributed: ")))
 		return

@@ -293,6 +293,9 @@ func TestActionsNeedTokenAndCSRF(t *testing.T) {
 	if code, body, _ := get(t, signIn(t, srv, "s3cret"), srv.URL+"/api/audit?limit=1"); code != 200 || strings.Count(body, `"action"`) != 1 || !strings.Contains(body, `"actor": "`+actor+`"`) {
 		t.Errorf("/api/audit?limit=1: %d %s", code, body)
 	}
+	if resp := post(t, srv, h, "/pipelines/orders/trigger", h.csrf, h.csrf, "s3cret", "", strings.Repeat("x", distributed.MaxReasonBytes+1)); resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("trigger with a reason over MaxReasonBytes: %d, want 400", resp.StatusCode)
+	}
 	if resp := post(t, srv, h, "/pipelines/nope/pause", h.csrf, h.csrf, "s3cret", ""); resp.StatusCode != http.StatusConflict {
 		t.Errorf("pause of a pipeline no worker runs: %d, want 409", resp.StatusCode)
 	}
