@@ -87,21 +87,10 @@ func (in *Inspector) Pipelines(ctx context.Context) ([]PipelineInfo, error) {
 // leases and the run history are each read with one round trip for every
 // pipeline.
 func (in *Inspector) Overview(ctx context.Context) (Overview, error) {
-	ws, err := in.Workers(ctx)
+	ws, ids, by, paused, err := in.fleetPipelines(ctx)
 	if err != nil {
 		return Overview{}, err
 	}
-	ids, by := knownPipelines(ws)
-	paused, err := in.c.PausedPipelines(ctx)
-	if err != nil {
-		return Overview{}, err
-	}
-	for id := range paused {
-		if _, ok := by[id]; !ok {
-			ids = append(ids, id) // paused, with no live worker
-		}
-	}
-	sort.Strings(ids)
 	leases, err := in.leaseInfos(ctx, ids, ws)
 	if err != nil {
 		return Overview{}, err
@@ -114,39 +103,56 @@ func (in *Inspector) Overview(ctx context.Context) (Overview, error) {
 	if err != nil {
 		return Overview{}, err
 	}
+	schedules := schedulesOf(ws)
+	now := in.now()
+	rows := make([]PipelineInfo, len(ids))
+	for i, id := range ids {
+		rows[i] = in.row(id, schedules[id], by[id], leases[i], paused, now)
+		rows[i].fromHistory(histories[i])
+		rows[i].plan(histories[i], failures[i], now)
+	}
+	return Overview{Pipelines: rows, Workers: ws}, nil
+}
+
+// fleetPipelines reads the live workers and the pause flags, and returns
+// the pipelines to show, sorted: every pipeline a live worker runs, and
+// every paused one (a pause outlives the workers).
+func (in *Inspector) fleetPipelines(ctx context.Context) (ws []WorkerInfo, ids []string, by map[string][]string, paused map[string]PauseInfo, err error) {
+	if ws, err = in.Workers(ctx); err != nil {
+		return nil, nil, nil, nil, err
+	}
+	ids, by = knownPipelines(ws)
+	if paused, err = in.c.PausedPipelines(ctx); err != nil {
+		return nil, nil, nil, nil, err
+	}
+	for id := range paused {
+		if _, ok := by[id]; !ok {
+			ids = append(ids, id) // paused, with no live worker
+		}
+	}
+	sort.Strings(ids)
+	return ws, ids, by, paused, nil
+}
+
+// schedulesOf maps each pipeline the workers run to its schedule.
+func schedulesOf(ws []WorkerInfo) map[string]string {
 	schedules := map[string]string{}
 	for _, w := range ws {
 		for id, s := range w.Schedules {
 			schedules[id] = s
 		}
 	}
-	now := in.now()
-	rows := make([]PipelineInfo, len(ids))
-	for i, id := range ids {
-		l := leases[i]
-		r := PipelineInfo{PipelineID: id, Schedule: schedules[id], Workers: by[id], OnceCompleted: l.OnceCompleted, Lease: l}
-		if r.Workers == nil {
-			r.Workers = []string{}
-		}
-		if l.LastCompleted > 0 {
-			t := time.Unix(l.LastCompleted, 0).UTC()
-			r.LastCompleted = &t
-		}
-		if p, ok := paused[id]; ok {
-			r.setPause(p)
-		}
-		if next, ok := nextFire(r.Schedule, now); ok {
-			r.NextFire = &next
-		}
-		r.fromHistory(histories[i])
-		r.NextRun = nextRun(r.Schedule, r.NextFire, histories[i], now)
-		r.fromFailures(failures[i])
-		if r.Paused || r.FailedStop {
-			r.NextRun = nil // no scheduled attempt is made
-		}
-		rows[i] = r
+	return schedules
+}
+
+// plan sets NextRun from the newest runs and the fleet's failure state:
+// empty while paused or stopped, since no scheduled attempt is made.
+func (r *PipelineInfo) plan(runs []runtime.RunRecord, st runtime.FailureState, now time.Time) {
+	r.NextRun = nextRun(r.Schedule, r.NextFire, runs, now)
+	r.fromFailures(st)
+	if r.Paused || r.FailedStop {
+		r.NextRun = nil
 	}
-	return Overview{Pipelines: rows, Workers: ws}, nil
 }
 
 // fromHistory fills the fields read from the pipeline's run history,

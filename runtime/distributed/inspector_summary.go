@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -99,21 +98,10 @@ func (in *Inspector) leaseInfosChunked(ctx context.Context, ids []string, ws []W
 // Overview fill them. The dashboard's front page shows the last completed
 // slot instead.
 func (in *Inspector) Summaries(ctx context.Context) (Overview, error) {
-	ws, err := in.Workers(ctx)
+	ws, ids, by, paused, err := in.fleetPipelines(ctx)
 	if err != nil {
 		return Overview{}, err
 	}
-	ids, by := knownPipelines(ws)
-	paused, err := in.c.PausedPipelines(ctx)
-	if err != nil {
-		return Overview{}, err
-	}
-	for id := range paused {
-		if _, ok := by[id]; !ok {
-			ids = append(ids, id)
-		}
-	}
-	sort.Strings(ids)
 	leases, err := in.leaseInfosChunked(ctx, ids, ws)
 	if err != nil {
 		return Overview{}, err
@@ -126,12 +114,7 @@ func (in *Inspector) Summaries(ctx context.Context) (Overview, error) {
 	if err != nil {
 		return Overview{}, err
 	}
-	schedules := map[string]string{}
-	for _, w := range ws {
-		for id, s := range w.Schedules {
-			schedules[id] = s
-		}
-	}
+	schedules := schedulesOf(ws)
 	now := in.now()
 	rows := make([]PipelineInfo, len(ids))
 	for i, id := range ids {
@@ -141,11 +124,7 @@ func (in *Inspector) Summaries(ctx context.Context) (Overview, error) {
 			rows[i].LastOutcome, rows[i].LastError = n.Outcome, n.Error
 			runs = []runtime.RunRecord{*n}
 		}
-		rows[i].NextRun = nextRun(rows[i].Schedule, rows[i].NextFire, runs, now)
-		rows[i].fromFailures(failures[i])
-		if rows[i].Paused || rows[i].FailedStop {
-			rows[i].NextRun = nil // no scheduled attempt is made
-		}
+		rows[i].plan(runs, failures[i], now)
 	}
 	return Overview{Pipelines: rows, Workers: ws}, nil
 }
@@ -197,24 +176,14 @@ func (in *Inspector) PipelineAmong(ctx context.Context, id string, ws []WorkerIn
 	if err != nil {
 		return PipelineInfo{}, nil, false, err
 	}
-	schedule := ""
-	for _, w := range ws {
-		if s, ok := w.Schedules[id]; ok {
-			schedule = s
-		}
-	}
-	now := in.now()
-	info = in.row(id, schedule, by[id], leases[0], paused, now)
-	info.fromHistory(histories[0])
-	info.NextRun = nextRun(info.Schedule, info.NextFire, histories[0], now)
 	failures, err := in.c.FailureStates(ctx, []string{id})
 	if err != nil {
 		return PipelineInfo{}, nil, false, err
 	}
-	info.fromFailures(failures[0])
-	if info.Paused || info.FailedStop {
-		info.NextRun = nil // no scheduled attempt is made
-	}
+	now := in.now()
+	info = in.row(id, schedulesOf(ws)[id], by[id], leases[0], paused, now)
+	info.fromHistory(histories[0])
+	info.plan(histories[0], failures[0], now)
 	_, isPaused := paused[id]
 	found = len(by[id]) > 0 || isPaused || len(histories[0]) > 0
 	return info, histories[0], found, nil
