@@ -173,17 +173,7 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, http.StatusNotFound, errors.New("this dashboard has no token: nothing to sign in to"))
 		return
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
-	if err := r.ParseForm(); err != nil {
-		h.fail(w, http.StatusBadRequest, errors.New("unreadable form"))
-		return
-	}
-	if err := h.checkCSRF(r); err != nil {
-		h.fail(w, http.StatusForbidden, err)
-		return
-	}
-	if err := h.checkToken(w, r, r.PostForm.Get("token")); err != nil {
-		h.fail(w, tokenStatus(err), err)
+	if !h.checkTokenForm(w, r) {
 		return
 	}
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: h.session(), Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
@@ -197,4 +187,24 @@ func localPath(next string) string {
 		return "/"
 	}
 	return next
+}
+
+// checkTokenForm reads a posted form (at most 64 KB) and checks its CSRF
+// field and its token, answering the request itself when one fails: the
+// sign-in form and the actions' forms are checked alike.
+func (h *Handler) checkTokenForm(w http.ResponseWriter, r *http.Request) bool {
+	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
+	if err := r.ParseForm(); err != nil {
+		h.fail(w, http.StatusBadRequest, errors.New("unreadable form"))
+		return false
+	}
+	if err := h.checkCSRF(r); err != nil {
+		h.fail(w, http.StatusForbidden, err)
+		return false
+	}
+	if err := h.checkToken(w, r, r.PostForm.Get("token")); err != nil {
+		h.fail(w, tokenStatus(err), err)
+		return false
+	}
+	return true
 }

@@ -425,17 +425,7 @@ func (h *Handler) act(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, http.StatusForbidden, errors.New("this dashboard is read-only: it was started without --token, --token-file or "+TokenEnv))
 		return
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
-	if err := r.ParseForm(); err != nil {
-		h.fail(w, http.StatusBadRequest, errors.New("unreadable form"))
-		return
-	}
-	if err := h.checkCSRF(r); err != nil {
-		h.fail(w, http.StatusForbidden, err)
-		return
-	}
-	if err := h.checkToken(w, r, r.PostForm.Get("token")); err != nil {
-		h.fail(w, tokenStatus(err), err)
+	if !h.checkTokenForm(w, r) {
 		return
 	}
 	ctx := r.Context()
