@@ -58,20 +58,22 @@ var fencingReady sync.Map // Beginner → struct{}
 
 // ensureFencing creates agora_fencing and the slot ledger agora_slots when
 // missing, once per database handle: a database made before the ledger
-// existed gains it at its first write. Two processes creating it at once collide on the catalog; the
-// loser finds it there.
+// existed gains it at its first write. Two processes creating it at once
+// collide on the catalog; the loser runs the statement again
+// (createIfMissing) and finds the table there.
 func ensureFencing(ctx context.Context, db Beginner) error {
 	if _, ok := fencingReady.Load(db); ok {
 		return nil
 	}
 	for _, c := range []struct{ table, ddl string }{{fencing.Table, createFencing}, {fencing.Ledger, sqlrec.CreateLedger}} {
-		var err error
-		if ex, ok := db.(execer); ok {
-			_, err = ex.Exec(ctx, c.ddl)
-		} else {
-			err = pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error { _, err := tx.Exec(ctx, c.ddl); return err })
-		}
-		if err != nil && !alreadyExists(err) {
+		err := createIfMissing(func() error {
+			if ex, ok := db.(execer); ok {
+				_, err := ex.Exec(ctx, c.ddl)
+				return err
+			}
+			return pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error { _, err := tx.Exec(ctx, c.ddl); return err })
+		})
+		if err != nil {
 			return fmt.Errorf("postgres: create %s: %w", c.table, err)
 		}
 	}
@@ -193,12 +195,4 @@ func completeSlot(ctx context.Context, db Beginner, logger *slog.Logger, w sqlre
 		}
 		return fencer.Complete(ctx, pgTx{tx}, logger, w, stored)
 	})
-}
-
-// alreadyExists reports whether a CREATE ... IF NOT EXISTS lost a race with
-// another session creating the same object (a unique violation in the
-// catalog, or duplicate_table).
-func alreadyExists(err error) bool {
-	var pgErr *pgconn.PgError
-	return errors.As(err, &pgErr) && (pgErr.Code == "23505" || pgErr.Code == "42P07")
 }

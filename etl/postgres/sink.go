@@ -536,7 +536,7 @@ func (s *Sink) ensureTable(ctx context.Context, cols []string, records []etl.Rec
 		defs = append(defs, "PRIMARY KEY ("+sqlrec.QuoteList(s.cfg.Key)+")")
 	}
 	ddl := fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (%s)", s.ident.Sanitize(), strings.Join(defs, ", "))
-	if _, err := s.pool.Exec(ctx, ddl); err != nil && !alreadyExists(err) {
+	if err := createIfMissing(func() error { _, err := s.pool.Exec(ctx, ddl); return err }); err != nil {
 		return fmt.Errorf("postgres: create table %s: %w", s.cfg.Table, err)
 	}
 	s.created = true

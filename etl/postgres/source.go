@@ -192,7 +192,7 @@ func recordValue(v any) any {
 // lastSlot reads the pipeline's last completed slot, or the Unix epoch
 // before the first.
 func (s *Source) lastSlot(ctx context.Context) (time.Time, error) {
-	if _, err := s.pool.Exec(ctx, createState); err != nil && !alreadyExists(err) {
+	if err := createIfMissing(func() error { _, err := s.pool.Exec(ctx, createState); return err }); err != nil {
 		return time.Time{}, fmt.Errorf("postgres: create %s: %w", stateTable, err)
 	}
 	var t time.Time
