@@ -149,7 +149,7 @@ func runSkewFleet(t *testing.T, pg *pgtest.Server, runFor time.Duration) {
 			procs[i] = startAgora(t, dir, env, args...)
 		}
 	}
-	waitRows(t, conn, "skew", 2, 30*time.Second)
+	waitRows(t, conn, "skew", 2, 30*time.Second, procs...)
 
 	time.Sleep(runFor / 2)
 	restart := time.Now()

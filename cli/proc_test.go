@@ -148,3 +148,28 @@ func lines(s string) []string {
 	}
 	return out
 }
+
+// exited reports whether the process has ended.
+func (p *agoraProc) exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// about is the lines of a replica's log that name pipeline or are above
+// INFO, at most the last 60, for a failure message.
+func about(log, pipeline string) string {
+	var keep []string
+	for _, l := range lines(log) {
+		if strings.Contains(l, `"`+pipeline+`"`) || strings.Contains(l, "WARN") || strings.Contains(l, "ERROR") {
+			keep = append(keep, l)
+		}
+	}
+	if len(keep) > 60 {
+		keep = keep[len(keep)-60:]
+	}
+	return strings.Join(keep, "\n")
+}

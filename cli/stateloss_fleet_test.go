@@ -147,7 +147,16 @@ func runConfigFleetUnderFaults(t *testing.T, pg *pgtest.Server, faultsFor time.D
 		return p
 	}
 	procs := []*agoraProc{start("r1"), start("r2"), start("r3")}
-	waitRows(t, conn, lossPipelines[0], 2, 30*time.Second)
+	t.Cleanup(func() {
+		if t.Failed() {
+			// What went wrong for the fleet rather than for one slot: the
+			// replicas' warnings and errors (failed runs, refusals).
+			for i, p := range all {
+				t.Logf("process %d (%s): warnings and errors:\n%s", i+1, p.cmd.Env[len(p.cmd.Env)-1], about(p.stderr.String(), "\x00"))
+			}
+		}
+	})
+	waitRows(t, conn, lossPipelines[0], 2, 30*time.Second, procs...)
 
 	var restarts []time.Time
 	var stopped sync.WaitGroup
@@ -308,7 +317,7 @@ func readRows(t *testing.T, conn *pgx.Conn, pipeline string) []slotRow {
 }
 
 // waitRows waits until pipeline's table, rows_<pipeline>, has n rows.
-func waitRows(t *testing.T, conn *pgx.Conn, pipeline string, n int64, timeout time.Duration) {
+func waitRows(t *testing.T, conn *pgx.Conn, pipeline string, n int64, timeout time.Duration, procs ...*agoraProc) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
@@ -320,6 +329,11 @@ func waitRows(t *testing.T, conn *pgx.Conn, pipeline string, n int64, timeout ti
 			return
 		}
 		if time.Now().After(deadline) {
+			// The replicas' logs say why nothing ran (a refusal, a
+			// failing sink, a replica that exited).
+			for i, p := range procs {
+				t.Logf("replica %d (exited: %v), its lines about %s and its warnings:\n%s", i+1, p.exited(), pipeline, about(p.stderr.String(), pipeline))
+			}
 			t.Fatalf("only %d rows after %s", got, timeout)
 		}
 		time.Sleep(50 * time.Millisecond)
