@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/agora-etl/agora/runtime"
+	"github.com/agora-etl/agora/worker"
 	"io"
 	"os"
 	"os/signal"
@@ -119,7 +120,7 @@ func help(e *env, args []string) int {
 	}
 	fmt.Fprint(e.stdout, cmd.usage)
 	if args[0] == "worker" {
-		runtime.PrintWorkerFlags(e.stdout)
+		worker.PrintFlags(e.stdout)
 	}
 	return ExitOK
 }

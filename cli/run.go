@@ -8,6 +8,7 @@ import (
 	"github.com/agora-etl/agora/internal/errsplit"
 	"github.com/agora-etl/agora/internal/slogdefault"
 	"github.com/agora-etl/agora/runtime"
+	"github.com/agora-etl/agora/worker"
 )
 
 const runUsage = `usage: agora run --config FILE [--pipeline ID]... [--log-format text|json] [--log-level L]
@@ -48,7 +49,7 @@ func runOnce(e *env, args []string) int {
 	} else if v != "" {
 		level = v
 	}
-	logger, err := runtime.NewLogger(e.stderr, format, level)
+	logger, err := worker.NewLogger(e.stderr, format, level)
 	if err != nil {
 		return usageError(e, "run", err)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/agora-etl/agora/runtime"
 	"github.com/agora-etl/agora/runtime/distributed"
+	"github.com/agora-etl/agora/worker"
 )
 
 // Rule: `agora version`, a worker binary's version subcommand, the worker
@@ -27,16 +28,16 @@ func TestEveryVersionAgrees(t *testing.T) {
 	agora := firstMatch(t, "agora version", `^agora (\S+) \(`, out.String())
 
 	out.Reset()
-	if code := runtime.RunMainTo(context.Background(), []string{"version"}, &out, &errb, nil); code != runtime.ExitOK {
+	if code := worker.RunMainTo(context.Background(), []string{"version"}, &out, &errb, nil); code != worker.ExitOK {
 		t.Fatalf("worker version: exit %d: %s", code, errb.String())
 	}
-	worker := firstMatch(t, "worker version", `(?m)^agora (\S+)$`, out.String())
+	workerVersion := firstMatch(t, "worker version", `(?m)^agora (\S+)$`, out.String())
 
 	record := workerRecordVersion(t)
 	metric := buildInfoVersion(t)
 
-	if agora == "" || agora != worker || agora != record || agora != metric {
-		t.Fatalf("versions disagree: agora version %q, worker version %q, worker record %q, agora_build_info %q", agora, worker, record, metric)
+	if agora == "" || agora != workerVersion || agora != record || agora != metric {
+		t.Fatalf("versions disagree: agora version %q, worker version %q, worker record %q, agora_build_info %q", agora, workerVersion, record, metric)
 	}
 	if agora != Version() || agora != runtime.Version() {
 		t.Fatalf("agora version %q, cli.Version %q, runtime.Version %q", agora, Version(), runtime.Version())

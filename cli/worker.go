@@ -34,7 +34,7 @@ func workerCommand(e *env, args []string) int {
 	}
 	if f.help {
 		fmt.Fprint(e.stderr, workerUsage)
-		runtime.PrintWorkerFlags(e.stderr)
+		worker.PrintFlags(e.stderr)
 		return ExitOK
 	}
 	path, err := f.one("config")

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/agora-etl/agora/etl"
+	"github.com/agora-etl/agora/etl/fencing"
 	"github.com/agora-etl/agora/internal/redact"
 	"github.com/agora-etl/agora/runtime"
 )
@@ -13,8 +14,10 @@ import (
 // lease coordination through Redis when AGORA_DISTRIBUTED_REDIS_URL is set
 // (as in a generated worker), a tracer provider for each pipeline whose
 // tracing is enabled (shut down by the pool when it stops), and one
-// ScheduledPipeline per pipeline. opts come after the file's settings, so
-// they win.
+// ScheduledPipeline per pipeline; its /metrics serves etl's sink counters
+// and the fenced-write refusals (etl.SinkCollector,
+// fencing.RefusalCollector). opts come after the file's settings, so they
+// win.
 //
 // `agora worker --config F` is
 //
@@ -67,6 +70,9 @@ func (f *File) Pool(opts ...runtime.PoolOption) (*runtime.WorkerPool, error) {
 		return nil, err
 	}
 	po = append(po, traceOpts...)
+	// The sinks' and the fenced writes' counters are the process's; the
+	// pool serves them at /metrics because it runs etl pipelines.
+	po = append(po, runtime.WithCollectors(etl.SinkCollector(), fencing.RefusalCollector()))
 	po = append(po, opts...)
 	pool := runtime.NewWorkerPool(po...)
 	for _, sp := range sps {

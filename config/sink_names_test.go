@@ -40,7 +40,13 @@ path = %q
 	if err := pl.Run(ctx); err != nil {
 		t.Fatal(err)
 	}
-	families, err := runtime.NewWorkerPool().Gatherer().Gather()
+	// The file's own pool serves the sinks' metrics: config gives it etl's
+	// collectors.
+	pool, err := f.Pool()
+	if err != nil {
+		t.Fatal(err)
+	}
+	families, err := pool.Gatherer().Gather()
 	if err != nil {
 		t.Fatal(err)
 	}

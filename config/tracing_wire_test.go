@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agora-etl/agora/runtime"
+	"github.com/agora-etl/agora/worker"
 )
 
 // otlpReceiver is an OTLP/HTTP endpoint that keeps what it is sent.
@@ -175,10 +176,10 @@ schedule = { mode = "once" }
 	var stderr bytes.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	code := runtime.RunMain(ctx, []string{"-health-port", "0"}, &stderr, func() (*runtime.WorkerPool, error) {
+	code := worker.RunMain(ctx, []string{"-health-port", "0"}, &stderr, func() (*runtime.WorkerPool, error) {
 		return f.Pool(runtime.WithHealthAddr("127.0.0.1:0"), runtime.WithSignalHandling(false))
 	})
-	if code != runtime.ExitOK {
+	if code != worker.ExitOK {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
 	if n, _ := recv.received(); n != 0 {

@@ -5,8 +5,6 @@ import (
 	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/agora-etl/agora/runtime"
 )
 
 // Per-sink metrics: the process's counts of what each sink of each
@@ -82,6 +80,9 @@ func (sinkCollector) Collect(ch chan<- prometheus.Metric) {
 	})
 }
 
-// The counters are the process's, whichever pool runs the pipelines, so
-// every pool of a program that links this package serves them at /metrics.
-func init() { runtime.RegisterCollector(sinkCollector{}) }
+// SinkCollector returns the collector of agora_sink_records_total and
+// agora_sink_errors_total. The counters are the process's, whichever pool
+// runs the pipelines, so a program gives it to the pools that serve them:
+// runtime.WithCollectors(etl.SinkCollector()) or, in a worker's main,
+// worker.WithCollectors. config's pools have it.
+func SinkCollector() prometheus.Collector { return sinkCollector{} }

@@ -12,11 +12,11 @@ import (
 	"github.com/agora-etl/agora/runtime"
 )
 
-// sinkMetric reads a sample of agora_sink_* from what a pool serves at
-// /metrics; -1 when it is absent.
+// sinkMetric reads a sample of agora_sink_* from what a pool given
+// SinkCollector serves at /metrics; -1 when it is absent.
 func sinkMetric(t *testing.T, name string, labels map[string]string) float64 {
 	t.Helper()
-	families, err := runtime.NewWorkerPool().Gatherer().Gather()
+	families, err := runtime.NewWorkerPool(runtime.WithCollectors(etl.SinkCollector())).Gatherer().Gather()
 	if err != nil {
 		t.Fatal(err)
 	}

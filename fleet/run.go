@@ -26,7 +26,6 @@ import (
 	"github.com/agora-etl/agora/internal/exitcode"
 	"github.com/agora-etl/agora/internal/redact"
 	"github.com/agora-etl/agora/internal/texttable"
-	"github.com/agora-etl/agora/runtime"
 	"github.com/agora-etl/agora/runtime/distributed"
 )
 
@@ -77,18 +76,9 @@ Exit status: 0 ok, 1 Redis unreachable, bad settings or unknown pipeline, 2 usag
 // Usage returns the help text of Run.
 func Usage() string { return usageText }
 
-// Command is the "fleet" subcommand of worker binaries ("./worker fleet
-// ..."), for runtime.RegisterCommand: the worker's entry point registers
-// it, since runtime and runtime/distributed do not import this package.
-func Command() runtime.Command {
-	return runtime.Command{
-		Name:    "fleet",
-		Summary: "inspect and steer the fleet: workers, leases, pipelines, pause ID, resume ID, trigger ID, audit (fleet -h)",
-		Run: func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-			return Run(ctx, args, stdout, stderr)
-		},
-	}
-}
+// Summary is the one-line description of the "fleet" subcommand of worker
+// binaries ("./worker fleet ..."), which package worker serves with Run.
+const Summary = "inspect and steer the fleet: workers, leases, pipelines, pause ID, resume ID, trigger ID, audit (fleet -h)"
 
 // usageError is a command-line mistake: exit status 2.
 type usageError struct{ msg string }

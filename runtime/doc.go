@@ -18,11 +18,10 @@
 // several replicas share the work and each scheduled run happens on exactly
 // one of them.
 //
-// A worker binary explains and operates itself: Main serves /metrics (see
-// WorkerPool.Gatherer) beside the probes, and runs subcommands named after
-// its flags: "pipelines", "run ID...", "version", and those registered with
-// RegisterCommand (package worker, the entry generated mains call,
-// registers "fleet"; runtime imports neither it nor the fleet package). Coordinators that implement FleetController honour
+// A pool serves /metrics (see WorkerPool.Gatherer) beside the probes. The
+// entry of a worker binary (flags, subcommands, logging, the exporter) is
+// package worker, which a generated or hand-written main calls; runtime
+// holds no registry a package adds to on import. Coordinators that implement FleetController honour
 // fleet-wide pauses and run-now triggers; CatchUpPolicy says what a cron
 // pipeline does about missed slots.
 package runtime

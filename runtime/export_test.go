@@ -48,9 +48,6 @@ func (d *dispatcher) quiet() (quiet, ok bool) {
 	return d.running.Load() == 0 && d.dispatched.Load() == before, true
 }
 
-// Pipelines returns the registered pipelines.
-func (p *WorkerPool) Pipelines() []*ScheduledPipeline { return p.pipelines }
-
 // Executors returns how many executor goroutines the pool has and how many
 // are inside an attempt.
 func (p *WorkerPool) Executors() (total, busy int64) {

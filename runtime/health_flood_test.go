@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -41,8 +42,10 @@ func runFloodHelper() int {
 		fmt.Println("READY")
 	}()
 	var n atomic.Int64
+	logger := slog.New(slog.NewJSONHandler(os.Stderr, nil))
 	getWorker := func() (*runtime.WorkerPool, error) {
-		p := runtime.NewWorkerPool(runtime.WithGracefulShutdownTimeout(5 * time.Second)).
+		p := runtime.NewWorkerPool(runtime.WithGracefulShutdownTimeout(5*time.Second), runtime.WithLogger(logger),
+			runtime.WithHealthAddr("127.0.0.1:0")).
 			Register(&runtime.ScheduledPipeline{PipelineID: "writer", Schedule: runtime.Continuous(),
 				Factory: func(context.Context) (runtime.Pipeline, error) {
 					return runtime.PipelineFunc(func(ctx context.Context) error {
@@ -58,7 +61,12 @@ func runFloodHelper() int {
 		pool.Store(p)
 		return p, nil
 	}
-	return runtime.RunMain(context.Background(), []string{"-log-format", "json", "-health-addr", "127.0.0.1:0"}, os.Stderr, getWorker)
+	p, _ := getWorker()
+	if err := p.Run(context.Background()); err != nil {
+		logger.Error("worker failed", slog.Any("error", err))
+		return 1
+	}
+	return 0
 }
 
 // probe sends GET path on a new connection and returns the status, or an

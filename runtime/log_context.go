@@ -32,8 +32,12 @@ func (k *runAttrKeys) see(key string) {
 	k.token = k.token || key == "fencing_token"
 }
 
-// withRunAttrs wraps h.
-func withRunAttrs(h slog.Handler) slog.Handler { return &runAttrsHandler{next: h} }
+// RunAttrsHandler wraps next so that a record logged with a run's context
+// (slog.InfoContext(ctx, …) inside Run) gets the run's pipeline_id,
+// run_number and fencing_token, unless it names a pipeline_id itself: what
+// a program's logger wants for its pipelines' own lines to read like the
+// worker's (worker.NewLogger wraps its handlers so).
+func RunAttrsHandler(next slog.Handler) slog.Handler { return &runAttrsHandler{next: next} }
 
 // Enabled implements slog.Handler.
 func (h *runAttrsHandler) Enabled(ctx context.Context, l slog.Level) bool {

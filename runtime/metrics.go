@@ -41,7 +41,8 @@ func newPoolMetrics(p *WorkerPool) *poolMetrics {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		&poolCollector{pool: p},
 	)
-	for _, c := range registeredCollectors() {
+	for _, c := range p.cfg.collectors {
+		// One whose metrics clash with the pool's is left out, as documented.
 		_ = m.reg.Register(c)
 	}
 	if c, ok := p.cfg.coordinator.(prometheus.Collector); ok {
@@ -57,28 +58,21 @@ func newPoolMetrics(p *WorkerPool) *poolMetrics {
 	return m
 }
 
-// processCollectors are the collectors RegisterCollector added.
-var processCollectors struct {
-	mu   sync.Mutex
-	list []prometheus.Collector
-}
-
-// RegisterCollector adds c, a collector of process-wide metrics, to the
-// /metrics (and Gatherer) of every pool whose metrics are made after the
-// call. Packages whose counters belong to the process rather than to one
-// pool call it from init, so a worker exposes them however it was built:
-// etl/fencing registers agora_fencing_refusals_total this way. A collector
-// whose metrics clash with the pool's is left out of that pool.
-func RegisterCollector(c prometheus.Collector) {
-	processCollectors.mu.Lock()
-	defer processCollectors.mu.Unlock()
-	processCollectors.list = append(processCollectors.list, c)
-}
-
-func registeredCollectors() []prometheus.Collector {
-	processCollectors.mu.Lock()
-	defer processCollectors.mu.Unlock()
-	return append([]prometheus.Collector(nil), processCollectors.list...)
+// WithCollectors adds collectors to the pool's /metrics (and Gatherer):
+// metrics that belong to the process or to a package rather than to the
+// pool, such as etl's agora_sink_* (etl.SinkCollector) or etl/fencing's
+// refusals (fencing.RefusalCollector). The program says which it serves: the
+// config-only worker passes etl's, a generated worker's main can pass them
+// with worker.WithCollectors. A collector whose metrics clash with the
+// pool's, or one given twice, is left out.
+func WithCollectors(cs ...prometheus.Collector) PoolOption {
+	return func(c *poolConfig) {
+		for _, col := range cs {
+			if col != nil {
+				c.collectors = append(c.collectors, col)
+			}
+		}
+	}
 }
 
 // metrics returns the pool's metrics, made on first use.
@@ -90,7 +84,7 @@ func (p *WorkerPool) metrics() *poolMetrics {
 // Gatherer returns the pool's Prometheus metrics (served by the health
 // server at /metrics), for programs that expose them elsewhere. The
 // registry holds the Go and process collectors, the pool's agora_* metrics,
-// those added with RegisterCollector and, when the coordinator is a
+// those given with WithCollectors and, when the coordinator is a
 // prometheus.Collector, the coordinator's.
 func (p *WorkerPool) Gatherer() prometheus.Gatherer { return p.metrics().reg }
 
@@ -118,12 +112,6 @@ type histogram struct {
 // maxBuckets is the most buckets a histogram has; kept in the struct, a
 // pipeline's histograms are one allocation.
 const maxBuckets = 10
-
-func init() {
-	if len(runDurationBuckets) > maxBuckets || len(latenessBuckets) > maxBuckets {
-		panic("runtime: more metric buckets than maxBuckets")
-	}
-}
 
 func (h *histogram) observe(buckets []float64, v float64) {
 	i := len(buckets) // +Inf

@@ -1,10 +1,7 @@
 package runtime
 
 import (
-	"context"
 	"errors"
-	"log/slog"
-	"os"
 
 	"github.com/agora-etl/agora/internal/redact"
 	"github.com/agora-etl/agora/runtime/notify"
@@ -18,7 +15,7 @@ import (
 // block. A notifier that is a prometheus.Collector (notify.Webhook) adds
 // its metrics to /metrics. The pool does not close n: hand it over with
 // WithShutdownHook(w.Close) so queued events are sent as Run returns.
-// Without one, RunMain builds a notify.Webhook from AGORA_NOTIFY_URL.
+// Without one, worker.Main builds a notify.Webhook from AGORA_NOTIFY_URL.
 func WithNotifier(n notify.Notifier) PoolOption {
 	return func(c *poolConfig) { c.notifier = n }
 }
@@ -55,20 +52,4 @@ func (r *runner) notifyStopped(runErr error, failures int) {
 	}
 	n.Notify(notify.Event{Kind: notify.PipelineStopped, PipelineID: r.id(), WorkerID: r.env.workerID,
 		ConsecutiveErrors: failures, Error: redact.Text(runErr.Error()), Time: r.now()})
-}
-
-// notifyFromEnv gives the pool a webhook from AGORA_NOTIFY_URL when it has
-// no notifier, closed by the pool as Run returns.
-func notifyFromEnv(pool *WorkerPool, logger *slog.Logger) error {
-	if pool.cfg.notifier != nil {
-		return nil
-	}
-	w, err := notify.FromEnv(nil, notify.Options{Logger: logger})
-	if err != nil || w == nil {
-		return err
-	}
-	WithNotifier(w)(&pool.cfg)
-	WithShutdownHook(func(ctx context.Context) error { return w.Close(ctx) })(&pool.cfg)
-	logger.Info("notifying a webhook", slog.String("url", notify.Shown(os.Getenv(notify.EnvURL))))
-	return nil
 }

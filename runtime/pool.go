@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agora-etl/agora/runtime/notify"
@@ -68,6 +69,7 @@ type poolConfig struct {
 	shutdownHooks   []func(context.Context) error
 	startLogs       []func(*slog.Logger)
 	notifier        notify.Notifier
+	collectors      []prometheus.Collector
 	runHistory      *RunHistoryPolicy
 	// alone is a pool ScheduledPipeline.Start runs its pipeline in:
 	// cancelling Run's context cancels the runs in flight.

@@ -13,7 +13,6 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
 
-	"github.com/agora-etl/agora/internal/envtrace"
 	"github.com/agora-etl/agora/internal/isnil"
 )
 
@@ -71,8 +70,8 @@ const tracerName = "github.com/agora-etl/agora/runtime"
 // nest under it. A ScheduledPipeline's own TracerProvider overrides it.
 // Without a provider (the default), with a nil one (even a typed nil) or
 // with noop.NewTracerProvider(), runs are not traced and tracing costs
-// nothing. The no-op provider also keeps RunMain from tracing the pool from
-// the environment. At the end of Run and
+// nothing. The no-op provider also keeps worker.Main from tracing the pool
+// from the environment. At the end of Run and
 // RunNow the pool calls ForceFlush on every provider it traced with that
 // has one; it does not shut them down: the caller owns them, or hands them
 // over with WithShutdownHook.
@@ -293,33 +292,5 @@ func forceFlush(ctx context.Context, tp trace.TracerProvider) error {
 	if f, ok := tp.(flusher); ok {
 		return f.ForceFlush(ctx)
 	}
-	return nil
-}
-
-// traceFromEnv gives a pool without a tracer provider one that exports over
-// OTLP when the environment names an OTLP endpoint: how a generated worker
-// is traced without code. The pool owns the provider. The exporter is the
-// one the program linked (package worker links it); a program that linked
-// none is told so once, and its runs are not traced.
-func traceFromEnv(ctx context.Context, pool *WorkerPool, logger *slog.Logger) error {
-	if !isnil.Value(pool.cfg.tracerProvider) || !envtrace.EndpointConfigured() || envtrace.Disabled() {
-		return nil
-	}
-	build := envtrace.Linked()
-	if build == nil {
-		logger.Warn("runs are not traced: "+envtrace.EnvEndpoint+" is set, but this program does not link the OTLP exporter",
-			slog.String("hint", "call worker.Main (github.com/agora-etl/agora/worker) from main instead of runtime.Main"))
-		return nil
-	}
-	tp, err := build(ctx, logger)
-	if err != nil {
-		return err
-	}
-	if isnil.Value(tp) {
-		return nil
-	}
-	WithTracerProvider(tp)(&pool.cfg)
-	WithShutdownHook(tp.Shutdown)(&pool.cfg)
-	logger.Info("tracing runs over OTLP", slog.String("service_name", envtrace.ServiceName("")))
 	return nil
 }

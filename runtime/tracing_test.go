@@ -15,10 +15,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
 
-	"github.com/agora-etl/agora/internal/envtrace"
-	"github.com/agora-etl/agora/internal/otlptest"
 	"github.com/agora-etl/agora/runtime"
-	"github.com/agora-etl/agora/tracing"
 )
 
 // recording returns a provider whose ended spans the recorder keeps.
@@ -64,16 +61,6 @@ func onlySpan(t *testing.T, spans []sdktrace.ReadOnlySpan, name string) sdktrace
 		t.Fatalf("%d spans named %q among %d, want 1", len(got), name, len(spans))
 	}
 	return got[0]
-}
-
-// onceFactory builds a pipeline that runs fn once per run.
-// linkOTLP links the OTLP exporter into the worker entry for one test, as
-// package worker does for a worker binary.
-func linkOTLP(t *testing.T) {
-	t.Helper()
-	before := envtrace.Linked()
-	envtrace.Link(tracing.FromEnv)
-	t.Cleanup(func() { envtrace.Link(before) })
 }
 
 func onceFactory(fn func(context.Context) error) runtime.Factory {
@@ -352,142 +339,6 @@ func TestStartAloneTracesWithThePipelinesProviderAndFlushes(t *testing.T) {
 	}
 }
 
-// TestRunMainExportsOverOTLPFromTheEnvironment is the generated worker's
-// path end to end: no tracing code, OTEL_EXPORTER_OTLP_ENDPOINT pointing at
-// a real OTLP/HTTP receiver, and the spans arriving there by the time
-// RunMain returns.
-func TestRunMainExportsOverOTLPFromTheEnvironment(t *testing.T) {
-	linkOTLP(t)
-	rcv := otlptest.NewReceiver(t)
-	t.Setenv(tracing.EnvEndpoint, rcv.URL())
-	t.Setenv(tracing.EnvTracesEndpoint, "")
-	t.Setenv(tracing.EnvServiceName, "gen-worker")
-	var stderr syncBuffer
-	code := runtime.RunMain(context.Background(), nil, &stderr, func() (*runtime.WorkerPool, error) {
-		return runtime.NewWorkerPool(runtime.WithSignalHandling(false), runtime.WithWorkerID("w-otlp")).
-			Register(&runtime.ScheduledPipeline{PipelineID: "orders", Schedule: runtime.Once(), Factory: onceFactory(func(ctx context.Context) error {
-				runtime.CountRecords(ctx, runtime.RecordCounts{In: 5, Out: 4, DeadLettered: 1})
-				_, s := trace.SpanFromContext(ctx).TracerProvider().Tracer("etl").Start(ctx, "agora.sink.write")
-				s.End()
-				return nil
-			})}), nil
-	})
-	if code != 0 {
-		t.Fatalf("exit %d\n%s", code, stderr.String())
-	}
-	if !strings.Contains(stderr.String(), `msg="tracing runs over OTLP" service_name=gen-worker`) {
-		t.Errorf("no log line says where spans go:\n%s", stderr.String())
-	}
-	var run, child *otlptest.Span
-	spans := rcv.Spans()
-	for i := range spans {
-		switch spans[i].Name {
-		case runtime.RunSpanName:
-			run = &spans[i]
-		case "agora.sink.write":
-			child = &spans[i]
-		}
-	}
-	if run == nil || child == nil || len(spans) != 2 {
-		t.Fatalf("received %+v, want the run span and its child", spans)
-	}
-	want := map[string]any{
-		"agora.pipeline.id":           "orders",
-		"agora.run.number":            int64(-1),
-		"agora.fencing_token":         int64(0), // local leases are unfenced
-		"agora.worker.id":             "w-otlp",
-		"agora.records.in":            int64(5),
-		"agora.records.out":           int64(4),
-		"agora.records.dead_lettered": int64(1),
-		"agora.records.filtered":      int64(0),
-		"agora.run.status":            "success",
-	}
-	for k, v := range want {
-		if run.Attributes[k] != v {
-			t.Errorf("%s = %v (%T), want %v", k, run.Attributes[k], run.Attributes[k], v)
-		}
-	}
-	if run.Resource["service.name"] != "gen-worker" {
-		t.Errorf("service.name %v", run.Resource["service.name"])
-	}
-	if child.ParentSpanID != run.SpanID || child.TraceID != run.TraceID {
-		t.Errorf("child %+v not under run %+v", child, run)
-	}
-}
-
-func TestRunMainKeepsThePoolsProviderOverTheEnvironment(t *testing.T) {
-	linkOTLP(t)
-	rcv := otlptest.NewReceiver(t)
-	t.Setenv(tracing.EnvEndpoint, rcv.URL())
-	tp, rec := recording()
-	var stderr syncBuffer
-	code := runtime.RunMain(context.Background(), nil, &stderr, func() (*runtime.WorkerPool, error) {
-		return runtime.NewWorkerPool(runtime.WithSignalHandling(false), runtime.WithTracerProvider(tp)).
-			Register(&runtime.ScheduledPipeline{PipelineID: "p", Schedule: runtime.Once(), Factory: nopFactory}), nil
-	})
-	if code != 0 {
-		t.Fatalf("exit %d\n%s", code, stderr.String())
-	}
-	onlySpan(t, rec.Ended(), runtime.RunSpanName)
-	if n := rcv.Requests(); n != 0 {
-		t.Errorf("%d export requests reached the environment's endpoint", n)
-	}
-}
-
-func TestRunMainWithoutAnEndpointDoesNotTrace(t *testing.T) {
-	t.Setenv(tracing.EnvEndpoint, "")
-	t.Setenv(tracing.EnvTracesEndpoint, "")
-	var traced atomic.Bool
-	var stderr syncBuffer
-	code := runtime.RunMain(context.Background(), nil, &stderr, func() (*runtime.WorkerPool, error) {
-		return runtime.NewWorkerPool(runtime.WithSignalHandling(false)).
-			Register(&runtime.ScheduledPipeline{PipelineID: "p", Schedule: runtime.Once(), Factory: onceFactory(func(ctx context.Context) error {
-				traced.Store(trace.SpanFromContext(ctx).IsRecording())
-				return nil
-			})}), nil
-	})
-	if code != 0 {
-		t.Fatalf("exit %d\n%s", code, stderr.String())
-	}
-	if traced.Load() {
-		t.Error("the run was traced without a provider or an endpoint")
-	}
-	if strings.Contains(stderr.String(), "tracing") {
-		t.Errorf("a worker that never asked for tracing logs about it:\n%s", stderr.String())
-	}
-}
-
-// TestRunMainWithoutTheExporterLinkedSaysSo: a program that calls
-// runtime.Main without linking the OTLP exporter (package worker links it)
-// runs untraced, and its log says why and what to call instead.
-func TestRunMainWithoutTheExporterLinkedSaysSo(t *testing.T) {
-	before := envtrace.Linked()
-	envtrace.Link(nil)
-	t.Cleanup(func() { envtrace.Link(before) })
-	rcv := otlptest.NewReceiver(t)
-	t.Setenv(tracing.EnvEndpoint, rcv.URL())
-	var traced atomic.Bool
-	var stderr syncBuffer
-	code := runtime.RunMain(context.Background(), nil, &stderr, func() (*runtime.WorkerPool, error) {
-		return runtime.NewWorkerPool(runtime.WithSignalHandling(false)).
-			Register(&runtime.ScheduledPipeline{PipelineID: "p", Schedule: runtime.Once(), Factory: onceFactory(func(ctx context.Context) error {
-				traced.Store(trace.SpanFromContext(ctx).IsRecording())
-				return nil
-			})}), nil
-	})
-	if code != 0 {
-		t.Fatalf("exit %d\n%s", code, stderr.String())
-	}
-	if traced.Load() || rcv.Requests() != 0 {
-		t.Errorf("traced %v, %d export requests: with no exporter linked nothing is traced", traced.Load(), rcv.Requests())
-	}
-	for _, want := range []string{"level=WARN", "does not link the OTLP exporter", "worker.Main"} {
-		if !strings.Contains(stderr.String(), want) {
-			t.Errorf("the log does not say %q:\n%s", want, stderr.String())
-		}
-	}
-}
-
 func TestRunNowTracesFlushesAndRunsTheHooks(t *testing.T) {
 	tp, exp := buffered()
 	var atHook []sdktrace.ReadOnlySpan // written by the hook, before RunNow returns
@@ -530,24 +381,6 @@ func TestTypedNilProvidersMeanUntraced(t *testing.T) {
 	}
 	if traced.Load() {
 		t.Fatal("a nil provider traced the run")
-	}
-}
-
-func TestRunMainHonoursOTELSDKDisabled(t *testing.T) {
-	linkOTLP(t)
-	rcv := otlptest.NewReceiver(t)
-	t.Setenv(tracing.EnvEndpoint, rcv.URL())
-	t.Setenv(tracing.EnvSDKDisabled, "true")
-	var stderr syncBuffer
-	code := runtime.RunMain(context.Background(), nil, &stderr, func() (*runtime.WorkerPool, error) {
-		return runtime.NewWorkerPool(runtime.WithSignalHandling(false)).
-			Register(&runtime.ScheduledPipeline{PipelineID: "p", Schedule: runtime.Once(), Factory: nopFactory}), nil
-	})
-	if code != 0 {
-		t.Fatalf("exit %d\n%s", code, stderr.String())
-	}
-	if n := rcv.Requests(); n != 0 {
-		t.Errorf("%d export requests although %s=true", n, tracing.EnvSDKDisabled)
 	}
 }
 
@@ -595,31 +428,9 @@ func TestRunSpanOfALeaseLostBeforeTheRunStarted(t *testing.T) {
 	}
 }
 
-// TestNoopProviderOptsOut: a pipeline with the no-op provider stays
-// untraced under a traced pool, and a pool with it is not traced from the
-// environment by RunMain.
-func TestNoopProviderOptsOut(t *testing.T) {
-	linkOTLP(t)
-	rcv := otlptest.NewReceiver(t)
-	t.Setenv(tracing.EnvEndpoint, rcv.URL())
-	tp, rec := recording()
-	var stderr syncBuffer
-	code := runtime.RunMain(context.Background(), nil, &stderr, func() (*runtime.WorkerPool, error) {
-		return runtime.NewWorkerPool(runtime.WithSignalHandling(false), runtime.WithTracerProvider(noop.NewTracerProvider())).
-			Register(&runtime.ScheduledPipeline{PipelineID: "traced", Schedule: runtime.Once(), Factory: nopFactory, TracerProvider: tp}).
-			Register(&runtime.ScheduledPipeline{PipelineID: "untraced", Schedule: runtime.Once(), Factory: nopFactory}), nil
-	})
-	if code != 0 {
-		t.Fatalf("exit %d\n%s", code, stderr.String())
-	}
-	run := onlySpan(t, rec.Ended(), runtime.RunSpanName)
-	if id := spanAttrs(run)[runtime.AttrPipelineID].AsString(); id != "traced" {
-		t.Errorf("traced %q", id)
-	}
-	if n := rcv.Requests(); n != 0 {
-		t.Errorf("%d export requests: the no-op pool provider did not keep the environment's out", n)
-	}
-
+// TestPipelineNoopProviderOptsOutOfThePools: a pipeline whose own provider
+// is the no-op one is not traced by the pool's.
+func TestPipelineNoopProviderOptsOutOfThePools(t *testing.T) {
 	inner, innerRec := recording()
 	pool := quietPool(runtime.WithTracerProvider(inner)).
 		Register(&runtime.ScheduledPipeline{PipelineID: "out", Schedule: runtime.Once(), Factory: nopFactory, TracerProvider: noop.NewTracerProvider()})

@@ -142,8 +142,8 @@ func ServiceName(name string) string { return envtrace.ServiceName(name) }
 
 // FromEnv builds the provider of a worker traced from the environment: OTLP
 // as the OTEL_* variables say, or none (nil, nil) when they name no endpoint
-// or disable the SDK. It is the builder package worker links into the
-// worker entry (runtime.RunMainTo).
+// or disable the SDK. It is what package worker's entry traces a pool with
+// when the pool's code gave it no provider.
 func FromEnv(ctx context.Context, logger *slog.Logger) (envtrace.Provider, error) {
 	if !EndpointConfigured() {
 		return nil, nil

@@ -23,24 +23,24 @@ func oncePool(id string) func() (*runtime.WorkerPool, error) {
 	}
 }
 
-// TestRunMainIsRuntimesEntry: flags, subcommands and exit statuses are the
-// ones runtime.RunMain documents.
-func TestRunMainIsRuntimesEntry(t *testing.T) {
+// TestRunMainServesTheEntry: the subcommands, the fleet command among
+// them, and the exit statuses RunMain documents.
+func TestRunMainServesTheEntry(t *testing.T) {
 	var stdout, stderr lockedBuffer
-	if code := worker.RunMainTo(context.Background(), []string{"pipelines"}, &stdout, &stderr, oncePool("listed")); code != runtime.ExitOK {
+	if code := worker.RunMainTo(context.Background(), []string{"pipelines"}, &stdout, &stderr, oncePool("listed")); code != worker.ExitOK {
 		t.Fatalf("pipelines: exit %d\n%s", code, stderr.String())
 	}
 	if !strings.Contains(stdout.String(), "listed") {
 		t.Errorf("pipelines does not list the pool's pipeline:\n%s", stdout.String())
 	}
-	if code := worker.RunMainTo(context.Background(), []string{"-log-format", "yaml"}, &stdout, &stderr, oncePool("p")); code != runtime.ExitFailure {
-		t.Errorf("a bad -log-format: exit %d, want %d", code, runtime.ExitFailure)
+	if code := worker.RunMainTo(context.Background(), []string{"-log-format", "yaml"}, &stdout, &stderr, oncePool("p")); code != worker.ExitFailure {
+		t.Errorf("a bad -log-format: exit %d, want %d", code, worker.ExitFailure)
 	}
-	if code := worker.RunMainTo(context.Background(), []string{"run"}, &stdout, &stderr, oncePool("p")); code != runtime.ExitUsage {
-		t.Errorf("run with no pipeline: exit %d, want %d", code, runtime.ExitUsage)
+	if code := worker.RunMainTo(context.Background(), []string{"run"}, &stdout, &stderr, oncePool("p")); code != worker.ExitUsage {
+		t.Errorf("run with no pipeline: exit %d, want %d", code, worker.ExitUsage)
 	}
 	var fleetOut lockedBuffer
-	if code := worker.RunMainTo(context.Background(), []string{"fleet", "help"}, &fleetOut, &fleetOut, oncePool("p")); code != runtime.ExitOK || !strings.Contains(fleetOut.String(), "workers") {
+	if code := worker.RunMainTo(context.Background(), []string{"fleet", "help"}, &fleetOut, &fleetOut, oncePool("p")); code != worker.ExitOK || !strings.Contains(fleetOut.String(), "workers") {
 		t.Errorf("fleet help: exit %d, want the fleet command's help:\n%s", code, fleetOut.String())
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/agora-etl/agora/internal/otlptest"
-	"github.com/agora-etl/agora/runtime"
 	"github.com/agora-etl/agora/tracing"
 	"github.com/agora-etl/agora/worker"
 )
@@ -19,7 +18,7 @@ func TestWithoutOTLPAWorkerSaysItDoesNotTrace(t *testing.T) {
 	rcv := otlptest.NewReceiver(t)
 	t.Setenv(tracing.EnvEndpoint, rcv.URL())
 	var stderr lockedBuffer
-	if code := worker.RunMain(context.Background(), nil, &stderr, oncePool("p")); code != runtime.ExitOK {
+	if code := worker.RunMain(context.Background(), nil, &stderr, oncePool("p")); code != worker.ExitOK {
 		t.Fatalf("exit %d\n%s", code, stderr.String())
 	}
 	if n := rcv.Requests(); n != 0 {

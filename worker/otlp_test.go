@@ -22,7 +22,7 @@ func TestRunMainTracesOverOTLPFromTheEnvironment(t *testing.T) {
 	t.Setenv(tracing.EnvTracesEndpoint, "")
 	t.Setenv(tracing.EnvServiceName, "orders-worker")
 	var stderr lockedBuffer
-	if code := worker.RunMain(context.Background(), nil, &stderr, oncePool("orders")); code != runtime.ExitOK {
+	if code := worker.RunMain(context.Background(), nil, &stderr, oncePool("orders")); code != worker.ExitOK {
 		t.Fatalf("exit %d\n%s", code, stderr.String())
 	}
 	spans := rcv.Spans()

@@ -2,8 +2,6 @@ package fencing
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/agora-etl/agora/runtime"
 )
 
 // descRefusals is the process's fenced-write refusals, by reason.
@@ -21,6 +19,9 @@ func (refusalCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descRefusals, prometheus.CounterValue, float64(SlotDoneRefusals()), "slot_done")
 }
 
-// The counters are the process's, whichever pool runs the writes, so every
-// pool of a program that links this package serves them at /metrics.
-func init() { runtime.RegisterCollector(refusalCollector{}) }
+// RefusalCollector returns the collector of agora_fencing_refusals_total.
+// The counters are the process's, whichever pool runs the writes, so a
+// program gives it to the pools that serve them:
+// runtime.WithCollectors(fencing.RefusalCollector()) or, in a worker's
+// main, worker.WithCollectors. config's pools have it.
+func RefusalCollector() prometheus.Collector { return refusalCollector{} }

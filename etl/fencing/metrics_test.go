@@ -7,12 +7,12 @@ import (
 	"github.com/agora-etl/agora/runtime"
 )
 
-// Every pool's /metrics serves the process's refusal counts.
+// A pool given RefusalCollector serves the process's refusal counts.
 func TestPoolMetricsServeRefusals(t *testing.T) {
 	ctx := context.Background()
 	_, _ = CheckSlot(ctx, nil, "m", 1767225600, 9, SlotRow{Found: true, Token: 5, Completed: true})
 	_ = Check(ctx, nil, "m", 1, 2)
-	fams, err := runtime.NewWorkerPool().Gatherer().Gather()
+	fams, err := runtime.NewWorkerPool(runtime.WithCollectors(RefusalCollector())).Gatherer().Gather()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,10 +1,8 @@
-// Package envtrace joins the worker entry (runtime.RunMainTo) to the OTLP
-// exporter without runtime importing the exporter. The exporter brings in
-// gRPC and protobuf (about 140 packages); runtime is imported by every
-// generated worker.go and by every package holding pipelines, and stays
-// light. The entry asks this package whether the environment names an OTLP
-// endpoint and, when it does, calls the builder that the program linked:
-// package worker links the one from package tracing.
+// Package envtrace holds what the worker entry (package worker) and package
+// tracing share about tracing from the OTEL_* environment, without the
+// exporter: a worker built with -tags agora_nootlp reads the same variables
+// and says it does not trace, and links no gRPC or protobuf (about 140
+// packages) for it.
 package envtrace
 
 import (
@@ -13,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 
 	"go.opentelemetry.io/otel/trace"
 )
@@ -63,22 +60,3 @@ type Provider interface {
 // Builder builds the provider of a worker traced from the environment. A
 // nil Provider with a nil error means spans go nowhere.
 type Builder func(ctx context.Context, logger *slog.Logger) (Provider, error)
-
-var (
-	mu      sync.RWMutex
-	builder Builder
-)
-
-// Link makes b the builder the worker entry uses. Linking again replaces it.
-func Link(b Builder) {
-	mu.Lock()
-	defer mu.Unlock()
-	builder = b
-}
-
-// Linked returns the builder Link set, or nil when the program linked none.
-func Linked() Builder {
-	mu.RLock()
-	defer mu.RUnlock()
-	return builder
-}

@@ -1,8 +1,6 @@
 package envtrace
 
 import (
-	"context"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"testing"
@@ -45,20 +43,5 @@ func TestServiceName(t *testing.T) {
 	}
 	if got := ServiceName("given"); got != "given" {
 		t.Errorf("name given: %q, want given", got)
-	}
-}
-
-func TestLinkReplacesTheBuilder(t *testing.T) {
-	defer Link(Linked())
-	Link(nil)
-	if Linked() != nil {
-		t.Fatal("Linked() after Link(nil) is not nil")
-	}
-	calls := 0
-	Link(func(context.Context, *slog.Logger) (Provider, error) { calls++; return nil, nil })
-	if b := Linked(); b == nil {
-		t.Fatal("Linked() is nil after Link")
-	} else if _, err := b(context.Background(), slog.Default()); err != nil || calls != 1 {
-		t.Fatalf("the linked builder: err %v, %d calls, want nil and 1", err, calls)
 	}
 }

@@ -3,20 +3,12 @@ package distributed
 import (
 	"fmt"
 	"strings"
-
-	"github.com/agora-etl/agora/runtime"
 )
 
-// Linking this package in (every generated worker.go does) puts the
-// AGORA_DISTRIBUTED_* variables in the binary's -help. The "fleet"
-// subcommand is the fleet package's (fleet.Command), registered by the
-// worker's entry point.
-func init() {
-	runtime.RegisterHelp(runtime.HelpSection{Title: "Environment (runtime/distributed)", Body: envHelp()})
-}
-
-// envHelp lists the AGORA_DISTRIBUTED_* variables for -help.
-func envHelp() string {
+// EnvHelp lists the AGORA_DISTRIBUTED_* variables LoadConfig reads, one
+// indented entry each, for a program's -help: package worker prints it in
+// every worker binary's.
+func EnvHelp() string {
 	var b strings.Builder
 	for _, v := range []struct{ name, what string }{
 		{envNames.RedisURL, "Redis URL shared by the replicas (redis://, rediss://, unix://); unset: this replica coordinates with no other"},

@@ -1,4 +1,4 @@
-package runtime_test
+package worker_test
 
 import (
 	"bytes"
@@ -11,15 +11,17 @@ import (
 	"time"
 
 	"github.com/agora-etl/agora/runtime"
+	"github.com/agora-etl/agora/worker"
 )
 
-func init() {
-	runtime.RegisterCommand(runtime.Command{Name: "echo-test", Summary: "prints its arguments",
+// testOptions give the entry a command and a help section of its own.
+var testOptions = []worker.Option{
+	worker.WithCommand(worker.Command{Name: "echo-test", Summary: "prints its arguments",
 		Run: func(_ context.Context, args []string, stdout, _ io.Writer) int {
 			io.WriteString(stdout, strings.Join(args, "|"))
 			return 7
-		}})
-	runtime.RegisterHelp(runtime.HelpSection{Title: "Environment (test)", Body: "  AGORA_TEST_VAR\n"})
+		}}),
+	worker.WithHelp(worker.HelpSection{Title: "Environment (test)", Body: "  AGORA_TEST_VAR\n"}),
 }
 
 func subcommandWorker(runs *atomic.Int32, fail bool) func() (*runtime.WorkerPool, error) {
@@ -41,7 +43,7 @@ func subcommandWorker(runs *atomic.Int32, fail bool) func() (*runtime.WorkerPool
 
 func runMain(args []string, getWorker func() (*runtime.WorkerPool, error)) (int, string, string) {
 	var out, errOut bytes.Buffer
-	code := runtime.RunMainTo(context.Background(), args, &out, &errOut, getWorker)
+	code := worker.RunMainTo(context.Background(), args, &out, &errOut, getWorker, testOptions...)
 	return code, out.String(), errOut.String()
 }
 
@@ -80,10 +82,26 @@ func TestWorkerSubcommands(t *testing.T) {
 		!strings.Contains(errOut, "echo-test") {
 		t.Fatalf("unknown subcommand: exit %d: %s", code, errOut)
 	}
-	// runtime.Main without package worker has no fleet command, and says
-	// what to call instead.
-	if code, _, errOut = runMain([]string{"fleet", "workers"}, nil); code != 1 || !strings.Contains(errOut, "call worker.Main") {
-		t.Fatalf("fleet without package worker: exit %d: %s", code, errOut)
+	if code, out, _ = runMain([]string{"fleet", "help"}, nil); code != 0 || !strings.Contains(out, "workers") {
+		t.Fatalf("fleet help: exit %d\n%s", code, out)
+	}
+}
+
+// TestCommandsAreCheckedBeforeAnythingRuns: a command without a name or a
+// Run, or one that takes a subcommand's name, fails the entry at once.
+func TestCommandsAreCheckedBeforeAnythingRuns(t *testing.T) {
+	run := func(context.Context, []string, io.Writer, io.Writer) int { return 0 }
+	for _, c := range []worker.Command{{Name: "", Run: run}, {Name: "x"}, {Name: "run", Run: run}, {Name: "fleet", Run: run}, {Name: "help", Run: run}} {
+		var out, errOut bytes.Buffer
+		code := worker.RunMainTo(context.Background(), []string{"version"}, &out, &errOut, nil, worker.WithCommand(c))
+		if code != worker.ExitFailure || !strings.Contains(errOut.String(), "WithCommand") || out.Len() != 0 {
+			t.Errorf("command %q: exit %d, stdout %q, stderr %q", c.Name, code, out.String(), errOut.String())
+		}
+	}
+	var out, errOut bytes.Buffer
+	twice := worker.WithCommand(worker.Command{Name: "twice", Run: run})
+	if code := worker.RunMainTo(context.Background(), []string{"version"}, &out, &errOut, nil, twice, twice); code != worker.ExitFailure {
+		t.Errorf("a command given twice: exit %d: %s", code, errOut.String())
 	}
 }
 
@@ -94,7 +112,7 @@ func TestWorkerHelpListsFlagsCommandsSettingsAndPipelines(t *testing.T) {
 		t.Fatalf("exit %d", code)
 	}
 	for _, want := range []string{"-health-addr", "-health-port", "-log-level", "pipelines", "run", "version", "echo-test  prints its arguments",
-		"Environment (test):\n  AGORA_TEST_VAR", "Pipelines:", `hourly  cron="0 * * * *"`, "often   every=5m0s"} {
+		"Environment (test):\n  AGORA_TEST_VAR", "Environment (runtime/distributed):\n  AGORA_DISTRIBUTED_REDIS_URL", "fleet ", "Pipelines:", `hourly  cron="0 * * * *"`, "often   every=5m0s"} {
 		if !strings.Contains(errOut, want) {
 			t.Errorf("-help lacks %q:\n%s", want, errOut)
 		}

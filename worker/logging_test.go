@@ -1,4 +1,4 @@
-package runtime_test
+package worker_test
 
 import (
 	"bytes"
@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agora-etl/agora/runtime"
+	"github.com/agora-etl/agora/worker"
 )
 
 func TestNewLogger(t *testing.T) {
@@ -23,7 +23,7 @@ func TestNewLogger(t *testing.T) {
 		{"text", "error", ""},
 	} {
 		var buf bytes.Buffer
-		logger, err := runtime.NewLogger(&buf, tc.format, tc.level)
+		logger, err := worker.NewLogger(&buf, tc.format, tc.level)
 		if err != nil {
 			t.Fatalf("NewLogger(%q, %q): %v", tc.format, tc.level, err)
 		}
@@ -39,7 +39,7 @@ func TestNewLoggerErrorsNameTheValue(t *testing.T) {
 		{"xml", "info", `log format "xml": want text or json`},
 		{"text", "loud", `log level "loud": want debug, info, warn or error`},
 	} {
-		if _, err := runtime.NewLogger(&bytes.Buffer{}, tc.format, tc.level); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := worker.NewLogger(&bytes.Buffer{}, tc.format, tc.level); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("NewLogger(%q, %q) error = %v, want %q", tc.format, tc.level, err, tc.want)
 		}
 	}
@@ -55,7 +55,7 @@ func TestNewLoggerNilWriter(t *testing.T) {
 	defer r.Close()
 	saved := os.Stderr
 	os.Stderr = w
-	logger, err := runtime.NewLogger(nil, "text", "info")
+	logger, err := worker.NewLogger(nil, "text", "info")
 	os.Stderr = saved
 	if err != nil {
 		t.Fatal(err)
