@@ -6,7 +6,7 @@ import (
 )
 
 // ownFlags separates the flags a command defines itself (such as --config)
-// from the rest, which go unchanged to the worker (runtime.RunMain parses
+// from the rest, which go unchanged to the worker (worker.RunMain parses
 // them, so a worker run by agora takes exactly the flags of a generated
 // worker binary). Flags may be written -name or --name, with the value
 // after '=' or as the next argument. Repeated flags collect every value.

@@ -20,7 +20,7 @@
 //	agora help [COMMAND]                        print help
 //
 // The worker flags are those of every generated worker binary
-// (runtime.RunMain): -health-port, -log-format, -log-level. The
+// (worker.RunMain): -health-port, -log-format, -log-level. The
 // AGORA_DISTRIBUTED_* variables wire the Redis lease coordinator exactly as
 // in a generated worker.
 //

@@ -12,7 +12,7 @@ import (
 func TestSlugSpellsAnchorsAsGitHubDoes(t *testing.T) {
 	for heading, want := range map[string]string{
 		"The run span `agora.run`":                           "the-run-span-agorarun",
-		"runtime.Main":                                       "runtimemain",
+		"worker.Main":                                        "workermain",
 		"Kafka (`etl/kafka`)":                                "kafka-etlkafka",
 		"Takeover of a dead worker's leases":                 "takeover-of-a-dead-workers-leases",
 		"`@every` is aligned to the epoch":                   "every-is-aligned-to-the-epoch",

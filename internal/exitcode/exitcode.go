@@ -1,5 +1,5 @@
 // Package exitcode holds the exit statuses every agora command shares: the
-// agora command, a worker binary (runtime.Main), the fleet commands and
+// agora command, a worker binary (worker.Main), the fleet commands and
 // agoragen. They are part of the command-line contract: scripts and tests
 // outside the repository depend on them.
 package exitcode

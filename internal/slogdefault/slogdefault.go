@@ -1,5 +1,5 @@
 // Package slogdefault makes a logger slog's default for a while, as the
-// worker entry points (runtime.RunMain, agora run) do: the coordinator, the
+// worker entry points (worker.RunMain, agora run) do: the coordinator, the
 // Redis client and the SQL sinks log through slog.Default().
 package slogdefault
 

@@ -6,10 +6,13 @@
 package main
 
 import (
+	"github.com/agora-etl/agora/etl/fencing"
 	"github.com/agora-etl/agora/examples/etl"
 	"github.com/agora-etl/agora/worker"
 )
 
 func main() {
-	worker.Main(etl.GetWorker)
+	// The warehouse writes through fenced SQLite: /metrics counts the
+	// writes it refused (agora_fencing_refusals_total).
+	worker.Main(etl.GetWorker, worker.WithCollectors(fencing.RefusalCollector()))
 }
