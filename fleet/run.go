@@ -4,8 +4,8 @@
 // who gave them.
 //
 // Run is the one entry point; the agora command serves it as "agora fleet"
-// and every worker binary as "./worker fleet" (the worker's entry point
-// registers Command). It works over a distributed.Inspector, opened with
+// and every worker binary as "./worker fleet" (package worker's entry
+// serves it, with Summary in its -help). It works over a distributed.Inspector, opened with
 // the same AGORA_DISTRIBUTED_* settings as the workers, and only connects:
 // it registers no worker and takes no lease. With --json it prints the
 // Inspector's result types as they are (see distributed.Inspector for the
