@@ -18,10 +18,15 @@ import (
 // is in its main or in package worker.
 var pluginRoots = []string{"runtime", "worker", "etl", "config", "cli", "fleet", "tracing"}
 
+// noRegisterRoots hold no package-level Register… function at all: the
+// core takes what it serves as options (issue 28).
+var noRegisterRoots = []string{"runtime", "worker"}
+
 // TestNoInitAndNoGlobalRegistries fails on a func init() or a package-level
 // Register… function that writes to a package-level variable in any
-// non-test file under pluginRoots. A Register that fills a registry it is
-// given (etl/postgres.Register(*etl.Registry)) is fine.
+// non-test file under pluginRoots, and on any package-level Register…
+// function under noRegisterRoots. Elsewhere a Register that fills a
+// registry it is given (etl/postgres.Register(*etl.Registry)) is fine.
 func TestNoInitAndNoGlobalRegistries(t *testing.T) {
 	for _, dir := range pluginRoots {
 		err := filepath.WalkDir(filepath.Join(root, dir), func(path string, d fs.DirEntry, err error) error {
@@ -32,7 +37,14 @@ func TestNoInitAndNoGlobalRegistries(t *testing.T) {
 				if d.Name() == "testdata" || d.Name() == "node_modules" {
 					return filepath.SkipDir
 				}
-				problems, err := globalHooks(path)
+				rel, err := filepath.Rel(root, path)
+				if err != nil {
+					return err
+				}
+				strict := slices.ContainsFunc(noRegisterRoots, func(r string) bool {
+					return rel == r || strings.HasPrefix(filepath.ToSlash(rel), r+"/")
+				})
+				problems, err := globalHooks(path, strict)
 				if err != nil {
 					return err
 				}
@@ -78,7 +90,7 @@ func Register(r *Registry) { r.m["x"] = nil }
 func RegisterLocal() { named := map[string]int{}; named["x"] = 1 }
 `)
 	writeFile(t, filepath.Join(dir, "a_test.go"), "package p\n\nfunc init() {}\n")
-	problems, err := globalHooks(dir)
+	problems, err := globalHooks(dir, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,6 +102,9 @@ func RegisterLocal() { named := map[string]int{}; named["x"] = 1 }
 	if want := []string{"RegisterHook", "RegisterNamed", "init"}; !slices.Equal(funcs, want) {
 		t.Fatalf("found %q, want %q:\n%s", funcs, want, strings.Join(problems, "\n"))
 	}
+	if problems, err = globalHooks(dir, true); err != nil || len(problems) != 5 {
+		t.Fatalf("strict: %v, %d problems, want 5 (every Register and the init):\n%s", err, len(problems), strings.Join(problems, "\n"))
+	}
 }
 
 func writeFile(t *testing.T, path, text string) {
@@ -100,9 +115,10 @@ func writeFile(t *testing.T, path, text string) {
 }
 
 // globalHooks reports, as "file:line: what name", the func init and the
-// Register… functions writing package-level variables among the non-test
-// .go files of dir (one package).
-func globalHooks(dir string) ([]string, error) {
+// Register… functions writing package-level variables (strict: every
+// package-level Register… function) among the non-test .go files of dir
+// (one package).
+func globalHooks(dir string, strict bool) ([]string, error) {
 	fset := token.NewFileSet()
 	matches, err := filepath.Glob(filepath.Join(dir, "*.go"))
 	if err != nil {
@@ -139,6 +155,8 @@ func globalHooks(dir string) ([]string, error) {
 			switch {
 			case fd.Name.Name == "init":
 				problems = append(problems, fset.Position(fd.Pos()).String()+": func init")
+			case strict && strings.HasPrefix(fd.Name.Name, "Register"):
+				problems = append(problems, fset.Position(fd.Pos()).String()+": a package-level "+fd.Name.Name)
 			case strings.HasPrefix(fd.Name.Name, "Register") && writesGlobal(fd, globals):
 				problems = append(problems, fset.Position(fd.Pos()).String()+": a package-level registry written by "+fd.Name.Name)
 			}
