@@ -58,8 +58,8 @@ func TestWorkerModuleBuildsAndRunsAnAnnotatedPackage(t *testing.T) {
 	if code := p.wait(t, 20*time.Second); code != 0 {
 		t.Fatalf("module worker exit %d after SIGINT\n%s", code, p.stderr)
 	}
-	// The throwaway main registers the fleet subcommand, as a worker's
-	// entry point must.
+	// The throwaway main calls worker.Main, whose entry serves the fleet
+	// subcommand.
 	code, stdout, stderr := runAgora(t, mod, []string{"AGORA_DISTRIBUTED_REDIS_URL="}, "worker", "--module", "./jobs", "fleet", "help")
 	if code != 0 || !strings.Contains(stdout, "trigger ID") {
 		t.Fatalf("agora worker --module ./jobs fleet help: exit %d\n%s%s", code, stdout, stderr)
