@@ -176,14 +176,10 @@ func RunMainTo(ctx context.Context, args []string, stdout, stderr io.Writer, get
 	}
 
 	err = pool.Run(ctx)
-	if err == nil {
-		return ExitOK
+	code := exitcode.OfRun(err, runtime.ErrForcedShutdown)
+	if err != nil {
+		logger.Error("worker failed", slog.Any("error", err), slog.Int("exit_code", code))
 	}
-	code := ExitFailure
-	if errors.Is(err, runtime.ErrForcedShutdown) {
-		code = ExitInterrupted
-	}
-	logger.Error("worker failed", slog.Any("error", err), slog.Int("exit_code", code))
 	return code
 }
 

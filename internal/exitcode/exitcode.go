@@ -4,6 +4,8 @@
 // outside the repository depend on them.
 package exitcode
 
+import "errors"
+
 const (
 	// OK follows success: the command did what it was asked, or a worker
 	// shut down cleanly.
@@ -19,3 +21,19 @@ const (
 	// (128 + SIGINT).
 	Interrupted = 130
 )
+
+// OfRun is the exit status of a worker whose pool's Run returned err: OK
+// when err is nil, Interrupted when err wraps forced (the pool's sentinel
+// for a shutdown forced by a second interrupt, runtime.ErrForcedShutdown),
+// Failure otherwise. runtime.Main and package worker's entry both exit
+// with it; forced is a parameter because runtime imports this package.
+func OfRun(err, forced error) int {
+	switch {
+	case err == nil:
+		return OK
+	case errors.Is(err, forced):
+		return Interrupted
+	default:
+		return Failure
+	}
+}
