@@ -18,7 +18,7 @@ var ErrGracefulTimeout = errors.New("runtime: graceful shutdown timed out")
 
 // ErrForcedShutdown is the cause of run contexts cancelled by a second
 // interrupt. WorkerPool.Run returns an error wrapping it in that case, and
-// Main exits with status 130.
+// worker.Main (or Main) exits with status 130.
 var ErrForcedShutdown = errors.New("runtime: forced shutdown")
 
 // ErrInvalidPipeline is wrapped by every problem WorkerPool.Run finds when it
