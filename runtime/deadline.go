@@ -64,8 +64,10 @@ type deadlineEntry struct {
 
 // deadlineWatch checks the deadlines of one pool's pipelines.
 type deadlineWatch struct {
-	env  *runEnv
-	heap []deadlineEntry // touched by the loop only, once it started
+	env     *runEnv
+	runners []*runner // those with a deadline; their first checks are planned by the loop
+	started time.Time
+	heap    []deadlineEntry // touched by the loop only
 
 	ctx     context.Context // cancelled by stop: a question in flight ends
 	cancel  context.CancelFunc
@@ -82,17 +84,62 @@ func newDeadlineWatch(env *runEnv, runners []*runner, now time.Time) *deadlineWa
 			continue
 		}
 		if w == nil {
-			w = &deadlineWatch{env: env, syncReq: make(chan chan struct{}), done: make(chan struct{})}
+			w = &deadlineWatch{env: env, started: now, syncReq: make(chan chan struct{}), done: make(chan struct{})}
 			w.ctx, w.cancel = context.WithCancel(env.hard)
 		}
-		// The first slot checked is the first whose deadline is still
-		// ahead: what fired before this worker started is judged by the
-		// workers that were running then.
-		if s := firstDeadlineSlot(r.sp, now.UnixNano()); s != 0 {
+		w.runners = append(w.runners, r)
+	}
+	return w
+}
+
+// plan makes each pipeline's first check. The first slot checked is the
+// first whose deadline is still ahead; the one before it is checked at
+// once when the fleet may have missed it while no worker was checking
+// (lookBack).
+func (w *deadlineWatch) plan() {
+	now := w.started.UnixNano()
+	for _, r := range w.runners {
+		if s := w.lookBack(r, now); s != 0 {
+			w.push(deadlineEntry{at: now, slot: s, r: r})
+			continue
+		}
+		if s := firstDeadlineSlot(r.sp, now); s != 0 {
 			w.push(deadlineEntry{at: s + int64(r.sp.Deadline), slot: s, r: r})
 		}
 	}
-	return w
+	w.runners = nil
+}
+
+// lookBack returns the latest slot (Unix ns) of r whose deadline passed by
+// now, when a worker starting now should still check it: only with a
+// fleet-wide DeadlineReporter (which knows whether another replica
+// reported it) and a CompletionReader that knows the pipeline completed
+// a slot before it. So after every replica was down at a deadline the
+// first to come back reports the slot, while a new pipeline, or one whose
+// last slot succeeded, has nothing to report. The walk is bounded by
+// maxMissedScan slots after the last completed one; 0: nothing to check.
+func (w *deadlineWatch) lookBack(r *runner, now int64) int64 {
+	caps := &w.env.caps
+	if caps.DeadlineReporter == nil || caps.CompletionReader == nil || caps.LocalLeaser != nil {
+		return 0 // an in-process coordinator knows nothing from before the start
+	}
+	ctx, cancel := context.WithTimeout(w.ctx, deadlineCheckTimeout)
+	last, ok, err := caps.CompletionReader.LastCompleted(ctx, r.id())
+	cancel()
+	if err != nil || !ok {
+		return 0
+	}
+	due := now - int64(r.sp.Deadline) // a slot at or before due is past its deadline
+	var found int64
+	s := slotAfter(r.sp, last*int64(time.Second))
+	for range maxMissedScan {
+		if s == 0 || s > due {
+			return found
+		}
+		found = s
+		s = slotAfter(r.sp, s)
+	}
+	return 0
 }
 
 // firstDeadlineSlot is sp's first slot (Unix ns) whose deadline comes
@@ -144,6 +191,7 @@ func (w *deadlineWatch) sync() bool {
 
 func (w *deadlineWatch) loop() {
 	defer close(w.done)
+	w.plan()
 	var timer Timer
 	defer func() {
 		if timer != nil {

@@ -294,3 +294,63 @@ func TestDeadlineValidation(t *testing.T) {
 		})
 	}
 }
+
+// lookBackCoord is the local coordinator asked through its methods (no
+// LocalLeaser, as a server's coordinator), with a fleet's last completed
+// slot from before the worker started.
+type lookBackCoord struct {
+	*runtime.LocalCoordinator
+	last int64 // Unix s; 0: none recorded
+}
+
+func (c *lookBackCoord) Capabilities() runtime.Capabilities {
+	caps := c.LocalCoordinator.Capabilities()
+	caps.LocalLeaser, caps.RunRecorder, caps.CompletionReader = nil, nil, c
+	return caps
+}
+
+func (c *lookBackCoord) LastCompleted(context.Context, string) (int64, bool, error) {
+	return c.last, c.last != 0, nil
+}
+
+// A worker starting after a slot's deadline passed while no worker was
+// checking reports it, if the fleet completed a slot before it and nobody
+// reported it; a new pipeline or one whose last slot completed has none.
+func TestDeadlineLookBackAtStart(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		last time.Time // the fleet's last completed slot; zero: none
+		want []int64
+	}{
+		{"missed while down", hms(10, 5, 0), []int64{hms(10, 7, 0).Unix()}},
+		{"last slot completed", hms(10, 7, 0), nil},
+		{"new pipeline", time.Time{}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clock := clocktest.NewFake(hms(10, 7, 40)) // the 10:07 deadline was 10:07:30
+			rec := &recordingNotifier{}
+			coord := &lookBackCoord{LocalCoordinator: runtime.NewLocalCoordinator(clock)}
+			if !tc.last.IsZero() {
+				coord.last = tc.last.Unix()
+			}
+			d := &poolDriver{clock: clock, logs: &syncBuffer{}, opts: []runtime.PoolOption{
+				runtime.WithNotifier(rec), runtime.WithCoordinator(coord)}}
+			d.start(t, &runtime.ScheduledPipeline{PipelineID: "p", Schedule: runtime.MustCron("* * * * *"),
+				Factory: succeeding, Deadline: 30 * time.Second})
+			advanceTo(t, clock, d, hms(10, 9, 45)) // 10:08 and 10:09 succeed
+			var got []int64
+			for _, ev := range deadlineEvents(rec) {
+				got = append(got, ev.RunNumber)
+				if !ev.Time.Equal(hms(10, 7, 40)) {
+					t.Errorf("reported at %v, want at the start", ev.Time)
+				}
+			}
+			if len(got) != len(tc.want) || (len(got) == 1 && got[0] != tc.want[0]) {
+				t.Fatalf("reported slots %v, want %v", got, tc.want)
+			}
+			if err := d.stop(t); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
