@@ -1,5 +1,7 @@
 package runtime
 
+import "context"
+
 // Capabilities is what a Coordinator can do beyond the methods of the
 // Coordinator interface, in one value: Coordinator.Capabilities returns
 // it, and the pool reads it once per Run (or RunNow, or
@@ -73,4 +75,22 @@ type Capabilities struct {
 	// FailureSharer counts failed runs and backs off fleet-wide. nil: each
 	// worker counts its own failures and backs off alone.
 	FailureSharer FailureSharer
+	// DeadlineReporter decides which worker of the fleet reports a slot
+	// that missed its ScheduledPipeline.Deadline, so it is reported once.
+	// nil: every worker reports each slot it does not know succeeded (by
+	// its own runs and CompletionReader): once per worker, not per fleet.
+	DeadlineReporter DeadlineReporter
+}
+
+// DeadlineReporter is the optional capability (Capabilities) that reports
+// each missed deadline once across a fleet (ScheduledPipeline.Deadline).
+type DeadlineReporter interface {
+	// MissedDeadline is asked once a slot (Unix seconds, the run number of
+	// a cron or every slot) of pipelineID has passed its deadline. It
+	// returns true to exactly one caller per pipeline and slot, and only
+	// when the slot has not completed: false when the slot, or a later
+	// one, completed (the slot rule), and when this slot or a later one
+	// was already reported, so a worker that checks late reports a slot
+	// nobody reported yet but never one older than the last reported.
+	MissedDeadline(ctx context.Context, pipelineID string, slot int64) (report bool, err error)
 }

@@ -22,7 +22,11 @@ func (p *WorkerPool) Quiet() (quiet, ok bool) {
 	if pr == nil {
 		return false, false
 	}
-	return pr.d.quiet()
+	quiet, ok = pr.d.quiet()
+	if quiet && pr.deadlines != nil && !pr.deadlines.sync() {
+		return false, false
+	}
+	return quiet, ok
 }
 
 // Quiet is WorkerPool.Quiet for a pipeline Start runs: ok is false when it

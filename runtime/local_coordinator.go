@@ -34,6 +34,11 @@ type LocalCoordinator struct {
 	entries map[string]*localEntry
 
 	history localHistory
+
+	// deadlines holds, per pipeline, the last slot MissedDeadline reported
+	// (Unix s); guarded by mu, made at the first report, so pipelines
+	// without a deadline cost nothing here.
+	deadlines map[string]int64
 }
 
 // localEntry is one pipeline's lease state and run history, kept small: a
@@ -278,10 +283,39 @@ func (c *LocalCoordinator) Capabilities() Capabilities {
 		StatusReporter:   c,
 		RunRecorder:      c,
 		RunHistoryReader: c,
+		DeadlineReporter: c,
 	}
+}
+
+// MissedDeadline reports slot of pipelineID once: true unless the slot or
+// a later one completed, or this slot or a later one was already reported.
+func (c *LocalCoordinator) MissedDeadline(_ context.Context, pipelineID string, slot int64) (bool, error) {
+	c.mu.RLock()
+	e := c.entries[pipelineID]
+	c.mu.RUnlock()
+	if e != nil {
+		e.mu.Lock()
+		done := slot <= e.lastCompleted
+		e.mu.Unlock()
+		if done {
+			return false, nil
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if last, ok := c.deadlines[pipelineID]; ok && last >= slot {
+		return false, nil
+	}
+	if c.deadlines == nil {
+		c.deadlines = make(map[string]int64)
+	}
+	c.deadlines[pipelineID] = slot
+	return true, nil
 }
 
 var (
 	_ Coordinator = (*LocalCoordinator)(nil)
 	_ LocalLeaser = (*LocalCoordinator)(nil)
+
+	_ DeadlineReporter = (*LocalCoordinator)(nil)
 )

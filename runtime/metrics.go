@@ -276,6 +276,9 @@ var (
 	descStale = prometheus.NewDesc("agora_stale_writes_refused_total",
 		"Runs that failed because a fenced store refused their write as stale (errors matching runtime.ErrStaleWrite, such as fencing.ErrStaleWriter).",
 		[]string{"pipeline"}, nil)
+	descDeadlines = prometheus.NewDesc("agora_deadlines_missed_total",
+		"Slots that had not succeeded within the pipeline's deadline of their fire time, counted by the replica that reported them; only for pipelines with a deadline.",
+		[]string{"pipeline"}, nil)
 	descBuildInfo = prometheus.NewDesc("agora_build_info",
 		"Always 1; the labels name the agora version the worker was built with (runtime.Version) and the Go version.", []string{"version", "go_version"}, nil)
 )
@@ -283,7 +286,7 @@ var (
 // Describe sends the descriptors of every agora_* metric the pool exports.
 func (c *poolCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descDuration, descLateness, descRuns, descSkipped, descLeaseHeld, descLeaseLost, descToken, descConsecutive, descRecords, descPaused,
-		descLastSuccess, descNextRun, descBackoffUntil, descInterval, descStale, descBuildInfo} {
+		descLastSuccess, descNextRun, descBackoffUntil, descInterval, descStale, descDeadlines, descBuildInfo} {
 		ch <- d
 	}
 	if _, ok := c.pool.cfg.coordinator.(prometheus.Collector); !ok {
@@ -329,6 +332,9 @@ func (c *poolCollector) Collect(ch chan<- prometheus.Metric) {
 		gauge(descConsecutive, float64(st.consecutive), id)
 		gauge(descPaused, b2f(pr.env.paused(r)), id)
 		counter(descStale, rs.staleRefused, id)
+		if r.sp.Deadline > 0 {
+			counter(descDeadlines, rs.deadlinesMissed, id)
+		}
 		if st.lastSuccess != 0 {
 			gauge(descLastSuccess, unixSeconds(st.lastSuccess), id)
 		}

@@ -9,10 +9,12 @@ import (
 
 // WithNotifier tells n when a pipeline stops after MaxConsecutiveErrors
 // failed runs (notify.PipelineStopped), when a run's write was refused as
-// stale (notify.StaleWriteRefused, for errors matching ErrStaleWrite) and
-// when a run fails (notify.RunFailed; a notify.Webhook sends those only
-// with OnFailure). Notify is called from the run's goroutine and must not
-// block. A notifier that is a prometheus.Collector (notify.Webhook) adds
+// stale (notify.StaleWriteRefused, for errors matching ErrStaleWrite),
+// when a slot missed its ScheduledPipeline.Deadline
+// (notify.DeadlineMissed) and when a run fails (notify.RunFailed; a
+// notify.Webhook sends those only with OnFailure). Notify is called from
+// the run's goroutine (the deadline watch's, for DeadlineMissed) and must
+// not block. A notifier that is a prometheus.Collector (notify.Webhook) adds
 // its metrics to /metrics. The pool does not close n: hand it over with
 // WithShutdownHook(w.Close) so queued events are sent as Run returns.
 // Without one, worker.Main builds a notify.Webhook from AGORA_NOTIFY_URL.

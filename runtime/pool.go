@@ -228,6 +228,9 @@ type poolRun struct {
 	byIDOnce sync.Once
 	byID     map[string]*runner
 
+	// deadlines watches the pipelines' deadlines; nil when none has one.
+	deadlines *deadlineWatch
+
 	state    atomic.Int32
 	terminal chan struct{} // closed at the first terminal pipeline error
 	errMu    sync.Mutex
@@ -396,6 +399,10 @@ func (p *WorkerPool) Run(ctx context.Context) error {
 		r.begin(now)
 		pr.d.add(r)
 	}
+	pr.deadlines = newDeadlineWatch(pr.env, pr.runners, now)
+	if pr.deadlines != nil {
+		pr.deadlines.start()
+	}
 	pr.state.Store(poolRunning)
 	go pr.d.loop()
 	close(p.started)
@@ -413,6 +420,9 @@ func (p *WorkerPool) Run(ctx context.Context) error {
 		reason = "every pipeline finished"
 	}
 	runErr := pr.shutdown(reason, cfg.gracefulTimeout, signals)
+	if pr.deadlines != nil {
+		pr.deadlines.stop() // before the coordinator it asks stops
+	}
 
 	stopTimeout := coordinatorStopTimeout
 	if errors.Is(runErr, ErrForcedShutdown) {

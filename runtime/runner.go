@@ -171,6 +171,10 @@ type rareStats struct {
 	skippedPaused                uint64
 	leaseLost                    uint64
 	staleRefused                 uint64
+	// deadlinesMissed counts the slots this worker reported as missing
+	// their deadline (deadline.go), lastMissedSlot is the last (Unix s).
+	deadlinesMissed uint64
+	lastMissedSlot  int64
 	// heldLogged is when heldElsewhere last logged at info level (Unix ns).
 	heldLogged int64
 	// missedLog holds the skipped slots not yet logged (missed_slots.go).
@@ -735,6 +739,8 @@ func (r *runner) status() PipelineStatus {
 		Records:           rs.records,
 		BackoffUntil:      backoffUntil,
 		LastRun:           lastRunOf(st),
+		DeadlinesMissed:   rs.deadlinesMissed,
+		LastMissedSlot:    slotTimePtr(rs.lastMissedSlot),
 	}
 }
 

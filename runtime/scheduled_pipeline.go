@@ -69,6 +69,19 @@ type ScheduledPipeline struct {
 	// if it then returns nil) and gives its lease back as any failed run
 	// does. 0 means no limit.
 	Timeout time.Duration
+	// Deadline, for cron and every schedules, is how long after its fire
+	// time a slot may take to succeed: a slot that has not succeeded
+	// Deadline after it fired (its runs failed, were skipped while the
+	// fleet backed off, stopped, or never started because every replica
+	// was down or busy) is reported once as missed — once for the whole
+	// fleet with a coordinator that has a DeadlineReporter (the Redis one,
+	// the local one), once per worker otherwise — with a
+	// notify.DeadlineMissed event, a WARN line and
+	// agora_deadlines_missed_total. Nothing is reported while the pipeline
+	// is paused. An every slot is the interval window its run starts in
+	// (its run number). 0, the default, means no deadline; a negative one,
+	// or one on a continuous or once schedule, is invalid.
+	Deadline time.Duration
 	// TracerProvider traces this pipeline's runs (see WithTracerProvider),
 	// in place of the pool's; nil means the pool's, and untraced when
 	// started alone. Start flushes it at the end; it is never shut down
@@ -130,6 +143,9 @@ func (sp *ScheduledPipeline) problems() []error {
 	}
 	if sp.Timeout < 0 {
 		errs = append(errs, fmt.Errorf("negative Timeout %s", sp.Timeout))
+	}
+	if err := sp.deadlineProblem(); err != nil {
+		errs = append(errs, err)
 	}
 	if sp.Grace < 0 {
 		errs = append(errs, fmt.Errorf("negative Grace %s", sp.Grace))

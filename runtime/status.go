@@ -92,6 +92,23 @@ type PipelineStatus struct {
 	// LastRun is the last run this worker finished, whichever replica ran
 	// the ones since; nil before the first.
 	LastRun *LastRunStatus `json:"last_run,omitempty"`
+	// DeadlinesMissed counts the slots this worker reported as not having
+	// succeeded within ScheduledPipeline.Deadline; with a coordinator that
+	// reports fleet-wide, another replica may have reported the others.
+	DeadlinesMissed uint64 `json:"deadlines_missed"`
+	// LastMissedSlot is the fire time of the last slot this worker
+	// reported as missing its deadline; nil before the first.
+	LastMissedSlot *time.Time `json:"last_missed_slot,omitempty"`
+}
+
+// slotTimePtr is the fire time of a slot in Unix seconds, in UTC; nil for
+// 0, no slot.
+func slotTimePtr(sec int64) *time.Time {
+	if sec == 0 {
+		return nil
+	}
+	t := time.Unix(sec, 0).UTC()
+	return &t
 }
 
 // LastRunStatus describes the last run a worker finished of a pipeline.

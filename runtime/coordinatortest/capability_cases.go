@@ -26,6 +26,8 @@ func capabilityCases() []testCase {
 		{name: "LastCompleted", run: testLastCompleted},
 		{name: "RunRecorder", run: testRecorder},
 		{name: "NothingPaused", run: testNotPaused},
+		{name: "MissedDeadline", run: testMissedDeadline},
+		{name: "FleetMissedDeadlineOnce", fleet: true, run: testFleetMissedDeadline},
 	}
 }
 
@@ -394,5 +396,55 @@ func testRecorder(t *testing.T, f *fleet) {
 		if h := hist[i]; !h.End.Equal(wantEnd) || h.Duration != time.Millisecond || !h.Start.Equal(wantEnd.Add(-time.Millisecond)) {
 			t.Errorf("RunHistory[%d] ran %v..%v (%v); want %v..%v (1ms)", i, h.Start, h.End, h.Duration, wantEnd.Add(-time.Millisecond), wantEnd)
 		}
+	}
+}
+
+// MissedDeadline reports a slot once, and only when it has not completed:
+// not a completed slot (nor one before it), not a slot already reported,
+// not a slot older than the last reported.
+func testMissedDeadline(t *testing.T, f *fleet) {
+	w := f.worker("p")
+	f.needs(w.caps.DeadlineReporter != nil, "DeadlineReporter")
+	missed := func(slot int64) bool {
+		t.Helper()
+		ok, err := w.caps.DeadlineReporter.MissedDeadline(ctx(t), "p", runtime.RunValue(slot))
+		if err != nil {
+			t.Fatalf("MissedDeadline(%d): %v", runtime.RunValue(slot), err)
+		}
+		return ok
+	}
+	w.mustAcquire("p", f.slot(2))
+	w.complete("p")
+	if missed(f.slot(2)) || missed(f.slot(1)) {
+		t.Fatal("MissedDeadline reports a completed slot")
+	}
+	w.mustAcquire("p", f.slot(3))
+	w.release("p") // failed
+	if !missed(f.slot(3)) {
+		t.Fatal("MissedDeadline does not report a failed slot")
+	}
+	if missed(f.slot(3)) {
+		t.Fatal("MissedDeadline reports a slot twice")
+	}
+	if !missed(f.slot(5)) || missed(f.slot(4)) {
+		t.Fatal("MissedDeadline: a slot nobody ran is reported, then an older one must not be")
+	}
+}
+
+// Two workers asking about the same slot: exactly one reports it.
+func testFleetMissedDeadline(t *testing.T, f *fleet) {
+	a, b := f.worker("p"), f.worker("p")
+	f.needs(a.caps.DeadlineReporter != nil, "DeadlineReporter")
+	slot := runtime.RunValue(f.slot(0))
+	ra, err := a.caps.DeadlineReporter.MissedDeadline(ctx(t), "p", slot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rb, err := b.caps.DeadlineReporter.MissedDeadline(ctx(t), "p", slot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ra == rb {
+		t.Fatalf("MissedDeadline answered %v and %v; want exactly one worker to report the slot", ra, rb)
 	}
 }

@@ -22,6 +22,7 @@ type memFleet struct {
 	done     map[string]int64
 	onceDone map[string]bool
 	auto     map[string]int64
+	reported map[string]int64 // the last slot MissedDeadline reported
 }
 
 type memLease struct {
@@ -31,7 +32,7 @@ type memLease struct {
 
 func newMemFleet() *memFleet {
 	return &memFleet{leases: map[string]*memLease{}, tokens: map[string]int64{}, done: map[string]int64{},
-		onceDone: map[string]bool{}, auto: map[string]int64{}}
+		onceDone: map[string]bool{}, auto: map[string]int64{}, reported: map[string]int64{}}
 }
 
 // lose drops pipelineID's lease, as an expiry would.
@@ -168,7 +169,18 @@ func (c *memCoord) Healthy(context.Context) error { return nil }
 func (c *memCoord) Status() any { return map[string]string{"kind": "memory"} }
 
 func (c *memCoord) Capabilities() runtime.Capabilities {
-	return runtime.Capabilities{BatchLeaser: c, HealthReporter: c, StatusReporter: c}
+	return runtime.Capabilities{BatchLeaser: c, HealthReporter: c, StatusReporter: c, DeadlineReporter: c}
+}
+
+// MissedDeadline reports a slot once for the fleet, unless it completed.
+func (c *memCoord) MissedDeadline(_ context.Context, id string, slot int64) (bool, error) {
+	c.f.mu.Lock()
+	defer c.f.mu.Unlock()
+	if slot <= c.f.done[id] || slot <= c.f.reported[id] {
+		return false, nil
+	}
+	c.f.reported[id] = slot
+	return true, nil
 }
 
 // memFleets hands each subtest its own fleet.

@@ -24,5 +24,6 @@ func (c *RedisWorkerCoordinator) Capabilities() runtime.Capabilities {
 		InterruptedRerunner: c,
 		RunRecorder:         c,
 		RunHistoryReader:    c,
+		DeadlineReporter:    c,
 	}
 }

@@ -13,6 +13,7 @@ import "strconv"
 //	                             history, one compact JSON array per run scored by its end in Unix ms (history_member.go)
 //	                             and the failure state, members "fails" and "fail_until" (failures.go)
 //	<prefix>failure:{<pipeline>} hash: the last failed run's error, worker and time (Unix ms); failures.go
+//	<prefix>deadline:{<pipeline>}  string: the last slot reported as missing its deadline (Unix s); PX FencingKeyTTL, as completed (deadline.go)
 //	<prefix>once:{<pipeline>}    string: set when the Once run completed; PX 2×LeaseTTL
 //	<prefix>claim:{<pipeline>}:<slot>  string: the replica asking for a slot in a batch; PX 5 s
 //	<prefix>epoch:{<pipeline>}   string: on a Cluster, the pipeline's state epoch (Redis time, µs; see epoch.go)
@@ -41,6 +42,10 @@ const doneMember = "slot"
 
 // failure holds a pipeline's last failed run's error (failures.go).
 func (k keys) failure(pipelineID string) string { return k.prefix + "failure:" + k.tag(pipelineID) }
+
+// deadline holds the last slot of a pipeline reported as missing its
+// deadline (deadline.go).
+func (k keys) deadline(pipelineID string) string { return k.prefix + "deadline:" + k.tag(pipelineID) }
 
 // once marks a completed Once run.
 func (k keys) once(pipelineID string) string { return k.prefix + "once:" + k.tag(pipelineID) }

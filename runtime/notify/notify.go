@@ -1,7 +1,8 @@
 // Package notify tells people that a pipeline needs attention: it POSTs a
 // JSON Event to a webhook when a pipeline stops after MaxConsecutiveErrors
-// failed runs, when a fenced store refuses a run's write as stale, and,
-// when asked for, when any run fails.
+// failed runs, when a fenced store refuses a run's write as stale, when a
+// slot has not succeeded within its pipeline's deadline, and, when asked
+// for, when any run fails.
 //
 // A WorkerPool given a Notifier (runtime.WithNotifier) calls Notify from
 // the run's goroutine, so Notify never blocks: the Webhook puts the event
@@ -27,6 +28,14 @@ const (
 	// StaleWriteRefused: a fenced store refused the run's write because a
 	// newer fencing token had written (runtime.ErrStaleWrite).
 	StaleWriteRefused Kind = "stale_write_refused"
+	// DeadlineMissed: a cron or every slot had not succeeded within the
+	// pipeline's deadline (runtime.ScheduledPipeline.Deadline) of its fire
+	// time. RunNumber is the slot (its fire time in Unix seconds), Deadline
+	// the deadline, Error says which slot in words. Sent once per slot for
+	// the fleet with a coordinator that reports deadlines fleet-wide (the
+	// Redis one), by the worker that found it; never while the pipeline is
+	// paused.
+	DeadlineMissed Kind = "deadline_missed"
 )
 
 // Event is what the webhook receives, as a JSON object.
@@ -45,6 +54,9 @@ type Event struct {
 	ConsecutiveErrors int `json:"consecutive_errors"`
 	// Error is the run's error, with secrets redacted.
 	Error string `json:"error,omitempty"`
+	// Deadline is the pipeline's deadline as a Go duration ("15m0s"), set
+	// for DeadlineMissed only.
+	Deadline string `json:"deadline,omitempty"`
 	// Time is when it happened.
 	Time time.Time `json:"time"`
 }

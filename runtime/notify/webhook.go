@@ -36,7 +36,7 @@ type Options struct {
 	// URL receives the POSTs; http or https.
 	URL string
 	// OnFailure sends a RunFailed event for every failed run, not only
-	// stops and stale writes (default false).
+	// stops, stale writes and missed deadlines (default false).
 	OnFailure bool
 	// Attempts bounds the tries per event (default DefaultAttempts).
 	Attempts int

@@ -280,3 +280,31 @@ func TestWebhookDoesNotFollowRedirects(t *testing.T) {
 		}
 	}
 }
+
+// A missed deadline is sent by default, like a stop: it is what the
+// deadline was set for, not one failed run among many.
+func TestWebhookSendsMissedDeadlinesWithoutOnFailure(t *testing.T) {
+	srv := newServer(t, func(int32) int { return http.StatusNoContent })
+	w, err := New(quick(srv.URL, io.Discard))
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 12, 3, 2, 15, 0, 0, time.UTC)
+	msg := "slot 2026-12-03T02:00:00Z has not succeeded within 15m0s of its fire time"
+	w.Notify(Event{Kind: DeadlineMissed, PipelineID: "nightly", WorkerID: "w1", RunNumber: 1796263200,
+		Deadline: "15m0s", Error: msg, Time: at})
+	closeNow(t, w)
+	if len(srv.events) != 1 {
+		t.Fatalf("server got %d events, want the missed deadline", len(srv.events))
+	}
+	if got := srv.events[0]; got.Kind != DeadlineMissed || got.RunNumber != 1796263200 || got.Deadline != "15m0s" ||
+		got.Error != msg || !got.Time.Equal(at) {
+		t.Errorf("event %+v", got)
+	}
+	raw, _ := json.Marshal(srv.events[0])
+	for _, key := range []string{`"event":"deadline_missed"`, `"run_number":1796263200`, `"deadline":"15m0s"`} {
+		if !strings.Contains(string(raw), key) {
+			t.Errorf("%s lacks %s", raw, key)
+		}
+	}
+}

@@ -18,7 +18,8 @@ import (
 // HeartbeatScript refreshes a worker record, EpochBumpScript and
 // EpochInitScript keep the state epoch (runtime/distributed's epoch.go),
 // FailScript records a failed run and gives its lease back, and
-// FailResetScript clears a stopped pipeline's failure state (failures.go).
+// FailResetScript clears a stopped pipeline's failure state (failures.go),
+// and DeadlineScript decides who reports a missed deadline (deadline.go).
 var (
 	//go:embed lua/acquire.lua
 	acquireSource string
@@ -34,6 +35,8 @@ var (
 	failSource string
 	//go:embed lua/fail_reset.lua
 	failResetSource string
+	//go:embed lua/deadline.lua
+	deadlineSource string
 
 	AcquireScript   = newScript(acquireSource)
 	RenewScript     = newScript(renewSource)
@@ -42,11 +45,12 @@ var (
 	EpochInitScript = newScript(epochInitSource)
 	FailScript      = newScript(failSource)
 	FailResetScript = newScript(failResetSource)
+	DeadlineScript  = newScript(deadlineSource)
 
 	// PrimaryScripts are the scripts the primary Redis runs, loaded when
 	// the coordinator connects (the epoch bump runs once per new
 	// connection, with EVAL).
-	PrimaryScripts = []*redis.Script{AcquireScript, RenewScript, HeartbeatScript, EpochInitScript, FailScript, FailResetScript}
+	PrimaryScripts = []*redis.Script{AcquireScript, RenewScript, HeartbeatScript, EpochInitScript, FailScript, FailResetScript, DeadlineScript}
 )
 
 // LoadScripts makes the server know scripts (one pipelined round trip), so

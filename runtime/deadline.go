@@ -1,0 +1,359 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/agora-etl/agora/runtime/notify"
+)
+
+// Deadlines (ScheduledPipeline.Deadline) are watched by one goroutine per
+// pool, started only when a pipeline has one, with a heap holding one
+// entry per such pipeline: the next slot to check and when. Slots are
+// checked in order, each at its fire time plus the deadline, so a pipeline
+// never has more than one check pending, and a pipeline without a
+// deadline costs nothing: no entry, no field, no timer. The counts a miss
+// makes live in the runner's rare state, made at the first miss.
+//
+// The check is separate from the runs on purpose: a slot that never ran
+// (every replica down, the run still going, the fleet backing off) is
+// exactly what a deadline is for, and has no run to hang the check on.
+
+// deadlineRetry is how soon a check the coordinator could not answer is
+// made again. The slot is kept: a check that comes late still reports.
+const deadlineRetry = 5 * time.Second
+
+// deadlineCheckTimeout bounds one question to the coordinator.
+const deadlineCheckTimeout = 10 * time.Second
+
+// errDeadlineSchedule is the problem of a Deadline on a schedule without
+// slots.
+var errDeadlineSchedule = errors.New("deadline needs a cron or every schedule")
+
+// deadlineProblem says what is wrong with sp's Deadline, nil when nothing.
+func (sp *ScheduledPipeline) deadlineProblem() error {
+	switch {
+	case sp.Deadline < 0:
+		return fmt.Errorf("negative Deadline %s", sp.Deadline)
+	case sp.Deadline == 0:
+		return nil
+	}
+	switch sp.Schedule.Kind() {
+	case ScheduleCron:
+		return nil
+	case ScheduleEvery:
+		if sp.Schedule.Interval() < time.Second {
+			// Such runs are numbered by the coordinator, not by a slot
+			// (everyRunNumber): there is no slot to check.
+			return fmt.Errorf("%w of at least a second, not %s", errDeadlineSchedule, sp.Schedule.Interval())
+		}
+		return nil
+	}
+	return fmt.Errorf("%w, not %s", errDeadlineSchedule, sp.Schedule.String())
+}
+
+// deadlineEntry is a pending check: slot (Unix ns, its fire time) of r is
+// checked at at (Unix ns).
+type deadlineEntry struct {
+	at, slot int64
+	r        *runner
+}
+
+// deadlineWatch checks the deadlines of one pool's pipelines.
+type deadlineWatch struct {
+	env     *runEnv
+	runners []*runner // those with a deadline; their first checks are planned by the loop
+	started time.Time
+	heap    []deadlineEntry // touched by the loop only
+
+	ctx     context.Context // cancelled by stop: a question in flight ends
+	cancel  context.CancelFunc
+	syncReq chan chan struct{}
+	done    chan struct{}
+}
+
+// newDeadlineWatch returns the watch of runners' deadlines, nil when none
+// has one. Call it after the runners began, with the pool's start time.
+func newDeadlineWatch(env *runEnv, runners []*runner, now time.Time) *deadlineWatch {
+	var w *deadlineWatch
+	for _, r := range runners {
+		if r.sp.Deadline <= 0 {
+			continue
+		}
+		if w == nil {
+			w = &deadlineWatch{env: env, started: now, syncReq: make(chan chan struct{}), done: make(chan struct{})}
+			w.ctx, w.cancel = context.WithCancel(env.hard)
+		}
+		w.runners = append(w.runners, r)
+	}
+	return w
+}
+
+// plan makes each pipeline's first check. The first slot checked is the
+// first whose deadline is still ahead; the one before it is checked at
+// once when the fleet may have missed it while no worker was checking
+// (lookBack).
+func (w *deadlineWatch) plan() {
+	now := w.started.UnixNano()
+	for _, r := range w.runners {
+		if s := w.lookBack(r, now); s != 0 {
+			w.push(deadlineEntry{at: now, slot: s, r: r})
+			continue
+		}
+		if s := firstDeadlineSlot(r.sp, now); s != 0 {
+			w.push(deadlineEntry{at: s + int64(r.sp.Deadline), slot: s, r: r})
+		}
+	}
+	w.runners = nil
+}
+
+// lookBack returns the latest slot (Unix ns) of r whose deadline passed by
+// now, when a worker starting now should still check it: only with a
+// fleet-wide DeadlineReporter (which knows whether another replica
+// reported it) and a CompletionReader that knows the pipeline completed
+// a slot before it. So after every replica was down at a deadline the
+// first to come back reports the slot, while a new pipeline, or one whose
+// last slot succeeded, has nothing to report. The walk is bounded by
+// maxMissedScan slots after the last completed one; 0: nothing to check.
+func (w *deadlineWatch) lookBack(r *runner, now int64) int64 {
+	caps := &w.env.caps
+	if caps.DeadlineReporter == nil || caps.CompletionReader == nil || caps.LocalLeaser != nil {
+		return 0 // an in-process coordinator knows nothing from before the start
+	}
+	ctx, cancel := context.WithTimeout(w.ctx, deadlineCheckTimeout)
+	last, ok, err := caps.CompletionReader.LastCompleted(ctx, r.id())
+	cancel()
+	if err != nil || !ok {
+		return 0
+	}
+	due := now - int64(r.sp.Deadline) // a slot at or before due is past its deadline
+	var found int64
+	s := slotAfter(r.sp, last*int64(time.Second))
+	for range maxMissedScan {
+		if s == 0 || s > due {
+			return found
+		}
+		found = s
+		s = slotAfter(r.sp, s)
+	}
+	return 0
+}
+
+// firstDeadlineSlot is sp's first slot (Unix ns) whose deadline comes
+// after now, 0 when there is none.
+func firstDeadlineSlot(sp *ScheduledPipeline, now int64) int64 {
+	return slotAfter(sp, now-int64(sp.Deadline))
+}
+
+// slotAfter is sp's first slot strictly after t (Unix ns), 0 when none:
+// a cron schedule's next fire time, an every schedule's next interval
+// window (the window a run starting then is numbered by).
+func slotAfter(sp *ScheduledPipeline, t int64) int64 {
+	if sp.Schedule.Kind() == ScheduleEvery {
+		iv := int64(sp.Schedule.Interval())
+		start := t - t%iv
+		if t < 0 && t%iv != 0 {
+			start -= iv
+		}
+		return start + iv
+	}
+	return nsOf(sp.Schedule.Next(timeOf(t)))
+}
+
+// start runs the watch's loop.
+func (w *deadlineWatch) start() { go w.loop() }
+
+// stop ends the loop and waits for it.
+func (w *deadlineWatch) stop() {
+	w.cancel()
+	<-w.done
+}
+
+// sync returns once the loop has made every check due by now; tests use
+// it, as they use the dispatcher's, to know the pool is quiet.
+func (w *deadlineWatch) sync() bool {
+	ack := make(chan struct{})
+	select {
+	case w.syncReq <- ack:
+	case <-w.done:
+		return false
+	}
+	select {
+	case <-ack:
+		return true
+	case <-w.done:
+		return false
+	}
+}
+
+func (w *deadlineWatch) loop() {
+	defer close(w.done)
+	w.plan()
+	var timer Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	var ack chan struct{}
+	for {
+		// Every wake makes the checks due first, so a sync is answered
+		// only once they are made.
+		for len(w.heap) > 0 && w.heap[0].at <= w.env.now().UnixNano() {
+			w.check(w.pop())
+			if w.ctx.Err() != nil {
+				return
+			}
+		}
+		if ack != nil {
+			close(ack)
+			ack = nil
+		}
+		// At most maxWait, as the dispatcher: a wall-clock jump forward is
+		// noticed within a second.
+		wait := maxWait
+		if len(w.heap) > 0 {
+			wait = min(wait, time.Duration(w.heap[0].at-w.env.now().UnixNano()))
+		}
+		if timer == nil {
+			timer = w.env.clock.NewTimer(wait)
+		} else {
+			timer.Reset(wait)
+		}
+		select {
+		case <-timer.C():
+		case ack = <-w.syncReq:
+		case <-w.ctx.Done():
+			return
+		}
+	}
+}
+
+// check judges e's slot and plans r's next check.
+func (w *deadlineWatch) check(e deadlineEntry) {
+	r := e.r
+	if r.isStopped() {
+		// Stopped (Stop, shutdown): its schedule is over. A pipeline that
+		// stopped after too many failed runs is not stopped this way, and
+		// its missed slots are still reported.
+		return
+	}
+	d := r.sp.Deadline
+	if !r.env.paused(r) { // an operator paused it: no alert meanwhile
+		missed, err := w.missed(r, e.slot)
+		if err != nil {
+			if w.ctx.Err() != nil {
+				return
+			}
+			r.env.logger.Warn("could not check a slot's deadline; checking again",
+				slog.String("pipeline_id", r.id()), slog.Int64("run_number", e.slot/int64(time.Second)),
+				slog.Duration("retry_in", deadlineRetry), slog.Any("error", err))
+			w.push(deadlineEntry{at: r.now().UnixNano() + int64(deadlineRetry), slot: e.slot, r: r})
+			return
+		}
+		if missed {
+			r.deadlineMissed(e.slot, d)
+		}
+	}
+	if next := slotAfter(r.sp, e.slot); next != 0 {
+		w.push(deadlineEntry{at: next + int64(d), slot: next, r: r})
+	}
+}
+
+// missed asks whether slot (Unix ns) of r missed its deadline and falls to
+// this worker to report.
+func (w *deadlineWatch) missed(r *runner, slot int64) (bool, error) {
+	sec := slot / int64(time.Second)
+	caps := &r.env.caps
+	ctx, cancel := context.WithTimeout(w.ctx, deadlineCheckTimeout)
+	defer cancel()
+	if rep := caps.DeadlineReporter; rep != nil {
+		report, err := rep.MissedDeadline(ctx, r.id(), sec)
+		if err != nil {
+			return false, fmt.Errorf("runtime: deadline of pipeline %q: %w", r.id(), err)
+		}
+		return report, nil
+	}
+	// Without the capability each worker judges by what it knows: a
+	// success of its own that ended after the slot fired, or the fleet's
+	// last completed slot.
+	r.mu.Lock()
+	ownSuccess := r.st.lastSuccess >= slot
+	r.mu.Unlock()
+	if ownSuccess {
+		return false, nil
+	}
+	if cr := caps.CompletionReader; cr != nil {
+		last, ok, err := cr.LastCompleted(ctx, r.id())
+		if err != nil {
+			return false, fmt.Errorf("runtime: deadline of pipeline %q: %w", r.id(), err)
+		}
+		if ok && last >= sec {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// deadlineMissed reports that slot (Unix ns) did not succeed within d of
+// its fire time: counted, logged and sent to the notifier.
+func (r *runner) deadlineMissed(slot int64, d time.Duration) {
+	sec := slot / int64(time.Second)
+	r.mu.Lock()
+	rs := r.rareLocked()
+	rs.deadlinesMissed++
+	rs.lastMissedSlot = sec
+	r.mu.Unlock()
+	at := time.Unix(sec, 0).UTC()
+	r.env.logger.LogAttrs(context.Background(), slog.LevelWarn, "slot missed its deadline",
+		slog.String("pipeline_id", r.id()), slog.Int64("run_number", sec),
+		slog.Time("slot", at), slog.Duration("deadline", d))
+	if n := r.env.notifier; n != nil {
+		n.Notify(notify.Event{Kind: notify.DeadlineMissed, PipelineID: r.id(), WorkerID: r.env.workerID,
+			RunNumber: sec, Deadline: d.String(), Time: r.now(),
+			Error: fmt.Sprintf("slot %s has not succeeded within %s of its fire time", at.Format(time.RFC3339), d)})
+	}
+}
+
+// push and pop keep the watch's heap ordered by check time.
+func (w *deadlineWatch) push(e deadlineEntry) {
+	w.heap = append(w.heap, e)
+	h := w.heap
+	for i := len(h) - 1; i > 0; {
+		p := (i - 1) / 2
+		if h[p].at <= h[i].at {
+			break
+		}
+		h[p], h[i] = h[i], h[p]
+		i = p
+	}
+}
+
+func (w *deadlineWatch) pop() deadlineEntry {
+	h := w.heap
+	top := h[0]
+	n := len(h) - 1
+	h[0] = h[n]
+	h[n] = deadlineEntry{}
+	h = h[:n]
+	w.heap = h
+	for i := 0; ; {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		m := l
+		if rr := l + 1; rr < n && h[rr].at < h[l].at {
+			m = rr
+		}
+		if h[i].at <= h[m].at {
+			break
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+	return top
+}
