@@ -46,6 +46,10 @@ type ScheduledPipeline struct {
 	// MaxConsecutiveErrors stops the pipeline, and Start returns the last
 	// error, after this many failed runs in a row; 0 means never.
 	MaxConsecutiveErrors int
+	// Deadline, for cron and every schedules, is how long after its fire
+	// time a slot must have succeeded; a slot that has not is reported
+	// once as missed. 0, the default, sets no deadline.
+	Deadline time.Duration
 	// Clock is the time source; nil means SystemClock. In a WorkerPool the
 	// pool's clock is used.
 	Clock Clock
