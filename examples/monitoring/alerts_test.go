@@ -31,6 +31,13 @@ func TestAlertRulesPassPromtool(t *testing.T) {
 	}
 }
 
+// countedWhenItHappens are counters the alert rules query whose series a
+// worker may serve only once the event they count has happened, so the
+// quiet worker exported scrapes cannot show them. A missed deadline needs
+// a slot to stay unsucceeded past ScheduledPipeline.Deadline, which a unit
+// test cannot wait for.
+var countedWhenItHappens = map[string]bool{"agora_deadlines_missed_total": true}
+
 // TestAlertRulesQueryOnlyExportedMetrics keeps the rules on metrics a
 // worker serves, and checks every rule has its promtool unit test.
 func TestAlertRulesQueryOnlyExportedMetrics(t *testing.T) {
@@ -43,6 +50,9 @@ func TestAlertRulesQueryOnlyExportedMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	names := exported(t)
+	for m := range countedWhenItHappens {
+		names[m] = true
+	}
 	used := regexp.MustCompile(`agora_[a-z_]+`).FindAllString(string(rules), -1)
 	if len(used) < 5 {
 		t.Fatalf("only %d agora metrics in alerts.yml", len(used))
@@ -53,8 +63,8 @@ func TestAlertRulesQueryOnlyExportedMetrics(t *testing.T) {
 		}
 	}
 	alerts := regexp.MustCompile(`(?m)^\s*- alert: (\S+)`).FindAllStringSubmatch(string(rules), -1)
-	if len(alerts) != 5 {
-		t.Errorf("%d alerts in alerts.yml, want 5", len(alerts))
+	if len(alerts) != 6 {
+		t.Errorf("%d alerts in alerts.yml, want 6", len(alerts))
 	}
 	for _, a := range alerts {
 		if !regexp.MustCompile(`alertname: ` + a[1] + `\n`).Match(tests) {
