@@ -186,3 +186,40 @@ type = "stdout"
 		}
 	}
 }
+
+// TestCheckShowsTheDeadline: agora check prints a pipeline's deadline with
+// its other settings, and rejects one on a schedule without fire times at
+// the deadline key, exit 1.
+func TestCheckShowsTheDeadline(t *testing.T) {
+	dir := t.TempDir()
+	good := writeConfig(t, dir, "deadline.toml", `format = "agora/v1"
+
+[pipelines.hourly]
+source = { type = "iterable", records = [{id = 1}] }
+sinks = [{ type = "stdout" }]
+schedule = { mode = "cron", expr = "0 * * * *" }
+deadline = "15m"
+`)
+	code, stdout, stderr := runAgora(t, dir, nil, "check", good)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	if want := "max_dead_letters unlimited, deadline 15m\n"; !strings.Contains(stdout, want) {
+		t.Errorf("agora check output:\n%s\nwant a line ending %q", stdout, want)
+	}
+	bad := writeConfig(t, dir, "once.toml", `format = "agora/v1"
+
+[pipelines.backfill]
+source = { type = "iterable", records = [{id = 1}] }
+sinks = [{ type = "stdout" }]
+schedule = { mode = "once" }
+deadline = "15m"
+`)
+	code, stdout, stderr = runAgora(t, dir, nil, "check", bad)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	if want := "once.toml:7:1: pipelines.backfill.deadline: deadline needs a cron or every schedule"; !strings.Contains(stderr, want) {
+		t.Errorf("stderr lacks %q:\n%s", want, stderr)
+	}
+}

@@ -81,6 +81,9 @@ type Pipeline struct {
 	// Timeout bounds one run (runtime.ScheduledPipeline.Timeout): a run
 	// past it is cancelled and fails. 0 means no limit.
 	Timeout time.Duration
+	// Deadline is how long after its fire time a cron or every slot must
+	// have succeeded (runtime.ScheduledPipeline.Deadline); 0 means none.
+	Deadline time.Duration
 
 	known *redact.Known // the file's secrets, hidden in run errors
 	// readState is where sources that remember what they read (the file
@@ -110,7 +113,7 @@ func (f *File) Pipeline(id string) *Pipeline {
 var (
 	topKeys      = []string{"format", "worker", "pipelines"}
 	workerKeys   = []string{"health_port", "graceful_shutdown_timeout", "worker_id", "run_history", "notify"}
-	pipelineKeys = []string{"source", "sinks", "schedule", "tracing", "dlq", "batch_size", "error_backoff", "max_consecutive_errors", "max_dead_letters", "timeout", "transforms"}
+	pipelineKeys = []string{"source", "sinks", "schedule", "tracing", "dlq", "batch_size", "error_backoff", "max_consecutive_errors", "max_dead_letters", "timeout", "deadline", "transforms"}
 )
 
 // document checks the whole file.
@@ -232,6 +235,16 @@ func (d *decoder) pipeline(id string, m map[string]any, at path) *Pipeline {
 	p.Transforms = d.transforms(m, at)
 	if t, ok := d.duration(m, at, "timeout", false); ok {
 		p.Timeout = t
+	}
+	if dl, ok := d.duration(m, at, "deadline", false); ok {
+		p.Deadline = dl
+		// A deadline is counted from a slot's fire time, and only cron and
+		// every schedules have one. A missing or broken schedule is
+		// reported already, so only a mode that is known to lack fire
+		// times is reported here.
+		if mode := p.Schedule.Mode; mode == "continuous" || mode == "once" {
+			d.atKey(at.child("deadline"), "%s: deadline needs a cron or every schedule (mode = %q has no fire times to count from)", at.child("deadline"), mode)
+		}
 	}
 	if n, ok := d.integer(m, at, "max_consecutive_errors", 0, math.MaxInt); ok {
 		p.MaxConsecutiveErrors = n

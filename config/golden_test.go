@@ -14,7 +14,7 @@ var update = flag.Bool("update", false, "rewrite the .golden files of testdata/b
 
 // goldenEnv is the environment the bad files are checked under. The
 // password is set so the tests can see that it never appears.
-var goldenEnv = map[string]string{"REDIS_PASSWORD": "s3cret", "STREAM": "orders", "REDIS_HOST": "127.0.0.1"}
+var goldenEnv = map[string]string{"REDIS_PASSWORD": "s3cret", "STREAM": "orders", "REDIS_HOST": "127.0.0.1", "DEADLINE": "15m"}
 
 var diagnosticLine = regexp.MustCompile(`^testdata/bad/[a-z_]+\.toml:[0-9]+:[0-9]+: \S`)
 

@@ -93,6 +93,7 @@ func (f *File) ScheduledPipelines() []*runtime.ScheduledPipeline {
 			ErrorBackoff:         p.ErrorBackoff,
 			MaxConsecutiveErrors: p.MaxConsecutiveErrors,
 			Timeout:              p.Timeout,
+			Deadline:             p.Deadline,
 			CatchUp:              p.Schedule.catchUpPolicy(),
 		}
 		out[i].RerunInterrupted = p.Schedule.RerunInterrupted

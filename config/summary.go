@@ -45,12 +45,17 @@ func (f *File) Summary() string {
 		if p.MaxDeadLetters >= 0 {
 			dead = fmt.Sprint(p.MaxDeadLetters)
 		}
-		timeout := ""
+		// Timeout and deadline have no default, so they are shown only
+		// when set.
+		limits := ""
 		if p.Timeout > 0 {
-			timeout = ", timeout " + shortDuration(p.Timeout)
+			limits = ", timeout " + shortDuration(p.Timeout)
+		}
+		if p.Deadline > 0 {
+			limits += ", deadline " + shortDuration(p.Deadline)
 		}
 		fmt.Fprintf(&b, "  batch_size %d, error_backoff %s, max_consecutive_errors %d, max_dead_letters %s%s\n",
-			p.BatchSize, shortDuration(p.ErrorBackoff), p.MaxConsecutiveErrors, dead, timeout)
+			p.BatchSize, shortDuration(p.ErrorBackoff), p.MaxConsecutiveErrors, dead, limits)
 		if t := p.Tracing; t.Enabled {
 			exporter := t.Exporter
 			if exporter == ExporterAuto {

@@ -101,6 +101,9 @@ type Pipeline struct {
 	// Timeout bounds one run (runtime.ScheduledPipeline.Timeout); 0 means
 	// no limit.
 	Timeout time.Duration
+	// Deadline is how long after its fire time a cron or every slot must
+	// have succeeded (runtime.ScheduledPipeline.Deadline); 0 means none.
+	Deadline time.Duration
 	// RerunInterrupted re-runs a slot whose holder died
 	// (runtime.ScheduledPipeline.RerunInterrupted).
 	RerunInterrupted bool

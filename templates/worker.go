@@ -169,6 +169,9 @@ func getWorkerBody(g *jen.Group, imp *imports, w Worker, pipelines []Pipeline) {
 		if p.Timeout > 0 {
 			fields = append(fields, field("Timeout", imp.duration(p.Timeout)))
 		}
+		if p.Deadline > 0 {
+			fields = append(fields, field("Deadline", imp.duration(p.Deadline)))
+		}
 		if p.RerunInterrupted {
 			fields = append(fields, field("RerunInterrupted", jen.True()))
 		}

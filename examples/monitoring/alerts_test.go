@@ -53,8 +53,8 @@ func TestAlertRulesQueryOnlyExportedMetrics(t *testing.T) {
 		}
 	}
 	alerts := regexp.MustCompile(`(?m)^\s*- alert: (\S+)`).FindAllStringSubmatch(string(rules), -1)
-	if len(alerts) != 5 {
-		t.Errorf("%d alerts in alerts.yml, want 5", len(alerts))
+	if len(alerts) != 6 {
+		t.Errorf("%d alerts in alerts.yml, want 6", len(alerts))
 	}
 	for _, a := range alerts {
 		if !regexp.MustCompile(`alertname: ` + a[1] + `\n`).Match(tests) {

@@ -49,8 +49,8 @@ func scrape(t *testing.T) (names map[string]bool, labels map[string]map[string]m
 	pool := runtime.NewWorkerPool(runtime.WithCoordinator(coord), runtime.WithLogger(quiet),
 		runtime.WithHealthAddr("127.0.0.1:0"), runtime.WithSignalHandling(false)).
 		// An every pipeline that moves records: runs, duration, lateness,
-		// records.
-		Register(&runtime.ScheduledPipeline{PipelineID: "records", Schedule: runtime.Every(time.Hour),
+		// records; its deadline serves agora_deadlines_missed_total.
+		Register(&runtime.ScheduledPipeline{PipelineID: "records", Schedule: runtime.Every(time.Hour), Deadline: time.Hour,
 			Factory: func(context.Context) (runtime.Pipeline, error) {
 				return runtime.PipelineFunc(func(ctx context.Context) error {
 					runtime.CountRecords(ctx, runtime.RecordCounts{In: 2, Out: 1, DeadLettered: 1})

@@ -172,6 +172,17 @@ func (c *checker) checkSchedule(d *directive) (pipelineDecl, bool) {
 		}
 		p.Timeout = v.Duration
 	}
+	if v, has := vals["deadline"]; has {
+		// A deadline is counted from a slot's fire time; continuous and
+		// once runs have none, so it would never apply.
+		if len(kinds) == 1 && kinds[0].Key.Name != "cron" && kinds[0].Key.Name != "every" {
+			fail(d.pos(c.fset, v.KeyOff), "deadline needs cron= or every=, not %s: it is counted from a slot's fire time", kinds[0].Key.Name)
+		}
+		if v.Duration <= 0 {
+			fail(d.pos(c.fset, v.ValueOff), "deadline=%s must be positive (omit it for no deadline)", v.Value)
+		}
+		p.Deadline = v.Duration
+	}
 	if v, has := vals["rerun_interrupted"]; has {
 		if len(kinds) == 1 && kinds[0].Key.Name != "cron" && kinds[0].Key.Name != "every" {
 			fail(d.pos(c.fset, v.KeyOff), "rerun_interrupted applies to cron and every schedules only, not %s: it re-runs a slot", kinds[0].Key.Name)

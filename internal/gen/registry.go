@@ -122,6 +122,7 @@ var Registry = []*Directive{
 			{Name: "catch_up", Type: Enum, Values: []string{"skip", "latest", "all"}, Doc: "cron only: what to do about slots missed while every replica (or Redis) was down: skip (default: only the newest, within grace), latest (the newest once, however late), all (each in order, at most 100)"},
 			{Name: "grace", Type: Duration, Doc: "cron only: how late a slot may start and still run under catch_up=skip (positive; default 1m)"},
 			{Name: "timeout", Type: Duration, Doc: "cancel a run still going after this long; it counts as failed and its lease is released (positive; default: no limit)"},
+			{Name: "deadline", Type: Duration, Doc: "cron and every only: how long after its fire time a slot must have succeeded; a slot that has not is reported once as missed (positive; default: none)"},
 			{Name: "timezone", Type: String, Doc: "cron only: the IANA time zone the expression's times are read in, such as Europe/Berlin (the form of a CRON_TZ=<zone> prefix; default: the worker's local zone)"},
 			{Name: "rerun_interrupted", Type: Flag, Doc: "cron and every only: re-run a slot whose holder died before completing it, on the worker that takes the lease over, with a new fencing token (with a fenced upsert sink: effectively once)"},
 		},
