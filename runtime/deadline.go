@@ -55,6 +55,21 @@ func (sp *ScheduledPipeline) deadlineProblem() error {
 	return fmt.Errorf("%w, not %s", errDeadlineSchedule, sp.Schedule.String())
 }
 
+// deadlineWait is how long after a slot's start its check is made: the
+// Deadline for a cron slot, which fires at a fixed time; an interval more
+// for an every window. An every run is planned an interval after the last
+// one ended, so its start drifts by each run's duration and, now and then,
+// passes over a window into the next: that run, early in the next window,
+// is the skipped window's run late, not a failure. Checking an interval
+// later lets it count (a later slot's success meets an earlier slot's
+// deadline), so a healthy pipeline is not reported when it drifts.
+func (sp *ScheduledPipeline) deadlineWait() int64 {
+	if sp.Schedule.Kind() == ScheduleEvery {
+		return int64(sp.Schedule.Interval() + sp.Deadline)
+	}
+	return int64(sp.Deadline)
+}
+
 // deadlineEntry is a pending check: slot (Unix ns, its fire time) of r is
 // checked at at (Unix ns).
 type deadlineEntry struct {
@@ -104,7 +119,7 @@ func (w *deadlineWatch) plan() {
 			continue
 		}
 		if s := firstDeadlineSlot(r.sp, now); s != 0 {
-			w.push(deadlineEntry{at: s + int64(r.sp.Deadline), slot: s, r: r})
+			w.push(deadlineEntry{at: s + r.sp.deadlineWait(), slot: s, r: r})
 		}
 	}
 	w.runners = nil
@@ -129,7 +144,7 @@ func (w *deadlineWatch) lookBack(r *runner, now int64) int64 {
 	if err != nil || !ok {
 		return 0
 	}
-	due := now - int64(r.sp.Deadline) // a slot at or before due is past its deadline
+	due := now - r.sp.deadlineWait() // a slot at or before due is past its deadline
 	var found int64
 	s := slotAfter(r.sp, last*int64(time.Second))
 	for range maxMissedScan {
@@ -142,10 +157,17 @@ func (w *deadlineWatch) lookBack(r *runner, now int64) int64 {
 	return 0
 }
 
-// firstDeadlineSlot is sp's first slot (Unix ns) whose deadline comes
-// after now, 0 when there is none.
+// firstDeadlineSlot is sp's first slot (Unix ns) whose check comes after
+// now, 0 when there is none.
 func firstDeadlineSlot(sp *ScheduledPipeline, now int64) int64 {
-	return slotAfter(sp, now-int64(sp.Deadline))
+	s := slotAfter(sp, now-sp.deadlineWait())
+	if sp.Schedule.Kind() == ScheduleEvery {
+		// Not a window that began before this worker did: its check comes
+		// after the start (an interval more), but nothing here could have
+		// run in it. After every replica was down, lookBack judges it.
+		s = max(s, slotAfter(sp, now-int64(sp.Schedule.Interval())))
+	}
+	return s
 }
 
 // slotAfter is sp's first slot strictly after t (Unix ns), 0 when none:
@@ -259,7 +281,7 @@ func (w *deadlineWatch) check(e deadlineEntry) {
 		}
 	}
 	if next := slotAfter(r.sp, e.slot); next != 0 {
-		w.push(deadlineEntry{at: next + int64(d), slot: next, r: r})
+		w.push(deadlineEntry{at: next + r.sp.deadlineWait(), slot: next, r: r})
 	}
 }
 
@@ -314,8 +336,19 @@ func (r *runner) deadlineMissed(slot int64, d time.Duration) {
 	if n := r.env.notifier; n != nil {
 		n.Notify(notify.Event{Kind: notify.DeadlineMissed, PipelineID: r.id(), WorkerID: r.env.workerID,
 			RunNumber: sec, Deadline: d.String(), Time: r.now(),
-			Error: fmt.Sprintf("slot %s has not succeeded within %s of its fire time", at.Format(time.RFC3339), d)})
+			Error: r.deadlineText(at, d)})
 	}
+}
+
+// deadlineText says what missed its deadline: a cron slot, or an every
+// window, which is given an interval more (deadlineWait).
+func (r *runner) deadlineText(at time.Time, d time.Duration) string {
+	if r.sp.Schedule.Kind() == ScheduleEvery {
+		iv := r.sp.Schedule.Interval()
+		return fmt.Sprintf("no run of the %s window from %s has succeeded within %s of its start (the interval and the %s deadline)",
+			iv, at.Format(time.RFC3339), iv+d, d)
+	}
+	return fmt.Sprintf("slot %s has not succeeded within %s of its fire time", at.Format(time.RFC3339), d)
 }
 
 // push and pop keep the watch's heap ordered by check time.

@@ -26,9 +26,14 @@ func TestFirstDeadlineSlot(t *testing.T) {
 		// then leaves it to those that ran it.
 		{"cron at the deadline", MustCron("0 2 * * *"), 15 * time.Minute, "2026-12-03T02:15:00Z", "2026-12-04T02:00:00Z"},
 		{"cron before the slot", MustCron("0 2 * * *"), 15 * time.Minute, "2026-12-03T01:59:59Z", "2026-12-03T02:00:00Z"},
+		// An every window is checked an interval plus the deadline after
+		// its start (deadlineWait), but a worker judges no window that
+		// began before it: the 01:00 window's check (02:15) is ahead at
+		// 02:10, yet nothing of this worker ran in it.
 		{"every window", Every(time.Hour), 15 * time.Minute, "2026-12-03T02:10:00Z", "2026-12-03T02:00:00Z"},
-		{"every past the window's deadline", Every(time.Hour), 15 * time.Minute, "2026-12-03T02:20:00Z", "2026-12-03T03:00:00Z"},
-		{"every deadline longer than the interval", Every(time.Minute), 150 * time.Second, "2026-12-03T02:10:00Z", "2026-12-03T02:08:00Z"},
+		{"every at a window's start", Every(time.Hour), 15 * time.Minute, "2026-12-03T02:00:00Z", "2026-12-03T02:00:00Z"},
+		{"every deadline longer than the interval", Every(time.Minute), 150 * time.Second, "2026-12-03T02:10:00Z", "2026-12-03T02:10:00Z"},
+		{"every seconds", Every(2 * time.Second), time.Second, "2026-12-03T02:10:01.5Z", "2026-12-03T02:10:00Z"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sp := &ScheduledPipeline{Schedule: tc.sched, Deadline: tc.deadline}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -156,16 +157,17 @@ func TestDeadlineEveryFailedWindowIsReported(t *testing.T) {
 	d.start(t, &runtime.ScheduledPipeline{PipelineID: "p", Schedule: runtime.Every(time.Minute),
 		Factory: failing, Deadline: 45 * time.Second, ErrorBackoff: time.Minute})
 	// Runs at 10:07 and 10:08 fail; the backoff doubles, so the 10:09
-	// window has no run at all: all three are missed.
-	advanceTo(t, clock, d, hms(10, 9, 50))
+	// window has no run at all: all three are missed, each reported an
+	// interval plus the deadline after the window's start.
+	advanceTo(t, clock, d, hms(10, 10, 50))
 	evs := deadlineEvents(rec)
 	if len(evs) != 3 {
 		t.Fatalf("events %+v, want the 10:07, 10:08 and 10:09 windows", evs)
 	}
 	for i, ev := range evs {
 		w := hms(10, 7+i, 0)
-		if ev.RunNumber != w.Unix() || !ev.Time.Equal(w.Add(45*time.Second)) {
-			t.Fatalf("event %d = %+v, want window %v at +45s", i, ev, w)
+		if ev.RunNumber != w.Unix() || !ev.Time.Equal(w.Add(time.Minute+45*time.Second)) {
+			t.Fatalf("event %d = %+v, want window %v at +1m45s", i, ev, w)
 		}
 	}
 	if err := d.stop(t); err != nil {
@@ -352,5 +354,52 @@ func TestDeadlineLookBackAtStart(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
+	}
+}
+
+// An every pipeline whose runs take a third of the interval drifts: each
+// run is planned a minute after the last ended, so now and then a window
+// has no run and the next window's run comes early in it. That pipeline
+// is healthy and is never reported: a window is judged an interval plus
+// the deadline after its start, when the drifted run has succeeded.
+func TestDeadlineEveryDriftIsNotReported(t *testing.T) {
+	clock := clocktest.NewFake(hms(10, 7, 0))
+	rec := &recordingNotifier{}
+	d := &poolDriver{clock: clock, logs: &syncBuffer{}, opts: []runtime.PoolOption{runtime.WithNotifier(rec)}}
+	var mu sync.Mutex
+	var windows []int64
+	d.start(t, &runtime.ScheduledPipeline{PipelineID: "p", Schedule: runtime.Every(time.Minute), Deadline: 30 * time.Second,
+		Factory: func(context.Context) (runtime.Pipeline, error) {
+			return runtime.PipelineFunc(func(ctx context.Context) error {
+				lease, _ := runtime.LeaseFromContext(ctx)
+				mu.Lock()
+				windows = append(windows, lease.RunNumber)
+				mu.Unlock()
+				// The run takes 20 s of the fake clock's time.
+				clock.Advance(20 * time.Second)
+				return nil
+			}), nil
+		}})
+	advanceTo(t, clock, d, hms(10, 20, 0))
+	mu.Lock()
+	ran := map[int64]bool{}
+	for _, w := range windows {
+		ran[w] = true
+	}
+	skipped := 0
+	for w := hms(10, 7, 0); w.Before(hms(10, 19, 0)); w = w.Add(time.Minute) {
+		if !ran[w.Unix()] {
+			skipped++
+		}
+	}
+	mu.Unlock()
+	if skipped == 0 {
+		t.Fatalf("no window passed over by the drift (runs in %v): the test shows nothing", windows)
+	}
+	if evs := deadlineEvents(rec); len(evs) != 0 {
+		t.Fatalf("a healthy drifting pipeline reported (%d windows passed over): %+v", skipped, evs)
+	}
+	if err := d.stop(t); err != nil {
+		t.Fatal(err)
 	}
 }
