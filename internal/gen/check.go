@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"golang.org/x/tools/go/packages"
 
@@ -180,6 +181,11 @@ func (c *checker) checkSchedule(d *directive) (pipelineDecl, bool) {
 		}
 		if v.Duration <= 0 {
 			fail(d.pos(c.fset, v.ValueOff), "deadline=%s must be positive (omit it for no deadline)", v.Value)
+		}
+		if e, ok := vals["every"]; ok && e.Duration > 0 && e.Duration < time.Second {
+			// The pool refuses it too (runtime.ScheduledPipeline.Deadline):
+			// runs this frequent are numbered one by one, not by a slot.
+			fail(d.pos(c.fset, v.KeyOff), "deadline needs every= of at least a second, not every=%s: faster runs have no slot to judge", e.Value)
 		}
 		p.Deadline = v.Duration
 	}

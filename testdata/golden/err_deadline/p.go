@@ -38,3 +38,8 @@ func BuildOnce(context.Context) (*Job, error) { return &Job{}, nil }
 //
 //agora:schedule every=1h dedline=15m
 func BuildTypo(context.Context) (*Job, error) { return &Job{}, nil }
+
+// BuildFast runs more often than once a second: its runs have no slot.
+//
+//agora:schedule every=500ms deadline=1s
+func BuildFast(context.Context) (*Job, error) { return &Job{}, nil }
