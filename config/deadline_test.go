@@ -90,6 +90,8 @@ func TestDeadlineErrors(t *testing.T) {
 			`c.toml:4:3: pipelines.p.deadline: deadline needs a cron or every schedule (mode = "continuous" has no fire times to count from)`},
 		{"once", `deadline = "15m"` + "\n" + `schedule = { mode = "once" }`,
 			`c.toml:3:1: pipelines.p.deadline: deadline needs a cron or every schedule (mode = "once" has no fire times to count from)`},
+		{"every under a second", `deadline = "1s"` + "\n" + `schedule = { mode = "every", seconds = 0.5 }`,
+			`c.toml:3:1: pipelines.p.deadline: deadline needs an every interval of at least a second, not 500ms: faster runs have no slot to judge`},
 		{"misspelt", `dedline = "15m"` + "\n" + `schedule = { mode = "every", minutes = 5 }`,
 			`c.toml:3:1: pipelines.p: unknown key "dedline" (did you mean "deadline"?)`},
 		{"unset variable", `deadline = "${NOPE}"` + "\n" + `schedule = { mode = "every", minutes = 5 }`,

@@ -244,6 +244,10 @@ func (d *decoder) pipeline(id string, m map[string]any, at path) *Pipeline {
 		// times is reported here.
 		if mode := p.Schedule.Mode; mode == "continuous" || mode == "once" {
 			d.atKey(at.child("deadline"), "%s: deadline needs a cron or every schedule (mode = %q has no fire times to count from)", at.child("deadline"), mode)
+		} else if mode == "every" && p.Schedule.Every > 0 && p.Schedule.Every < time.Second {
+			// The pool refuses it too: runs this frequent are numbered one
+			// by one, not by a slot.
+			d.atKey(at.child("deadline"), "%s: deadline needs an every interval of at least a second, not %s: faster runs have no slot to judge", at.child("deadline"), p.Schedule.Every)
 		}
 	}
 	if n, ok := d.integer(m, at, "max_consecutive_errors", 0, math.MaxInt); ok {
