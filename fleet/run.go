@@ -327,7 +327,7 @@ func (c *command) pipelines(ctx context.Context) error {
 	if c.json {
 		return c.emit(rows)
 	}
-	t := newTable(c.out, "PIPELINE", "SCHEDULE", "WORKERS", "LAST COMPLETED", "NEXT RUN", "LAST OUTCOME", "LAST SUCCESS", "PAUSED", "ONCE COMPLETED", "ERRORS", "BACKOFF UNTIL", "LAST ERROR")
+	t := newTable(c.out, "PIPELINE", "SCHEDULE", "WORKERS", "LAST COMPLETED", "NEXT RUN", "LAST OUTCOME", "LAST SUCCESS", "PAUSED", "ONCE COMPLETED", "ERRORS", "BACKOFF UNTIL", "DEADLINE MISSED", "LAST ERROR")
 	for _, r := range rows {
 		sched := r.Schedule
 		if sched == "" {
@@ -346,7 +346,7 @@ func (c *command) pipelines(ctx context.Context) error {
 			lastErr = oneLine(r.LastError)
 		}
 		t.row(r.PipelineID, sched, fmt.Sprint(len(r.Workers)), timeOrDash(r.LastCompleted), timeOrDash(r.NextRun),
-			outcome, timeOrDash(r.LastSuccess), yesNo(r.Paused), yesNo(r.OnceCompleted), errs, timeOrDash(r.BackoffUntil), lastErr)
+			outcome, timeOrDash(r.LastSuccess), yesNo(r.Paused), yesNo(r.OnceCompleted), errs, timeOrDash(r.BackoffUntil), timeOrDash(r.LastDeadlineMissed), lastErr)
 	}
 	if err := t.flush(); err != nil {
 		return err
@@ -354,8 +354,9 @@ func (c *command) pipelines(ctx context.Context) error {
 	if err := c.pauseNotes(rows); err != nil {
 		return err
 	}
-	// A pipeline whose keys hold data agora did not write runs nowhere:
-	// said under the table, where a row has no room for the key's name.
+	// A pipeline whose keys hold data agora did not write runs nowhere (or,
+	// its deadline key, has no missed deadline reported or shown): said
+	// under the table, where a row has no room for the key's name.
 	for _, r := range rows {
 		if r.Lease.Problem != "" {
 			if _, err := fmt.Fprintf(c.out, "\nproblem: %s: %s\n", texttable.Printable(r.PipelineID), texttable.Printable(r.Lease.Problem)); err != nil {

@@ -314,3 +314,21 @@ func TestCSRFTokenDiffersPerProcessHandler(t *testing.T) {
 		t.Errorf("CSRF tokens %q and %q", a.csrf, b.csrf)
 	}
 }
+
+// TestPipelinePageShowsTheLastMissedDeadline: a slot the fleet reported
+// as missing its deadline is on the pipeline's page; a pipeline with none
+// has no such line.
+func TestPipelinePageShowsTheLastMissedDeadline(t *testing.T) {
+	srv, f, _ := newServer(t, "")
+	const slot = 1772366400 // 2026-03-01T12:00:00Z, orders' failed run
+	if ok, err := f.a.MissedDeadline(context.Background(), "orders", slot); !ok || err != nil {
+		t.Fatalf("MissedDeadline(orders) = %v, %v; want reported", ok, err)
+	}
+	code, body, _ := get(t, srv.Client(), srv.URL+"/pipelines/orders")
+	if code != 200 || !strings.Contains(body, `<dt>last deadline missed</dt><dd id="deadline-missed">2026-03-01 12:00:00Z</dd>`) {
+		t.Errorf("GET /pipelines/orders = %d; want the missed deadline shown:\n%s", code, body)
+	}
+	if _, body, _ = get(t, srv.Client(), srv.URL+"/pipelines/events"); strings.Contains(body, "deadline") {
+		t.Errorf("events' page mentions a deadline; it has none:\n%s", body)
+	}
+}

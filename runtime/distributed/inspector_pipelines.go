@@ -60,6 +60,11 @@ type PipelineInfo struct {
 	// max_consecutive_errors: every replica stops it, until a worker
 	// running it starts again.
 	FailedStop bool `json:"failed_stop,omitempty"`
+	// LastDeadlineMissed is the last slot reported, once for the fleet,
+	// as not succeeded within the pipeline's deadline; absent when none is
+	// kept (or its key holds data agora did not write: Lease.Problem
+	// names it).
+	LastDeadlineMissed *time.Time `json:"last_deadline_missed,omitempty"`
 	// Lease is the pipeline's lease.
 	Lease LeaseInfo `json:"lease"`
 	// StaleRefusals counts the runs in the history refused as stale.

@@ -2,6 +2,8 @@ package distributed
 
 import (
 	"context"
+	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -92,5 +94,72 @@ func TestInspectorPipelinesShowTheFleetsFailures(t *testing.T) {
 	}
 	if s := ps[2]; s.ConsecutiveErrors != 1 || !s.FailedStop || s.BackoffUntil != nil || s.NextRun != nil || s.LastError != "boom stopped" {
 		t.Errorf("stopped = %+v; want stopped with no next run", s)
+	}
+}
+
+// TestInspectorPipelinesShowTheLastMissedDeadline: the slot the fleet
+// reported as missing its deadline is on the pipeline's row in Overview,
+// Summaries and its own page; a pipeline with none shows none; a deadline
+// key of foreign data shows no slot and is named in Lease.Problem.
+func TestInspectorPipelinesShowTheLastMissedDeadline(t *testing.T) {
+	r := newReal(t)
+	cs, in := r.inspected([]string{"w1"}, []string{"fine", "junk", "late", "wrongtype"},
+		map[string]string{"fine": "every=1m0s", "junk": "every=1m0s", "late": "every=1m0s", "wrongtype": "every=1m0s"})
+	ctx := context.Background()
+	slot := inspectAt.Truncate(time.Hour).Unix()
+	if !missed(t, cs[0], "late", slot) {
+		t.Fatal("MissedDeadline(late) = false; want reported")
+	}
+	k := keysFor(cs[0].s)
+	if err := r.client(0).Set(ctx, k.deadline("junk"), "12345678901234567", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.client(0).HSet(ctx, k.deadline("wrongtype"), "x", "1").Err(); err != nil {
+		t.Fatal(err)
+	}
+	check := func(view string, ps []PipelineInfo) {
+		t.Helper()
+		if len(ps) != 4 {
+			t.Fatalf("%s: %d rows; want 4", view, len(ps))
+		}
+		for _, p := range ps {
+			switch p.PipelineID {
+			case "late":
+				if p.LastDeadlineMissed == nil || p.LastDeadlineMissed.Unix() != slot || p.LastDeadlineMissed.Location() != time.UTC || p.Lease.Problem != "" {
+					t.Errorf("%s: late = %v (problem %q); want %v", view, p.LastDeadlineMissed, p.Lease.Problem, time.Unix(slot, 0).UTC())
+				}
+			case "fine":
+				if p.LastDeadlineMissed != nil || p.Lease.Problem != "" {
+					t.Errorf("%s: fine = %v (problem %q); want none", view, p.LastDeadlineMissed, p.Lease.Problem)
+				}
+			default: // foreign data: no slot, the key named
+				if p.LastDeadlineMissed != nil || !strings.Contains(p.Lease.Problem, k.deadline(p.PipelineID)) {
+					t.Errorf("%s: %s = %v (problem %q); want no slot and the key named", view, p.PipelineID, p.LastDeadlineMissed, p.Lease.Problem)
+				}
+			}
+		}
+	}
+	o, err := in.Overview(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("Overview", o.Pipelines)
+	s, err := in.Summaries(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("Summaries", s.Pipelines)
+	var page []PipelineInfo
+	for _, id := range []string{"fine", "junk", "late", "wrongtype"} {
+		info, _, _, err := in.Pipeline(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		page = append(page, info)
+	}
+	check("Pipeline", page)
+	b, err := json.Marshal(o.Pipelines[0]) // fine
+	if err != nil || strings.Contains(string(b), "deadline") {
+		t.Errorf("JSON of a pipeline with no missed deadline = %s, %v; want no deadline field", b, err)
 	}
 }

@@ -139,6 +139,10 @@ func (in *Inspector) row(id, schedule string, workers []string, l LeaseInfo, pau
 		t := time.Unix(l.LastCompleted, 0).UTC()
 		r.LastCompleted = &t
 	}
+	if l.LastDeadlineMissed > 0 {
+		t := time.Unix(l.LastDeadlineMissed, 0).UTC()
+		r.LastDeadlineMissed = &t
+	}
 	if p, ok := paused[id]; ok {
 		r.setPause(p)
 	}

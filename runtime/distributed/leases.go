@@ -34,14 +34,18 @@ type LeaseState struct {
 	LastCompleted int64 `json:"last_completed"`
 	// OnceCompleted is true when a Once pipeline's run completed.
 	OnceCompleted bool `json:"once_completed"`
+	// LastDeadlineMissed is the last slot (Unix seconds) reported as
+	// missing its deadline (deadline.go), 0 when none is kept.
+	LastDeadlineMissed int64 `json:"last_deadline_missed,omitempty"`
 	// Problem says which of the pipeline's keys hold data agora did not
 	// write (another type, or a value that does not parse), "" when none
-	// does: such a pipeline is granted no lease until the key is fixed.
+	// does: such a pipeline is granted no lease until the key is fixed
+	// (its deadline key: no missed deadline is reported or shown).
 	Problem string `json:"problem,omitempty"`
 }
 
-// LeaseStates reads the lease, last token, last completed slot and Once
-// marker of each pipeline from the primary in one pipelined round trip. It
+// LeaseStates reads the lease, last token, last completed slot, Once
+// marker and last slot reported as missing its deadline of each pipeline from the primary in one pipelined round trip. It
 // only reads, so it works on a coordinator that is merely connected. With a
 // Redlock quorum the lease itself lives on the quorum nodes; the primary's
 // copy shown here is the one the coordinator reserved it under.
@@ -55,6 +59,7 @@ func (c *RedisWorkerCoordinator) LeaseStates(ctx context.Context, pipelineIDs []
 		token *redis.StringCmd
 		done  *redis.FloatCmd
 		once  *redis.IntCmd
+		late  *redis.StringCmd
 	}
 	all := make([]reads, len(pipelineIDs))
 	ctx, cancel := c.opContext(ctx, opInspect)
@@ -67,6 +72,7 @@ func (c *RedisWorkerCoordinator) LeaseStates(ctx context.Context, pipelineIDs []
 				token: p.Get(ctx, c.keys.token(id)),
 				done:  p.ZScore(ctx, c.keys.done(id), doneMember),
 				once:  p.Exists(ctx, c.keys.once(id)),
+				late:  p.Get(ctx, c.keys.deadline(id)),
 			}
 		}
 		return nil
@@ -86,7 +92,7 @@ func (c *RedisWorkerCoordinator) LeaseStates(ctx context.Context, pipelineIDs []
 			c.warnForeign(key, why)
 			problems = append(problems, key+" "+why)
 		}
-		for _, cmd := range []redis.Cmder{r.lease, r.token, r.done, r.once} {
+		for _, cmd := range []redis.Cmder{r.lease, r.token, r.done, r.once, r.late} {
 			if isWrongType(cmd.Err()) {
 				foreign(cmd.Args()[1].(string), "is of another type than agora writes")
 			}
@@ -104,6 +110,13 @@ func (c *RedisWorkerCoordinator) LeaseStates(ctx context.Context, pipelineIDs []
 		if v := r.token.Val(); v != "" {
 			if _, _, ok := parseTokenValue(v); !ok {
 				foreign(c.keys.token(id), "holds a token that does not parse (at most 16 digits, then the run)")
+			}
+		}
+		if v := r.late.Val(); v != "" {
+			if slot, ok := parseSlotValue(v); ok {
+				st.LastDeadlineMissed = slot
+			} else {
+				foreign(c.keys.deadline(id), "holds no slot (at most 16 digits, Unix seconds)")
 			}
 		}
 		st.Problem = strings.Join(problems, "; ")
@@ -179,6 +192,16 @@ func parseTokenValue(v string) (token, run int64, ok bool) {
 		}
 	}
 	return token, run, true
+}
+
+// parseSlotValue checks a deadline key's slot as deadline.lua does: a
+// decimal number of Unix seconds of at most 16 digits.
+func parseSlotValue(v string) (int64, bool) {
+	if len(v) == 0 || len(v) > 16 || strings.TrimLeft(v, "0123456789") != "" {
+		return 0, false
+	}
+	slot, err := strconv.ParseInt(v, 10, 64)
+	return slot, err == nil
 }
 
 func parseTokenRecord(v string) (token, run int64) {
