@@ -88,10 +88,10 @@ func probe(addr, path string) (int, error) {
 // keeps answering new probes.
 func TestHealthFloodDoesNotStarveRuns(t *testing.T) {
 	hp := startHelper(t, "fdflood")
-	hp.waitFor(t, hp.stdout, "ADDR ")
-	_, addr, _ := strings.Cut(hp.stdout.String(), "ADDR ")
+	hp.WaitFor(t, hp.Stdout, "ADDR ")
+	_, addr, _ := strings.Cut(hp.Stdout.String(), "ADDR ")
 	addr, _, _ = strings.Cut(addr, "\n")
-	runs := func() int { b, _ := os.ReadFile(hp.out); return bytes.Count(b, []byte("\n")) }
+	runs := func() int { b, _ := os.ReadFile(hp.Out); return bytes.Count(b, []byte("\n")) }
 
 	const flood = 4 * floodNofile
 	held := make([]net.Conn, 0, flood)
@@ -129,28 +129,28 @@ func TestHealthFloodDoesNotStarveRuns(t *testing.T) {
 	for i := range 5 {
 		code, err := probe(addr, "/healthz")
 		if err != nil || code != http.StatusOK {
-			t.Fatalf("probe %d during the flood: %d %v\n%s", i, code, err, hp.stderr)
+			t.Fatalf("probe %d during the flood: %d %v\n%s", i, code, err, hp.Stderr)
 		}
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for runs() < before+50 {
 		if time.Now().After(deadline) {
-			t.Fatalf("%d runs in 10s during the flood (from %d)\n%s", runs()-before, before, hp.stderr)
+			t.Fatalf("%d runs in 10s during the flood (from %d)\n%s", runs()-before, before, hp.Stderr)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
 	if code, err := probe(addr, "/readyz"); err != nil || code != http.StatusOK {
 		t.Errorf("/readyz during the flood: %d %v", code, err)
 	}
-	logs := hp.stderr.String()
+	logs := hp.Stderr.String()
 	if strings.Contains(logs, "too many open files") {
 		t.Errorf("the worker ran out of descriptors:\n%s", logs)
 	}
 	if !strings.Contains(logs, "health server at its connection cap") {
 		t.Errorf("no WARN about the connection cap:\n%s", logs)
 	}
-	hp.signal(t, syscall.SIGTERM)
-	if code := hp.wait(t, 10*time.Second); code != 0 {
-		t.Fatalf("exit %d\n%s", code, hp.stderr)
+	hp.Signal(t, syscall.SIGTERM)
+	if code := hp.Wait(t, 10*time.Second); code != 0 {
+		t.Fatalf("exit %d\n%s", code, hp.Stderr)
 	}
 }

@@ -1,7 +1,6 @@
 package runtime_test
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -13,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agora-etl/agora/internal/helperproc"
 	"github.com/agora-etl/agora/runtime"
 )
 
@@ -33,100 +33,18 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-type helperProc struct {
-	cmd    *exec.Cmd
-	out    string
-	stdout *syncBuffer // lines the helper printed
-	stderr *syncBuffer
-	exited chan struct{}
-	err    error
-}
+type helperProc = helperproc.Proc
 
 func startHelper(t *testing.T, scenario string) *helperProc {
 	t.Helper()
-	return startHelperArgs(t, scenario, "-test.run=^$")
+	return helperproc.Start(t, helperEnv, scenario, "-test.run=^$")
 }
 
 // startHelperArgs starts the test binary as the helper of scenario with
 // args, and waits until it prints READY.
 func startHelperArgs(t *testing.T, scenario string, args ...string) *helperProc {
 	t.Helper()
-	out := filepath.Join(t.TempDir(), "out.txt")
-	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(os.Environ(), helperEnv+"="+scenario, "AGORA_TEST_OUT="+out)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	hp := &helperProc{cmd: cmd, out: out, stdout: &syncBuffer{}, stderr: &syncBuffer{}, exited: make(chan struct{})}
-	cmd.Stderr = hp.stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		select {
-		case <-hp.exited:
-		default:
-			_ = cmd.Process.Kill()
-			<-hp.exited
-		}
-	})
-	ready := make(chan struct{})
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			fmt.Fprintln(hp.stdout, sc.Text())
-			if sc.Text() == "READY" {
-				close(ready)
-			}
-		}
-		hp.err = cmd.Wait()
-		close(hp.exited)
-	}()
-	select {
-	case <-ready:
-	case <-hp.exited:
-		t.Fatalf("helper exited early: %v\n%s", hp.err, hp.stderr)
-	case <-time.After(20 * time.Second):
-		t.Fatalf("helper not ready\n%s", hp.stderr)
-	}
-	return hp
-}
-
-func (hp *helperProc) signal(t *testing.T, sig os.Signal) {
-	t.Helper()
-	if err := hp.cmd.Process.Signal(sig); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func (hp *helperProc) wait(t *testing.T, within time.Duration) int {
-	t.Helper()
-	select {
-	case <-hp.exited:
-	case <-time.After(within):
-		t.Fatalf("helper did not exit within %v\n%s", within, hp.stderr)
-	}
-	var ee *exec.ExitError
-	if errors.As(hp.err, &ee) {
-		return ee.ExitCode()
-	}
-	if hp.err != nil {
-		t.Fatal(hp.err)
-	}
-	return 0
-}
-
-// waitFor waits until out, one of the helper's outputs, holds text.
-func (hp *helperProc) waitFor(t *testing.T, out *syncBuffer, text string) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !strings.Contains(out.String(), text) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the helper did not write %s:\n%s", text, hp.stderr)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	return helperproc.Start(t, helperEnv, scenario, args...)
 }
 
 // runMainHelper is a program whose main is runtime.Main, with the
@@ -177,9 +95,9 @@ func runMainOnce(t *testing.T, scenario string, args ...string) (int, string) {
 // gracefully and it exits 0.
 func TestMainRunsThePoolUntilInterrupted(t *testing.T) {
 	hp := startHelperArgs(t, "main")
-	hp.signal(t, os.Interrupt)
-	if code := hp.wait(t, 10*time.Second); code != 0 {
-		t.Fatalf("exit %d after SIGINT, want 0\n%s", code, hp.stderr)
+	hp.Signal(t, os.Interrupt)
+	if code := hp.Wait(t, 10*time.Second); code != 0 {
+		t.Fatalf("exit %d after SIGINT, want 0\n%s", code, hp.Stderr)
 	}
 }
 
@@ -187,11 +105,11 @@ func TestMainRunsThePoolUntilInterrupted(t *testing.T) {
 // shutdown forces it, and runtime.Main exits as worker.Main does.
 func TestMainSecondInterruptExits130(t *testing.T) {
 	hp := startHelperArgs(t, "main-stuck")
-	hp.signal(t, os.Interrupt)
-	hp.waitFor(t, hp.stderr, "shutting down gracefully")
-	hp.signal(t, os.Interrupt)
-	if code := hp.wait(t, 5*time.Second); code != 130 {
-		t.Fatalf("exit %d after a second SIGINT, want 130\n%s", code, hp.stderr)
+	hp.Signal(t, os.Interrupt)
+	hp.WaitFor(t, hp.Stderr, "shutting down gracefully")
+	hp.Signal(t, os.Interrupt)
+	if code := hp.Wait(t, 5*time.Second); code != 130 {
+		t.Fatalf("exit %d after a second SIGINT, want 130\n%s", code, hp.Stderr)
 	}
 }
 

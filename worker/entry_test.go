@@ -11,14 +11,13 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/agora-etl/agora/internal/helperproc"
 	"github.com/agora-etl/agora/internal/syncbuf"
 	"github.com/agora-etl/agora/runtime"
 	"github.com/agora-etl/agora/worker"
@@ -114,121 +113,30 @@ func (c slowStopCoordinator) Stop(ctx context.Context) error {
 	return ctx.Err()
 }
 
-type helperProc struct {
-	cmd    *exec.Cmd
-	out    string
-	stdout *syncBuffer // lines the helper printed
-	stderr *syncBuffer
-	exited chan struct{}
-	err    error
-}
+type helperProc = helperproc.Proc
 
 func startHelper(t *testing.T, scenario string) *helperProc {
 	t.Helper()
-	out := filepath.Join(t.TempDir(), "out.txt")
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), helperEnv+"="+scenario, "AGORA_TEST_OUT="+out)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	hp := &helperProc{cmd: cmd, out: out, stdout: &syncBuffer{}, stderr: &syncBuffer{}, exited: make(chan struct{})}
-	cmd.Stderr = hp.stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		select {
-		case <-hp.exited:
-		default:
-			_ = cmd.Process.Kill()
-			<-hp.exited
-		}
-	})
-	ready := make(chan struct{})
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			fmt.Fprintln(hp.stdout, sc.Text())
-			if sc.Text() == "READY" {
-				close(ready)
-			}
-		}
-		hp.err = cmd.Wait()
-		close(hp.exited)
-	}()
-	select {
-	case <-ready:
-	case <-hp.exited:
-		t.Fatalf("helper exited early: %v\n%s", hp.err, hp.stderr)
-	case <-time.After(20 * time.Second):
-		t.Fatalf("helper not ready\n%s", hp.stderr)
-	}
-	return hp
-}
-
-func (hp *helperProc) signal(t *testing.T, sig os.Signal) {
-	t.Helper()
-	if err := hp.cmd.Process.Signal(sig); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func (hp *helperProc) wait(t *testing.T, within time.Duration) int {
-	t.Helper()
-	select {
-	case <-hp.exited:
-	case <-time.After(within):
-		t.Fatalf("helper did not exit within %v\n%s", within, hp.stderr)
-	}
-	var ee *exec.ExitError
-	if errors.As(hp.err, &ee) {
-		return ee.ExitCode()
-	}
-	if hp.err != nil {
-		t.Fatal(hp.err)
-	}
-	return 0
+	return helperproc.Start(t, helperEnv, scenario, "-test.run=^$")
 }
 
 // waitLog waits until the helper has logged text.
-func (hp *helperProc) waitLog(t *testing.T, text string) {
+func waitLog(t *testing.T, hp *helperProc, text string) {
 	t.Helper()
-	hp.waitFor(t, hp.stderr, text)
-}
-
-// waitFor waits until out, one of the helper's outputs, holds text.
-func (hp *helperProc) waitFor(t *testing.T, out *syncBuffer, text string) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !strings.Contains(out.String(), text) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the helper did not write %s:\n%s", text, hp.stderr)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	hp.WaitFor(t, hp.Stderr, text)
 }
 
 // forceExit sends sig and checks that the helper exits at once with 130.
-func (hp *helperProc) forceExit(t *testing.T, sig os.Signal) {
+func forceExit(t *testing.T, hp *helperProc, sig os.Signal) {
 	t.Helper()
 	start := time.Now()
-	hp.signal(t, sig)
-	if code := hp.wait(t, 5*time.Second); code != worker.ExitInterrupted {
-		t.Fatalf("exit %d, want 130\n%s", code, hp.stderr)
+	hp.Signal(t, sig)
+	if code := hp.Wait(t, 5*time.Second); code != worker.ExitInterrupted {
+		t.Fatalf("exit %d, want 130\n%s", code, hp.Stderr)
 	}
 	if el := time.Since(start); el > 2*time.Second {
 		t.Fatalf("forced exit took %v after the signal", el)
 	}
-}
-
-func (hp *helperProc) output(t *testing.T) string {
-	t.Helper()
-	b, err := os.ReadFile(hp.out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }
 
 func TestSignalFirstInterruptFinishesRunAndExitsZero(t *testing.T) {
@@ -236,14 +144,14 @@ func TestSignalFirstInterruptFinishesRunAndExitsZero(t *testing.T) {
 		t.Run(sig.String(), func(t *testing.T) {
 			t.Parallel()
 			hp := startHelper(t, "finish")
-			hp.signal(t, sig)
-			if code := hp.wait(t, 10*time.Second); code != 0 {
-				t.Fatalf("exit %d, want 0\n%s", code, hp.stderr)
+			hp.Signal(t, sig)
+			if code := hp.Wait(t, 10*time.Second); code != 0 {
+				t.Fatalf("exit %d, want 0\n%s", code, hp.Stderr)
 			}
-			if got, want := hp.output(t), "begin\nctx-alive=true\ndone\n"; got != want {
+			if got, want := hp.Output(t), "begin\nctx-alive=true\ndone\n"; got != want {
 				t.Fatalf("output %q, want %q (run finished with a live context and flushed)", got, want)
 			}
-			logs := hp.stderr.String()
+			logs := hp.Stderr.String()
 			for _, want := range []string{`"msg":"shutting down gracefully"`, `"reason":"received ` + sig.String(), `"msg":"run finished","pipeline_id":"writer","run_number":1`} {
 				if !strings.Contains(logs, want) {
 					t.Errorf("logs lack %s:\n%s", want, logs)
@@ -256,14 +164,14 @@ func TestSignalFirstInterruptFinishesRunAndExitsZero(t *testing.T) {
 func TestSignalSecondInterruptCancelsAtOnce(t *testing.T) {
 	t.Parallel()
 	hp := startHelper(t, "force")
-	hp.signal(t, os.Interrupt)
+	hp.Signal(t, os.Interrupt)
 	select {
-	case <-hp.exited:
-		t.Fatalf("exited after the first interrupt\n%s", hp.stderr)
+	case <-hp.Exited():
+		t.Fatalf("exited after the first interrupt\n%s", hp.Stderr)
 	case <-time.After(300 * time.Millisecond):
 	}
-	hp.forceExit(t, os.Interrupt)
-	if got := hp.output(t); got != "begin\ncancelled: "+runtime.ErrForcedShutdown.Error()+"\n" {
+	forceExit(t, hp, os.Interrupt)
+	if got := hp.Output(t); got != "begin\ncancelled: "+runtime.ErrForcedShutdown.Error()+"\n" {
 		t.Fatalf("output %q", got)
 	}
 }
@@ -272,15 +180,15 @@ func TestSignalGracefulTimeoutCancelsStuckRun(t *testing.T) {
 	t.Parallel()
 	hp := startHelper(t, "timeout")
 	start := time.Now()
-	hp.signal(t, syscall.SIGTERM)
-	code := hp.wait(t, 10*time.Second)
+	hp.Signal(t, syscall.SIGTERM)
+	code := hp.Wait(t, 10*time.Second)
 	if el := time.Since(start); el < 300*time.Millisecond {
 		t.Fatalf("exited after %v, before the graceful timeout", el)
 	}
 	if code != worker.ExitFailure {
-		t.Fatalf("exit %d, want 1\n%s", code, hp.stderr)
+		t.Fatalf("exit %d, want 1\n%s", code, hp.Stderr)
 	}
-	if got := hp.output(t); got != "begin\ncancelled: "+runtime.ErrGracefulTimeout.Error()+"\n" {
+	if got := hp.Output(t); got != "begin\ncancelled: "+runtime.ErrGracefulTimeout.Error()+"\n" {
 		t.Fatalf("output %q", got)
 	}
 }
@@ -420,11 +328,11 @@ func TestRunMainRestoresTheStandardLoggers(t *testing.T) {
 func TestSignalDuringCoordinatorStopExitsAtOnce(t *testing.T) {
 	t.Parallel()
 	hp := startHelper(t, "slowstop")
-	hp.signal(t, syscall.SIGTERM)
-	hp.waitFor(t, hp.stdout, "STOPPING") // past the graceful phase
-	hp.forceExit(t, syscall.SIGTERM)
-	if !strings.Contains(hp.stderr.String(), "cutting the coordinator's stop short") {
-		t.Errorf("logs do not say the stop was cut short:\n%s", hp.stderr)
+	hp.Signal(t, syscall.SIGTERM)
+	hp.WaitFor(t, hp.Stdout, "STOPPING") // past the graceful phase
+	forceExit(t, hp, syscall.SIGTERM)
+	if !strings.Contains(hp.Stderr.String(), "cutting the coordinator's stop short") {
+		t.Errorf("logs do not say the stop was cut short:\n%s", hp.Stderr)
 	}
 }
 
@@ -434,9 +342,9 @@ func TestSignalDuringCoordinatorStopExitsAtOnce(t *testing.T) {
 func TestSignalAfterGracefulTimeoutAbandonsAndExits130(t *testing.T) {
 	t.Parallel()
 	hp := startHelper(t, "stuck")
-	hp.signal(t, syscall.SIGTERM)
-	hp.waitLog(t, "cancelling runs still in flight")
-	hp.forceExit(t, syscall.SIGTERM)
+	hp.Signal(t, syscall.SIGTERM)
+	waitLog(t, hp, "cancelling runs still in flight")
+	forceExit(t, hp, syscall.SIGTERM)
 }
 
 func TestRunMainHealthAddrBindsTheGivenHost(t *testing.T) {
