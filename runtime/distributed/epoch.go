@@ -68,9 +68,11 @@ import (
 // ledger (package etl/fencing) is what keeps a completed slot from being
 // written twice.
 //
-// The price: around a loss, at most the slot in progress per pipeline is
-// skipped, and a lease granted before it is kept by its holder until its
-// TTL. The slot rule compares the slot with the Redis clock, and no slot
+// The price: around a loss, the slot in progress per pipeline is skipped,
+// and so is each slot that begins before the new epoch plus the lead (the
+// epoch is when the first worker is back, so a schedule whose slots come
+// faster than the fleet reconnects loses one more); a lease granted before
+// it is kept by its holder until its TTL. The slot rule compares the slot with the Redis clock, and no slot
 // is granted before it is within lead of that clock (clockskew.go), so a
 // replica whose clock runs ahead cannot get around it. A counted run
 // (runtime.RunCounted) is no slot: no epoch rule applies to it.
