@@ -5,13 +5,8 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
-
-	"github.com/redis/go-redis/v9"
-
-	"github.com/agora-etl/agora/internal/redistest"
 )
 
 // TestFleetPipelinesShowTheLastMissedDeadline: the slot the fleet
@@ -20,17 +15,7 @@ import (
 // last_deadline_missed; a pipeline with none shows "-" and no field; a
 // deadline key of foreign data shows no slot and is named under the table.
 func TestFleetPipelinesShowTheLastMissedDeadline(t *testing.T) {
-	srv := redistest.Start(t)
-	t.Setenv("AGORA_DISTRIBUTED_REDIS_URL", srv.URL())
-	var runs int32
-	var mu sync.Mutex
-	replicas(t, srv, 1, &runs, &mu)
-	opts, err := redis.ParseURL(srv.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	admin := redis.NewClient(opts)
-	defer admin.Close()
+	admin := oneReplica(t)
 	ctx := context.Background()
 	const ordersKey, eventsKey = "agora:distributed:deadline:{orders}", "agora:distributed:deadline:{events}"
 	slot := time.Date(2026, 12, 3, 2, 0, 0, 0, time.UTC)

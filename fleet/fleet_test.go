@@ -12,11 +12,33 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/agora-etl/agora/fleet"
 	"github.com/agora-etl/agora/internal/redistest"
 	"github.com/agora-etl/agora/runtime"
 	"github.com/agora-etl/agora/runtime/distributed"
 )
+
+// oneReplica starts a Redis, points AGORA_DISTRIBUTED_REDIS_URL at it,
+// runs one replica of the test fleet on it and returns a client of its
+// own for writing keys as something other than agora would, closed when
+// the test ends.
+func oneReplica(t *testing.T) *redis.Client {
+	t.Helper()
+	srv := redistest.Start(t)
+	t.Setenv("AGORA_DISTRIBUTED_REDIS_URL", srv.URL())
+	var runs int32
+	var mu sync.Mutex
+	replicas(t, srv, 1, &runs, &mu)
+	opts, err := redis.ParseURL(srv.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin := redis.NewClient(opts)
+	t.Cleanup(func() { _ = admin.Close() })
+	return admin
+}
 
 // replicas starts n worker pools on srv, each running "orders" (hourly
 // cron, counting its runs) and "events" (continuous, holding its lease

@@ -4,12 +4,8 @@ import (
 	"context"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 
-	"github.com/redis/go-redis/v9"
-
-	"github.com/agora-etl/agora/internal/redistest"
 	"github.com/agora-etl/agora/internal/syncbuf"
 )
 
@@ -18,17 +14,7 @@ import (
 // pause key. Every command still answers, warning once per command with
 // the key's name; pause and resume fail clearly, naming the key.
 func TestFleetCommandsSurviveForeignKeys(t *testing.T) {
-	srv := redistest.Start(t)
-	t.Setenv("AGORA_DISTRIBUTED_REDIS_URL", srv.URL())
-	var runs int32
-	var mu sync.Mutex
-	replicas(t, srv, 1, &runs, &mu)
-	opts, err := redis.ParseURL(srv.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	admin := redis.NewClient(opts)
-	defer admin.Close()
+	admin := oneReplica(t)
 	var logs syncbuf.Buffer
 	prev := slog.Default()
 	slog.SetDefault(slog.New(slog.NewTextHandler(&logs, nil)))
