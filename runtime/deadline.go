@@ -70,19 +70,16 @@ func (sp *ScheduledPipeline) deadlineWait() int64 {
 	return int64(sp.Deadline)
 }
 
-// deadlineEntry is a pending check: slot (Unix ns, its fire time) of r is
-// checked at at (Unix ns).
-type deadlineEntry struct {
-	at, slot int64
-	r        *runner
-}
-
 // deadlineWatch checks the deadlines of one pool's pipelines.
 type deadlineWatch struct {
 	env     *runEnv
 	runners []*runner // those with a deadline; their first checks are planned by the loop
 	started time.Time
-	heap    []deadlineEntry // touched by the loop only
+	// heap orders the pipelines by when their pending check is due (the
+	// dispatcher's heap); slot is each one's slot to check (Unix ns, its
+	// fire time). Touched by the loop only.
+	heap dueHeap
+	slot map[*runner]int64
 
 	ctx     context.Context // cancelled by stop: a question in flight ends
 	cancel  context.CancelFunc
@@ -115,11 +112,11 @@ func (w *deadlineWatch) plan() {
 	now := w.started.UnixNano()
 	for _, r := range w.runners {
 		if s := w.lookBack(r, now); s != 0 {
-			w.push(deadlineEntry{at: now, slot: s, r: r})
+			w.push(r, s, now)
 			continue
 		}
 		if s := firstDeadlineSlot(r.sp, now); s != 0 {
-			w.push(deadlineEntry{at: s + r.sp.deadlineWait(), slot: s, r: r})
+			w.push(r, s, s+r.sp.deadlineWait())
 		}
 	}
 	w.runners = nil
@@ -176,11 +173,7 @@ func firstDeadlineSlot(sp *ScheduledPipeline, now int64) int64 {
 func slotAfter(sp *ScheduledPipeline, t int64) int64 {
 	if sp.Schedule.Kind() == ScheduleEvery {
 		iv := int64(sp.Schedule.Interval())
-		start := t - t%iv
-		if t < 0 && t%iv != 0 {
-			start -= iv
-		}
-		return start + iv
+		return windowStart(t, iv) + iv
 	}
 	return nsOf(sp.Schedule.Next(timeOf(t)))
 }
@@ -224,8 +217,9 @@ func (w *deadlineWatch) loop() {
 	for {
 		// Every wake makes the checks due first, so a sync is answered
 		// only once they are made.
-		for len(w.heap) > 0 && w.heap[0].at <= w.env.now().UnixNano() {
-			w.check(w.pop())
+		for len(w.heap) > 0 && w.heap[0].due <= w.env.now().UnixNano() {
+			r := w.heap.pop()
+			w.check(r, w.slot[r])
 			if w.ctx.Err() != nil {
 				return
 			}
@@ -238,7 +232,7 @@ func (w *deadlineWatch) loop() {
 		// noticed within a second.
 		wait := maxWait
 		if len(w.heap) > 0 {
-			wait = min(wait, time.Duration(w.heap[0].at-w.env.now().UnixNano()))
+			wait = min(wait, time.Duration(w.heap[0].due-w.env.now().UnixNano()))
 		}
 		if timer == nil {
 			timer = w.env.clock.NewTimer(wait)
@@ -254,9 +248,8 @@ func (w *deadlineWatch) loop() {
 	}
 }
 
-// check judges e's slot and plans r's next check.
-func (w *deadlineWatch) check(e deadlineEntry) {
-	r := e.r
+// check judges r's slot and plans its next check.
+func (w *deadlineWatch) check(r *runner, slot int64) {
 	if r.isStopped() {
 		// Stopped (Stop, shutdown): its schedule is over. A pipeline that
 		// stopped after too many failed runs is not stopped this way, and
@@ -265,23 +258,23 @@ func (w *deadlineWatch) check(e deadlineEntry) {
 	}
 	d := r.sp.Deadline
 	if !r.env.paused(r) { // an operator paused it: no alert meanwhile
-		missed, err := w.missed(r, e.slot)
+		missed, err := w.missed(r, slot)
 		if err != nil {
 			if w.ctx.Err() != nil {
 				return
 			}
 			r.env.logger.Warn("could not check a slot's deadline; checking again",
-				slog.String("pipeline_id", r.id()), slog.Int64("run_number", e.slot/int64(time.Second)),
+				slog.String("pipeline_id", r.id()), slog.Int64("run_number", slot/int64(time.Second)),
 				slog.Duration("retry_in", deadlineRetry), slog.Any("error", err))
-			w.push(deadlineEntry{at: r.now().UnixNano() + int64(deadlineRetry), slot: e.slot, r: r})
+			w.push(r, slot, r.now().UnixNano()+int64(deadlineRetry))
 			return
 		}
 		if missed {
-			r.deadlineMissed(e.slot, d)
+			r.deadlineMissed(slot, d)
 		}
 	}
-	if next := slotAfter(r.sp, e.slot); next != 0 {
-		w.push(deadlineEntry{at: next + r.sp.deadlineWait(), slot: next, r: r})
+	if next := slotAfter(r.sp, slot); next != 0 {
+		w.push(r, next, next+r.sp.deadlineWait())
 	}
 }
 
@@ -351,42 +344,12 @@ func (r *runner) deadlineText(at time.Time, d time.Duration) string {
 	return fmt.Sprintf("slot %s has not succeeded within %s of its fire time", at.Format(time.RFC3339), d)
 }
 
-// push and pop keep the watch's heap ordered by check time.
-func (w *deadlineWatch) push(e deadlineEntry) {
-	w.heap = append(w.heap, e)
-	h := w.heap
-	for i := len(h) - 1; i > 0; {
-		p := (i - 1) / 2
-		if h[p].at <= h[i].at {
-			break
-		}
-		h[p], h[i] = h[i], h[p]
-		i = p
+// push plans r's check of slot at at (Unix ns): one pending check per
+// pipeline, so the slot is kept beside the heap, by runner.
+func (w *deadlineWatch) push(r *runner, slot, at int64) {
+	if w.slot == nil {
+		w.slot = make(map[*runner]int64)
 	}
-}
-
-func (w *deadlineWatch) pop() deadlineEntry {
-	h := w.heap
-	top := h[0]
-	n := len(h) - 1
-	h[0] = h[n]
-	h[n] = deadlineEntry{}
-	h = h[:n]
-	w.heap = h
-	for i := 0; ; {
-		l := 2*i + 1
-		if l >= n {
-			break
-		}
-		m := l
-		if rr := l + 1; rr < n && h[rr].at < h[l].at {
-			m = rr
-		}
-		if h[i].at <= h[m].at {
-			break
-		}
-		h[i], h[m] = h[m], h[i]
-		i = m
-	}
-	return top
+	w.slot[r] = slot
+	w.heap.push(at, r)
 }

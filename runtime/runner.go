@@ -480,12 +480,18 @@ func everyRunNumber(now time.Time, d time.Duration) int64 {
 	if d < time.Second {
 		return RunNumberAuto
 	}
-	n := now.UnixNano()
-	start := n - n%int64(d)
-	if n < 0 && n%int64(d) != 0 {
-		start -= int64(d)
+	return windowStart(now.UnixNano(), int64(d)) / int64(time.Second)
+}
+
+// windowStart is the start of the interval window of length iv (ns) that
+// n (Unix ns) falls in: n rounded down to a multiple of iv, toward the
+// past also before 1970.
+func windowStart(n, iv int64) int64 {
+	start := n - n%iv
+	if n < 0 && n%iv != 0 {
+		start -= iv
 	}
-	return start / int64(time.Second)
+	return start
 }
 
 // plan sets the next attempt after an attempt that ended at end and
