@@ -45,7 +45,8 @@ type LeaseState struct {
 }
 
 // LeaseStates reads the lease, last token, last completed slot, Once
-// marker and last slot reported as missing its deadline of each pipeline from the primary in one pipelined round trip. It
+// marker and last slot reported as missing its deadline of each pipeline
+// from the primary in one pipelined round trip. It
 // only reads, so it works on a coordinator that is merely connected. With a
 // Redlock quorum the lease itself lives on the quorum nodes; the primary's
 // copy shown here is the one the coordinator reserved it under.
@@ -175,16 +176,14 @@ func (c *RedisWorkerCoordinator) LastCompleted(ctx context.Context, pipelineID s
 	return int64(slot), true, nil
 }
 
-// parseTokenRecord reads a token key's "<token> <run>" (or, as written
-// before the run was kept, "<token>" alone; run is then 0).
 // parseTokenValue checks a token key's "<token> <run>" (or an older
 // "<token>") as the acquire script does: a token of at most 16 digits.
 func parseTokenValue(v string) (token, run int64, ok bool) {
 	t, r, hasRun := strings.Cut(v, " ")
-	if len(t) == 0 || len(t) > 16 || strings.TrimLeft(t, "0123456789") != "" {
+	token, ok = parseSlotValue(t)
+	if !ok {
 		return 0, 0, false
 	}
-	token, _ = strconv.ParseInt(t, 10, 64)
 	if hasRun {
 		var err error
 		if run, err = strconv.ParseInt(r, 10, 64); err != nil {
@@ -194,8 +193,9 @@ func parseTokenValue(v string) (token, run int64, ok bool) {
 	return token, run, true
 }
 
-// parseSlotValue checks a deadline key's slot as deadline.lua does: a
-// decimal number of Unix seconds of at most 16 digits.
+// parseSlotValue checks a number as the scripts do (a deadline key's slot,
+// deadline.lua; a token, acquire.lua): at most 16 decimal digits, which a
+// Lua number holds exactly.
 func parseSlotValue(v string) (int64, bool) {
 	if len(v) == 0 || len(v) > 16 || strings.TrimLeft(v, "0123456789") != "" {
 		return 0, false
@@ -204,6 +204,8 @@ func parseSlotValue(v string) (int64, bool) {
 	return slot, err == nil
 }
 
+// parseTokenRecord reads a token key's "<token> <run>" (or, as written
+// before the run was kept, "<token>" alone; run is then 0).
 func parseTokenRecord(v string) (token, run int64) {
 	t, r, _ := strings.Cut(v, " ")
 	token, _ = strconv.ParseInt(t, 10, 64)
