@@ -10,10 +10,24 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/agora-etl/agora/internal/connguard"
 )
 
 // healthCheckTimeout bounds the coordinator's Healthy call behind /readyz.
 const healthCheckTimeout = 2 * time.Second
+
+// The health server's timeouts. A probe or a scrape sends a few hundred
+// bytes and reads at most a few megabytes of /metrics or /status; a
+// connection slower than these is a slow client or an attack holding a
+// descriptor the runs need.
+const (
+	healthReadHeaderTimeout = 5 * time.Second
+	healthReadTimeout       = 10 * time.Second
+	healthWriteTimeout      = 30 * time.Second
+	healthIdleTimeout       = 30 * time.Second
+	healthMaxHeaderBytes    = 16 << 10
+)
 
 // HealthServer serves a pool's probes over HTTP:
 //
@@ -33,10 +47,9 @@ type HealthServer struct {
 	pool *WorkerPool
 	mux  *http.ServeMux
 
-	mu    sync.Mutex
-	ln    net.Listener
-	guard *connGuard
-	srv   *http.Server
+	mu  sync.Mutex
+	ln  net.Listener
+	srv *http.Server
 }
 
 // NewHealthServer returns the health endpoints of pool.
@@ -65,11 +78,11 @@ func (h *HealthServer) Listen(addr string) error {
 	if err != nil {
 		return err
 	}
-	guard := newConnGuard(ln, healthConnCap(descriptorLimit()), h.pool.logger())
+	guard := connguard.New(ln, connguard.Cap(connguard.DescriptorLimit()), "health server", h.pool.logger())
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.ln, h.guard = guard, guard
-	h.srv = &http.Server{Handler: h, ConnState: guard.connState,
+	h.ln = guard
+	h.srv = &http.Server{Handler: h, ConnState: guard.ConnState,
 		ReadHeaderTimeout: healthReadHeaderTimeout, ReadTimeout: healthReadTimeout,
 		WriteTimeout: healthWriteTimeout, IdleTimeout: healthIdleTimeout, MaxHeaderBytes: healthMaxHeaderBytes}
 	return nil

@@ -1,4 +1,4 @@
-package runtime
+package connguard
 
 import (
 	"bufio"
@@ -12,31 +12,20 @@ import (
 	"time"
 )
 
-func TestHealthConnCapIsASixteenthOfTheDescriptorLimitWithinBounds(t *testing.T) {
-	for nofile, want := range map[uint64]int{0: 4, 32: 4, 64: 4, 256: 16, 1024: 64, 4096: 128, 1 << 20: 128} {
-		if got := healthConnCap(nofile); got != want {
-			t.Errorf("healthConnCap(%d) = %d, want %d", nofile, got, want)
-		}
-	}
-	if n := descriptorLimit(); n < 16 {
-		t.Errorf("descriptorLimit() = %d; the test process has more", n)
-	}
-}
-
-// guardedServer serves h behind a connGuard holding at most max
+// guardedServer serves h behind a Listener holding at most max
 // connections; /block answers once release is closed.
-func guardedServer(t *testing.T, max int, release chan struct{}) (*connGuard, string, *bytes.Buffer) {
+func guardedServer(t *testing.T, max int, release chan struct{}) (*Listener, string, *bytes.Buffer) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var logs bytes.Buffer
-	g := newConnGuard(ln, max, slog.New(slog.NewTextHandler(&logs, nil)))
+	g := New(ln, max, "health server", slog.New(slog.NewTextHandler(&logs, nil)))
 	mux := http.NewServeMux()
 	mux.HandleFunc("/ok", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok") })
 	mux.HandleFunc("/block", func(w http.ResponseWriter, _ *http.Request) { <-release; io.WriteString(w, "late") })
-	srv := &http.Server{Handler: mux, ConnState: g.connState, ReadHeaderTimeout: 5 * time.Second}
+	srv := &http.Server{Handler: mux, ConnState: g.ConnState, ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = srv.Serve(g) }()
 	t.Cleanup(func() { _ = srv.Close() })
 	return g, ln.Addr().String(), &logs
@@ -79,7 +68,7 @@ func closedByServer(c net.Conn) bool {
 }
 
 // waitIdle waits until the guard has seen n connections go idle.
-func waitIdle(t *testing.T, g *connGuard, n int) {
+func waitIdle(t *testing.T, g *Listener, n int) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
@@ -101,7 +90,7 @@ func waitIdle(t *testing.T, g *connGuard, n int) {
 	}
 }
 
-func TestConnGuardClosesTheLongestIdleConnectionAtTheCap(t *testing.T) {
+func TestClosesTheLongestIdleConnectionAtTheCap(t *testing.T) {
 	g, addr, logs := guardedServer(t, 2, make(chan struct{}))
 	first := dial(t, addr, "/ok")
 	if code := answer(t, first); code != 200 {
@@ -125,15 +114,15 @@ func TestConnGuardClosesTheLongestIdleConnectionAtTheCap(t *testing.T) {
 	if _, err := io.WriteString(second, "GET /ok HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil || answer(t, second) != 200 {
 		t.Errorf("the second connection was closed instead of the first: %v", err)
 	}
-	if g.held() > 2 {
-		t.Errorf("the guard holds %d connections, cap 2", g.held())
+	if g.Held() > 2 {
+		t.Errorf("the guard holds %d connections, cap 2", g.Held())
 	}
 	if !strings.Contains(logs.String(), "connection cap") || strings.Count(logs.String(), "\n") != 1 {
 		t.Errorf("want one WARN line for the shed connections, got:\n%s", logs)
 	}
 }
 
-func TestConnGuardNeverCutsARequestInProgress(t *testing.T) {
+func TestNeverCutsARequestInProgress(t *testing.T) {
 	release := make(chan struct{})
 	g, addr, _ := guardedServer(t, 2, release)
 	a := dial(t, addr, "/block")
