@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/agora-etl/agora/internal/cronspec"
 )
 
 // ErrInvalidSchedule is wrapped by every error about a schedule that cannot be
@@ -46,7 +48,7 @@ type Schedule struct {
 	kind  ScheduleKind
 	every time.Duration
 	expr  string
-	spec  nexter
+	spec  cronspec.Spec
 }
 
 // Every returns a schedule whose timer starts when a run finishes: with
@@ -78,7 +80,7 @@ func Cron(expr string) (Schedule, error) {
 	if trimmed == "" {
 		return Schedule{}, fmt.Errorf("%w: cron expression %q is empty", ErrInvalidSchedule, expr)
 	}
-	spec, err := parseCron(trimmed)
+	spec, err := cronspec.Parse(trimmed)
 	if err != nil {
 		return Schedule{}, fmt.Errorf("%w: cron expression %q: %w", ErrInvalidSchedule, expr, err)
 	}

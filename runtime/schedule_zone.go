@@ -3,7 +3,8 @@ package runtime
 import (
 	"fmt"
 	"strings"
-	"time"
+
+	"github.com/agora-etl/agora/internal/cronspec"
 )
 
 // CronIn is Cron with the expression's times read in zone, an IANA time
@@ -17,7 +18,7 @@ func CronIn(expr, zone string) (Schedule, error) {
 		return Schedule{}, fmt.Errorf("%w: %w", ErrInvalidSchedule, err)
 	}
 	trimmed := strings.TrimSpace(expr)
-	if name, ok := zonePrefix(trimmed); ok {
+	if name, ok := cronspec.ZonePrefix(trimmed); ok {
 		return Schedule{}, fmt.Errorf("%w: cron expression %q: already has a %s= prefix; give the time zone once", ErrInvalidSchedule, expr, name)
 	}
 	if trimmed == "" {
@@ -29,12 +30,4 @@ func CronIn(expr, zone string) (Schedule, error) {
 // CheckTimeZone reports whether zone names a time zone cron times can be
 // read in: an IANA name from Go's zone database (embedded, so minimal
 // containers resolve it too), "UTC" or "Local".
-func CheckTimeZone(zone string) error {
-	if zone == "" || strings.TrimSpace(zone) != zone || strings.ContainsAny(zone, " \t\n") {
-		return fmt.Errorf("time zone %q: want an IANA name such as Europe/Berlin (what CRON_TZ= takes)", zone)
-	}
-	if _, err := time.LoadLocation(zone); err != nil {
-		return fmt.Errorf("unknown time zone %q: want an IANA name such as Europe/Berlin (what CRON_TZ= takes)", zone)
-	}
-	return nil
-}
+func CheckTimeZone(zone string) error { return cronspec.CheckZone(zone) }

@@ -1,4 +1,4 @@
-package runtime
+package cronspec
 
 import (
 	"fmt"
@@ -49,7 +49,7 @@ var neverFiresFrom = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 // checkFires refuses an expression that matches no date, such as
 // "0 0 30 2 *" (February 30): a pipeline with it would idle for ever while
 // its worker reports ready.
-func checkFires(n nexter) error {
+func checkFires(n Spec) error {
 	if n.Next(neverFiresFrom).IsZero() {
 		return fmt.Errorf("never fires: no date matches its day-of-month, month and day-of-week fields")
 	}

@@ -1,4 +1,4 @@
-package runtime_test
+package cronspec
 
 import (
 	"fmt"
@@ -6,13 +6,11 @@ import (
 	"time"
 
 	"github.com/robfig/cron/v3"
-
-	"github.com/agora-etl/agora/runtime"
 )
 
 // New York, 2026-03-08: at 02:00 EST the clocks go forward to 03:00 EDT, so
 // local times 02:00-02:59 do not exist.
-func TestCronDSTSpringForwardNewYork(t *testing.T) {
+func TestDSTSpringForwardNewYork(t *testing.T) {
 	const ny = "CRON_TZ=America/New_York "
 	runNextCases(t, []nextCase{
 		// A job in the skipped hour runs once, when the gap ends.
@@ -36,7 +34,7 @@ func TestCronDSTSpringForwardNewYork(t *testing.T) {
 
 // New York, 2026-11-01: at 02:00 EDT the clocks go back to 01:00 EST, so
 // local times 01:00-01:59 happen twice, first at -04:00 and then at -05:00.
-func TestCronDSTFallBackNewYork(t *testing.T) {
+func TestDSTFallBackNewYork(t *testing.T) {
 	const ny = "CRON_TZ=America/New_York "
 	runNextCases(t, []nextCase{
 		// A job in the repeated hour runs once, at the first occurrence.
@@ -58,7 +56,7 @@ func TestCronDSTFallBackNewYork(t *testing.T) {
 }
 
 // London: 2026-03-29 01:00 GMT -> 02:00 BST; 2026-10-25 02:00 BST -> 01:00 GMT.
-func TestCronDSTLondon(t *testing.T) {
+func TestDSTLondon(t *testing.T) {
 	const lon = "CRON_TZ=Europe/London "
 	runNextCases(t, []nextCase{
 		{lon + "30 1 * * *", "2026-03-28T12:00:00Z", []string{"2026-03-29T02:00:00+01:00", "2026-03-30T01:30:00+01:00"}},
@@ -69,7 +67,7 @@ func TestCronDSTLondon(t *testing.T) {
 
 // Lord Howe Island moves its clocks by 30 minutes: 2026-04-05 02:00 +11:00 ->
 // 01:30 +10:30 and 2026-10-04 02:00 +10:30 -> 02:30 +11:00.
-func TestCronDSTLordHowe(t *testing.T) {
+func TestDSTLordHowe(t *testing.T) {
 	const lh = "CRON_TZ=Australia/Lord_Howe "
 	runNextCases(t, []nextCase{
 		{lh + "15 2 * * *", "2026-10-03T12:00:00+10:30", []string{"2026-10-04T02:30:00+11:00", "2026-10-05T02:15:00+11:00"}},
@@ -83,7 +81,7 @@ func TestCronDSTLordHowe(t *testing.T) {
 // Santiago changes at midnight: 2026-04-05 00:00 -03 -> 2026-04-04 23:00 -04
 // (the last hour of the 4th repeats) and 2026-09-06 00:00 -04 -> 01:00 -03
 // (the 6th has no midnight).
-func TestCronDSTMidnightSantiago(t *testing.T) {
+func TestDSTMidnightSantiago(t *testing.T) {
 	const scl = "CRON_TZ=America/Santiago "
 	runNextCases(t, []nextCase{
 		{scl + "@daily", "2026-09-05T12:00:00-04:00", []string{"2026-09-06T01:00:00-03:00", "2026-09-07T00:00:00-03:00"}},
@@ -96,7 +94,7 @@ func TestCronDSTMidnightSantiago(t *testing.T) {
 // TestCronNextStrictlyIncreasing sweeps a whole year in zones with one-hour,
 // half-hour and midnight transitions: Next is always after its argument, and
 // nothing fires between an instant and its Next.
-func TestCronNextStrictlyIncreasing(t *testing.T) {
+func TestNextStrictlyIncreasing(t *testing.T) {
 	zones := []string{"America/New_York", "Australia/Lord_Howe", "America/Santiago"}
 	exprs := []string{"30 1 * * *", "*/15 * * * *", "0 0-22/2 * * *", "30 2 * * *", "@daily", "*/45 * * * * *"}
 	step := 37*time.Minute + 11*time.Second
@@ -106,7 +104,7 @@ func TestCronNextStrictlyIncreasing(t *testing.T) {
 	for _, zone := range zones {
 		for _, expr := range exprs {
 			full := "CRON_TZ=" + zone + " " + expr
-			s := runtime.MustCron(full)
+			s := mustParse(t, full)
 			from := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 			to := from.AddDate(1, 0, 0)
 			for at := from; at.Before(to); at = at.Add(step) {
@@ -126,7 +124,7 @@ func TestCronNextStrictlyIncreasing(t *testing.T) {
 // minute by minute, for a day either side of every transition of 2026 in
 // several zones, and of 2018 in São Paulo, whose clocks then skipped
 // midnight.
-func TestCronDSTMatchesRules(t *testing.T) {
+func TestDSTMatchesRules(t *testing.T) {
 	exprs := []string{
 		"30 1 * * *", "0 2 * * *", "30 2 * * *", "*/15 * * * *", "0 * * * *", "*/20 1-2 * * *",
 		"0 0 * * *", "30 23 * * *", "15,45 0-3 * * *", "* 1 * * *", "0 0-23 * * *", "0 0-22 * * *",
@@ -152,7 +150,7 @@ func TestCronDSTMatchesRules(t *testing.T) {
 				t.Fatal(err)
 			}
 			spec := parsed.(*cron.SpecSchedule)
-			s := runtime.MustCron("CRON_TZ=" + zone + " " + expr)
+			s := mustParse(t, "CRON_TZ="+zone+" "+expr)
 			for _, tr := range transitions {
 				from, to := tr.Add(-26*time.Hour), tr.Add(26*time.Hour)
 				var want []time.Time
@@ -176,7 +174,7 @@ func TestCronDSTMatchesRules(t *testing.T) {
 // TestCronNextFarFuture covers the last day of leap year 2040, where
 // time.Time.ZoneBounds reports a zone period ending before the instant asked
 // about (golang/go#81583): Next must neither stall there nor lose a run.
-func TestCronNextFarFuture(t *testing.T) {
+func TestNextFarFuture(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -190,7 +188,11 @@ func TestCronNextFarFuture(t *testing.T) {
 			for _, expr := range []string{"30 2 * * *", "0 * * * *", "*/20 0-5 * * *"} {
 				parsed, _ := fields.Parse(expr)
 				spec := parsed.(*cron.SpecSchedule)
-				s := runtime.MustCron("CRON_TZ=" + zone + " " + expr)
+				s, err := Parse("CRON_TZ=" + zone + " " + expr)
+				if err != nil {
+					t.Error(err)
+					return
+				}
 				from := time.Date(2040, 12, 29, 0, 0, 0, 0, time.UTC)
 				to := time.Date(2041, 1, 3, 0, 0, 0, 0, time.UTC)
 				var want, got []time.Time
@@ -304,7 +306,7 @@ func diffTimes(got, want []time.Time, loc *time.Location) string {
 	return fmt.Sprintf("  got: %s\n want: %s", show(got), show(want))
 }
 
-func BenchmarkScheduleNext(b *testing.B) {
+func BenchmarkNext(b *testing.B) {
 	for _, expr := range []string{
 		"0 * * * *",
 		"* * * * * *",
@@ -312,7 +314,7 @@ func BenchmarkScheduleNext(b *testing.B) {
 		"CRON_TZ=America/New_York 30 2 * * *",
 		"@every 5m",
 	} {
-		s := runtime.MustCron(expr)
+		s := mustParse(b, expr)
 		b.Run(expr, func(b *testing.B) {
 			start := time.Date(2026, 6, 15, 10, 20, 30, 0, time.UTC)
 			at := start
