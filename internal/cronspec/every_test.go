@@ -16,3 +16,16 @@ func TestEveryCountsFromTheEpoch(t *testing.T) {
 		{"CRON_TZ=Asia/Kolkata @every 1h", "2026-01-15T10:20:00Z", []string{"2026-01-15T11:00:00Z"}},
 	})
 }
+
+// TestEveryErrors: robfig/cron would round these to another interval.
+func TestEveryErrors(t *testing.T) {
+	checkParseErrors(t, []errorCase{
+		{"@every", []string{"@every needs a duration such as @every 5m"}},
+		{"@everyday", []string{`unknown descriptor "@everyday"`}},
+		{"@every 0s", []string{"@every 0s: the interval must be at least 1s"}},
+		{"@every -5m", []string{"at least 1s"}},
+		{"@every 500ms", []string{"at least 1s"}},
+		{"@every 1500ms", []string{"@every 1500ms: the interval must be a whole number of seconds"}},
+		{"@every banana", []string{`@every: "banana" is not a duration (write it like 90s, 5m or 1h30m)`}},
+	})
+}

@@ -135,48 +135,17 @@ func TestNextLocalZone(t *testing.T) {
 	}
 }
 
-// TestParseErrors: each error names the field or the part at fault and what
-// it accepts, and leaves naming the expression to the caller.
-func TestParseErrors(t *testing.T) {
-	cases := []struct {
-		expr string
-		want []string
-	}{
-		{"", []string{"the expression is empty"}},
-		{"   ", []string{"the expression is empty"}},
-		{"* * *", []string{"has 3 fields", "want 5", "or 6"}},
-		{"* * * * * * *", []string{"has 7 fields"}},
-		{"0", []string{"has 1 field, want 5"}},
-		{"60 * * * *", []string{`minute field "60"`, "above maximum (59)", "minutes are 0-59"}},
-		{"0 24 * * *", []string{`hour field "24"`, "hours are 0-23"}},
-		{"0 0 0 * *", []string{`day-of-month field "0"`, "below minimum (1)"}},
-		{"0 0 1 13 *", []string{`month field "13"`, "jan-dec"}},
-		{"0 0 1 foo *", []string{`month field "foo"`}},
-		{"0 0 * * 7", []string{`day-of-week field "7"`, "Sunday is 0"}},
-		{"0 0 * * mon-funday", []string{`day-of-week field "mon-funday"`}},
-		{"61 0 0 * * *", []string{`second field "61"`}},
-		{"*/0 * * * *", []string{`minute field "*/0"`, "step"}},
-		{"5-1 * * * *", []string{`minute field "5-1"`, "beyond end"}},
-		{"1-2-3 * * * *", []string{`minute field "1-2-3"`, "hyphens"}},
-		{"0 0 L * *", []string{`day-of-month field "L"`, `"L" is not a number or a name`}},
-		{"@reboot", []string{`unknown descriptor "@reboot"`, "@hourly"}},
-		{"@daily 5", []string{`unknown descriptor "@daily 5"`}},
-		{"@every", []string{"@every needs a duration"}},
-		{"@everyday", []string{`unknown descriptor "@everyday"`}},
-		{"@every 0s", []string{"at least 1s"}},
-		{"@every -5m", []string{"at least 1s"}},
-		{"@every 500ms", []string{"at least 1s"}},
-		{"@every 1500ms", []string{"whole number of seconds"}},
-		{"@every banana", []string{`"banana" is not a duration`}},
-		{"CRON_TZ=Mars/Olympus_Mons 0 * * * *", []string{`unknown time zone "Mars/Olympus_Mons"`}},
-		{"CRON_TZ= 0 * * * *", []string{"CRON_TZ= names no time zone"}},
-		{"TZ= 0 * * * *", []string{"TZ= names no time zone"}},
-		{"CRON_TZ=UTC", []string{"not followed by a schedule"}},
-		{"CRON_TZ=UTC   ", []string{"not followed by a schedule"}},
-		{"CRON_TZ=UTC 0 25 * * *", []string{`hour field "25"`}},
-		{"CRON_TZ=UTC CRON_TZ=UTC", []string{"a second CRON_TZ= prefix"}},
-		{"CRON_TZ=UTC TZ=Europe/Paris 0 * * * *", []string{"a second TZ= prefix"}},
-	}
+// errorCase is an expression Parse refuses and what its error must say.
+type errorCase struct {
+	expr string
+	want []string
+}
+
+// checkParseErrors asserts that Parse refuses each expression, returns no
+// Spec with the error, and that the error says each of want. Errors leave
+// naming the expression to the caller.
+func checkParseErrors(t *testing.T, cases []errorCase) {
+	t.Helper()
 	for _, tc := range cases {
 		t.Run(tc.expr, func(t *testing.T) {
 			s, err := Parse(tc.expr)
@@ -193,5 +162,48 @@ func TestParseErrors(t *testing.T) {
 				t.Errorf("Parse(%q) returned a Spec with its error", tc.expr)
 			}
 		})
+	}
+}
+
+// TestParseZoneErrors: the zone prefix is checked strictly, before
+// robfig/cron (which panics on some of these) sees the fields.
+func TestParseZoneErrors(t *testing.T) {
+	checkParseErrors(t, []errorCase{
+		{"", []string{"the expression is empty"}},
+		{"   ", []string{"the expression is empty"}},
+		{"CRON_TZ=Mars/Olympus_Mons 0 * * * *", []string{`unknown time zone "Mars/Olympus_Mons" in CRON_TZ=`}},
+		{"CRON_TZ= 0 * * * *", []string{"CRON_TZ= names no time zone"}},
+		{"TZ= 0 * * * *", []string{"TZ= names no time zone"}},
+		{"CRON_TZ=UTC", []string{"CRON_TZ=UTC is not followed by a schedule"}},
+		{"CRON_TZ=UTC   ", []string{"not followed by a schedule"}},
+		{"CRON_TZ=UTC 0 25 * * *", []string{`hour field "25"`}},
+		{"CRON_TZ=UTC CRON_TZ=UTC", []string{"a second CRON_TZ= prefix; give one time zone"}},
+		{"CRON_TZ=UTC TZ=Europe/Paris 0 * * * *", []string{"a second TZ= prefix"}},
+	})
+}
+
+func TestZonePrefix(t *testing.T) {
+	for expr, want := range map[string]string{"CRON_TZ=UTC 0 * * * *": "CRON_TZ", "TZ=UTC @daily": "TZ", "0 * * * *": "", "CRON_TZ 0 * * * *": ""} {
+		if got, ok := ZonePrefix(expr); got != want || ok != (want != "") {
+			t.Errorf("ZonePrefix(%q) = %q, %v; want %q", expr, got, ok, want)
+		}
+	}
+}
+
+func TestCheckZone(t *testing.T) {
+	for _, zone := range []string{"UTC", "Local", "Europe/Berlin", "America/Argentina/Buenos_Aires"} {
+		if err := CheckZone(zone); err != nil {
+			t.Errorf("CheckZone(%q) = %v", zone, err)
+		}
+	}
+	for zone, want := range map[string]string{
+		"":                `time zone "": want an IANA name such as Europe/Berlin (what CRON_TZ= takes)`,
+		" UTC":            `time zone " UTC": want an IANA name`,
+		"Europe/Berlin x": `time zone "Europe/Berlin x": want an IANA name`,
+		"Europe/Berlln":   `unknown time zone "Europe/Berlln": want an IANA name such as Europe/Berlin (what CRON_TZ= takes)`,
+	} {
+		if err := CheckZone(zone); err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("CheckZone(%q) = %v, want %q", zone, err, want)
+		}
 	}
 }
