@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agora-etl/agora/runtime"
+	"github.com/agora-etl/agora/runtime/history"
 )
 
 func TestWorkerRunHistory(t *testing.T) {
@@ -22,7 +22,7 @@ schedule = { mode = "once" }
 	if err != nil {
 		t.Fatal(err)
 	}
-	if h := f.Worker.RunHistory; h == nil || *h != (runtime.RunHistoryPolicy{Limit: 25, MaxAge: 2 * time.Hour}) {
+	if h := f.Worker.RunHistory; h == nil || *h != (history.Policy{Limit: 25, MaxAge: 2 * time.Hour}) {
 		t.Fatalf("run_history = %+v", h)
 	}
 
