@@ -33,18 +33,19 @@ type RunHistoryReader interface {
 // Add is called on the run's goroutine once its lease is given back and
 // must not block; Newest reads back the runs of a pipeline, newest first,
 // at most limit (<= 0: all kept), leaving out what is older than the
-// store keeps at now.
+// store keeps at now. Both are called from many goroutines at once.
 type HistoryStore interface {
 	Add(rec history.Record)
 	Newest(pipelineID string, limit int, now time.Time) []history.Record
 }
 
-// WithRunHistory gives the pool h, where the coordinator the pool makes
-// when none is given with WithCoordinator keeps the runs (worker binaries
-// give a history.Memory of the last 100 runs per pipeline, for 7 days).
-// Without one, such a pool keeps no run history: recording costs nothing
-// and nobody reads it. A coordinator given with WithCoordinator keeps its
-// own (see distributed.Options.RunHistory and WithLocalRunHistory).
+// WithRunHistory gives the pool h, the store in which the LocalCoordinator
+// the pool makes when none is given with WithCoordinator keeps the runs of
+// Run and RunNow. A pool given none keeps no run history (its coordinator
+// then records nothing and reads back no runs); worker binaries give one,
+// a history.Memory of the last 100 runs per pipeline, for 7 days. A
+// coordinator given with WithCoordinator keeps its own (see
+// WithLocalRunHistory and distributed.Options.RunHistory).
 func WithRunHistory(h HistoryStore) PoolOption {
 	return func(c *poolConfig) {
 		c.runHistory = nil
