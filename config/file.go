@@ -8,6 +8,7 @@ import (
 	"github.com/agora-etl/agora/etl"
 	"github.com/agora-etl/agora/internal/redact"
 	"github.com/agora-etl/agora/runtime"
+	"github.com/agora-etl/agora/runtime/history"
 )
 
 // FormatV1 is the only format this package reads.
@@ -47,7 +48,7 @@ type Worker struct {
 	// RunHistory is run_history: how much run history is kept per
 	// pipeline, "RUNS[,MAX_AGE]" ("100,168h") or "off"; nil when not set.
 	// AGORA_DISTRIBUTED_RUN_HISTORY, when set, wins.
-	RunHistory *runtime.RunHistoryPolicy
+	RunHistory *history.Policy
 }
 
 // Pipeline is one [pipelines.<id>] table.
@@ -172,7 +173,7 @@ func (d *decoder) worker(m map[string]any, p path) Worker {
 		w.WorkerID = id
 	}
 	if v, ok := d.str(m, p, "run_history"); ok {
-		if h, err := runtime.ParseRunHistory(v); err != nil {
+		if h, err := history.Parse(v); err != nil {
 			d.atValue(p.child("run_history"), "%s: %s is not RUNS[,MAX_AGE] such as \"100,168h\", or \"off\"", p.child("run_history"), d.quoted(p.child("run_history"), v))
 		} else {
 			w.RunHistory = &h

@@ -8,6 +8,7 @@ import (
 	"github.com/agora-etl/agora/etl/fencing"
 	"github.com/agora-etl/agora/internal/redact"
 	"github.com/agora-etl/agora/runtime"
+	"github.com/agora-etl/agora/runtime/history"
 )
 
 // Pool builds the worker pool the file describes: the [worker] settings,
@@ -44,9 +45,14 @@ func (f *File) Pool(opts ...runtime.PoolOption) (*runtime.WorkerPool, error) {
 		return nil, err
 	}
 	po = append(po, notifyOpts...)
+	// The runs are kept in memory, as a generated worker's are
+	// (worker.RunMain), within run_history when it is set; "off" gives a
+	// history that keeps nothing, so no default takes its place.
+	var runs history.Policy
 	if f.Worker.RunHistory != nil {
-		po = append(po, runtime.WithRunHistory(*f.Worker.RunHistory))
+		runs = *f.Worker.RunHistory
 	}
+	po = append(po, runtime.WithRunHistory(history.New(runs)))
 	coord, err := f.coordinatorFromEnv()
 	if err != nil {
 		return nil, err

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agora-etl/agora/internal/isnil"
+	"github.com/agora-etl/agora/runtime/history"
 )
 
 // attempt takes the lease, runs the pipeline and gives the lease back. now
@@ -130,15 +131,15 @@ func (r *runner) attempt(runNumber int64, now time.Time, due int64, onDemand boo
 	slotDone := runErr != nil && errors.Is(runErr, ErrSlotCompleted)
 	records := ctx.records.snapshot()
 	var relErr error
-	if env.caps.RunRecorder != nil { // the local coordinator has one too
-		rec := RunRecord{
+	if env.caps.RunRecorder != nil { // the local coordinator has one when given a history
+		rec := history.Record{
 			PipelineID: r.sp.PipelineID, RunNumber: lease.RunNumber, FencingToken: lease.FencingToken,
 			WorkerID: lease.WorkerID, Start: start, End: end, Duration: end.Sub(start),
-			Outcome: outcomeOf(runErr, cancelCause), Error: runErrorText(runErr), Records: records,
+			Outcome: outcomeOf(runErr, cancelCause), Error: history.ErrorText(runErr), Records: records,
 			Triggered: onDemand,
 		}
 		if slotDone {
-			rec.Outcome = OutcomeSlotDone
+			rec.Outcome = history.OutcomeSlotDone
 		}
 		if env.local != nil {
 			relErr = env.finishLease(ctx, r, runErr == nil || slotDone)
@@ -210,10 +211,10 @@ func isPoolCause(cause error) bool {
 // A successful Continuous run that counts its records (counting) and moved
 // none is logged at DEBUG: an idle stream polls again at once, and a line
 // per poll at INFO would bury the runs that moved records.
-func (r *runner) ended(lease Lease, runErr error, took time.Duration, records RecordCounts, counting bool) {
+func (r *runner) ended(lease Lease, runErr error, took time.Duration, records history.RecordCounts, counting bool) {
 	attrs := []slog.Attr{slog.Duration("duration", took)}
 	if !records.IsZero() {
-		attrs = append(attrs, records.attrs()...)
+		attrs = append(attrs, recordAttrs(records)...)
 	}
 	if runErr != nil && errors.Is(runErr, ErrSlotCompleted) {
 		r.logRun(slog.LevelWarn, "run refused: another run already completed this slot; moving on to the next slot", lease, append(attrs, slog.Any("error", runErr))...)

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/agora-etl/agora/internal/buckets"
+	"github.com/agora-etl/agora/runtime/history"
 )
 
 // Metric buckets, in seconds, rounded so le labels print as short decimals.
@@ -209,7 +210,7 @@ func (m *poolMetrics) observeLateness(r *runner, d time.Duration) {
 
 // counted adds a finished run to the runner's counts: how it ended and the
 // records it moved.
-func (r *runner) counted(runErr, cancelCause error, records RecordCounts) {
+func (r *runner) counted(runErr, cancelCause error, records history.RecordCounts) {
 	panicked := runErr != nil && isPanic(runErr)
 	stale := runErr != nil && errors.Is(runErr, ErrStaleWrite)
 	r.mu.Lock()
@@ -355,7 +356,7 @@ func (c *poolCollector) Collect(ch chan<- prometheus.Metric) {
 				ch <- h.lateness.metric(descLateness, latenessBuckets, id)
 			}
 		}
-		if rs.records != (RecordCounts{}) {
+		if rs.records != (history.RecordCounts{}) {
 			counter(descRecords, uint64(rs.records.In), id, "in")
 			counter(descRecords, uint64(rs.records.Out), id, "out")
 			counter(descRecords, uint64(rs.records.DeadLettered), id, "dead_lettered")

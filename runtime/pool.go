@@ -70,7 +70,7 @@ type poolConfig struct {
 	startLogs       []func(*slog.Logger)
 	notifier        notify.Notifier
 	collectors      []prometheus.Collector
-	runHistory      *RunHistoryPolicy
+	runHistory      HistoryStore
 	// alone is a pool ScheduledPipeline.Start runs its pipeline in:
 	// cancelling Run's context cancels the runs in flight.
 	alone bool
@@ -130,14 +130,6 @@ func WithLogger(l *slog.Logger) PoolOption {
 // WithWorkerID names this worker (default: host, pid and a random suffix).
 func WithWorkerID(id string) PoolOption {
 	return func(c *poolConfig) { c.workerID = id }
-}
-
-// WithRunHistory bounds the run history the pool keeps in memory when it
-// runs without a coordinator (default: the last 100 runs per pipeline, for
-// 7 days). A coordinator given with WithCoordinator keeps its own (see
-// distributed.Options.RunHistory).
-func WithRunHistory(p RunHistoryPolicy) PoolOption {
-	return func(c *poolConfig) { c.runHistory = &p }
 }
 
 // WithClock sets the time source (default SystemClock).
@@ -302,11 +294,7 @@ func (p *WorkerPool) Run(ctx context.Context) error {
 	warnTestClock(logger)
 	coord := cfg.coordinator
 	if coord == nil {
-		local := NewLocalCoordinator(cfg.clock)
-		if cfg.runHistory != nil {
-			local.SetRunHistory(*cfg.runHistory)
-		}
-		coord = local
+		coord = NewLocalCoordinator(cfg.clock, WithLocalRunHistory(cfg.runHistory))
 	}
 
 	parent := context.WithoutCancel(ctx)

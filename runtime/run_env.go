@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agora-etl/agora/runtime/history"
 	"github.com/agora-etl/agora/runtime/notify"
 )
 
@@ -134,7 +135,7 @@ func (env *runEnv) finishLease(runCtx context.Context, r *runner, success bool) 
 
 // finishRun gives the lease back and records the run, in one step, with
 // the same context rules as finishLease.
-func (env *runEnv) finishRun(runCtx context.Context, rec RunRecord) error {
+func (env *runEnv) finishRun(runCtx context.Context, rec history.Record) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(runCtx), leaseReleaseTimeout)
 	defer cancel()
 	return env.caps.RunRecorder.FinishRun(ctx, rec)

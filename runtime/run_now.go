@@ -81,7 +81,7 @@ func (p *WorkerPool) RunNow(ctx context.Context, pipelineIDs ...string) error {
 	logger := p.logger()
 	coord := cfg.coordinator
 	if coord == nil {
-		coord = NewLocalCoordinator(cfg.clock)
+		coord = NewLocalCoordinator(cfg.clock, WithLocalRunHistory(cfg.runHistory))
 	}
 	env := newRunEnv(cfg.clock, coord, logger, ctx)
 	env.notifier, env.workerID = cfg.notifier, cfg.workerID

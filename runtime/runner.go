@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/agora-etl/agora/runtime/history"
 )
 
 // Timing rules shared by ScheduledPipeline.Start and WorkerPool.
@@ -164,7 +166,7 @@ type rareStats struct {
 	missed      uint64
 	leaseErrors uint64
 	lastErr     string
-	records     RecordCounts // totals over every run
+	records     history.RecordCounts // totals over every run
 	// metric counts: runs by how they ended, skips by reason, leases lost
 	errored, panicked, cancelled uint64
 	skippedHeld, skippedDone     uint64

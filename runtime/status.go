@@ -3,6 +3,8 @@ package runtime
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/agora-etl/agora/runtime/history"
 )
 
 // PipelineState is what a pipeline is doing right now, as shown in /status.
@@ -84,7 +86,7 @@ type PipelineStatus struct {
 	SkippedPaused uint64 `json:"skipped_paused"`
 	// Records totals the records every run so far moved, as the runs
 	// reported them with CountRecords (zero for pipelines that do not).
-	Records RecordCounts `json:"records"`
+	Records history.RecordCounts `json:"records"`
 	// BackoffUntil is when the backoff after a failed run ends (the
 	// fleet's, with a coordinator that shares failures); nil when the
 	// pipeline is not backing off.
@@ -118,7 +120,7 @@ type LastRunStatus struct {
 	// LeaseToken is its lease's fencing token, 0 when unfenced.
 	LeaseToken int64 `json:"lease_token"`
 	// Outcome is "succeeded", "failed" or "slot_done".
-	Outcome RunOutcome `json:"outcome"`
+	Outcome history.Outcome `json:"outcome"`
 	// End is when it ended.
 	End time.Time `json:"end"`
 }
@@ -128,12 +130,12 @@ func lastRunOf(st runStats) *LastRunStatus {
 	if st.lastEnd == 0 {
 		return nil
 	}
-	o := OutcomeSucceeded
+	o := history.OutcomeSucceeded
 	switch st.lastOutcome {
 	case outcomeFailure:
-		o = OutcomeFailed
+		o = history.OutcomeFailed
 	case outcomeSlotDone:
-		o = OutcomeSlotDone
+		o = history.OutcomeSlotDone
 	}
 	return &LastRunStatus{RunNumber: st.lastRun, LeaseToken: st.lastRunTok, Outcome: o, End: timeOf(st.lastEnd)}
 }

@@ -159,6 +159,10 @@ func RunMainTo(ctx context.Context, args []string, stdout, stderr io.Writer, get
 		logger.Error("cannot set up notifications", slog.Any("error", err))
 		return ExitFailure
 	}
+	if err := keepRunHistory(pool); err != nil {
+		logger.Error("cannot configure the worker", slog.Any("error", err))
+		return ExitFailure
+	}
 
 	switch sub {
 	case "pipelines":

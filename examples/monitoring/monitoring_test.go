@@ -18,6 +18,7 @@ import (
 	"github.com/agora-etl/agora/internal/redistest"
 	"github.com/agora-etl/agora/runtime"
 	"github.com/agora-etl/agora/runtime/distributed"
+	"github.com/agora-etl/agora/runtime/history"
 )
 
 // exported scrapes a worker on a real redis-server, with a Redlock quorum
@@ -53,7 +54,7 @@ func scrape(t *testing.T) (names map[string]bool, labels map[string]map[string]m
 		Register(&runtime.ScheduledPipeline{PipelineID: "records", Schedule: runtime.Every(time.Hour), Deadline: time.Hour,
 			Factory: func(context.Context) (runtime.Pipeline, error) {
 				return runtime.PipelineFunc(func(ctx context.Context) error {
-					runtime.CountRecords(ctx, runtime.RecordCounts{In: 2, Out: 1, DeadLettered: 1})
+					runtime.CountRecords(ctx, history.RecordCounts{In: 2, Out: 1, DeadLettered: 1})
 					return nil
 				}), nil
 			}}).

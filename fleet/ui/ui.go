@@ -23,8 +23,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/agora-etl/agora/internal/humanize"
-	"github.com/agora-etl/agora/runtime"
 	"github.com/agora-etl/agora/runtime/distributed"
+	"github.com/agora-etl/agora/runtime/history"
 )
 
 // DefaultListen is where Serve (and "fleet ui") listens unless told
@@ -174,8 +174,8 @@ type page struct {
 
 	Pipeline *distributed.PipelineInfo
 	Audit    []distributed.AuditEntry
-	Runs     []runtime.RunRecord
-	Stale    []runtime.RunRecord
+	Runs     []history.Record
+	Stale    []history.Record
 	Chart    template.HTML
 	Kept     int // runs in the pipeline's history
 }
@@ -281,7 +281,7 @@ func (h *Handler) pipeline(w http.ResponseWriter, r *http.Request) {
 	// The workers come with the summaries (SummaryTTL old at most): they
 	// change slowly, and scanning the registry per page would not.
 	var info distributed.PipelineInfo
-	var runs []runtime.RunRecord
+	var runs []history.Record
 	var found bool
 	o, _, err := h.sums.get(r.Context())
 	if err == nil {
@@ -298,9 +298,9 @@ func (h *Handler) pipeline(w http.ResponseWriter, r *http.Request) {
 	}
 	p := h.base(w, id)
 	p.Pipeline, p.Kept, p.Chart, p.Filter = &info, len(runs), durationChart(runs), readFilterView(q)
-	var kept []runtime.RunRecord
+	var kept []history.Record
 	for _, run := range runs {
-		if run.Outcome == runtime.OutcomeStale {
+		if run.Outcome == history.OutcomeStale {
 			p.Stale = append(p.Stale, run)
 		}
 		if f.Keep(run) {

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/agora-etl/agora/runtime"
+	"github.com/agora-etl/agora/runtime/history"
 )
 
 // A run history member is a JSON array, not the RunRecord object, because
@@ -47,16 +47,16 @@ func tokenBase(run int64) int64 {
 
 // outcomeCodes are the one-letter names of the outcomes in a member; an
 // outcome without one is written in full.
-var outcomeCodes = map[runtime.RunOutcome]string{
-	runtime.OutcomeSucceeded: "s",
-	runtime.OutcomeFailed:    "f",
-	runtime.OutcomeCancelled: "c",
-	runtime.OutcomeStale:     "x",
-	runtime.OutcomeSlotDone:  "d",
+var outcomeCodes = map[history.Outcome]string{
+	history.OutcomeSucceeded: "s",
+	history.OutcomeFailed:    "f",
+	history.OutcomeCancelled: "c",
+	history.OutcomeStale:     "x",
+	history.OutcomeSlotDone:  "d",
 }
 
-var outcomeByCode = func() map[string]runtime.RunOutcome {
-	m := make(map[string]runtime.RunOutcome, len(outcomeCodes))
+var outcomeByCode = func() map[string]history.Outcome {
+	m := make(map[string]history.Outcome, len(outcomeCodes))
 	for o, c := range outcomeCodes {
 		m[c] = o
 	}
@@ -64,7 +64,7 @@ var outcomeByCode = func() map[string]runtime.RunOutcome {
 }()
 
 // encodeRunMember returns rec as a run history member.
-func encodeRunMember(rec *runtime.RunRecord) string {
+func encodeRunMember(rec *history.Record) string {
 	b := make([]byte, 0, 64+len(rec.WorkerID)+len(rec.Error))
 	b = append(b, '[')
 	b = strconv.AppendInt(b, rec.RunNumber, 10)
@@ -87,7 +87,7 @@ func encodeRunMember(rec *runtime.RunRecord) string {
 	if rec.Error != "" {
 		last = len(tail) - 1
 	}
-	if last >= 0 || rec.Outcome != runtime.OutcomeSucceeded {
+	if last >= 0 || rec.Outcome != history.OutcomeSucceeded {
 		code, ok := outcomeCodes[rec.Outcome]
 		if !ok {
 			code = string(rec.Outcome)
@@ -132,7 +132,7 @@ func appendJSONString(b []byte, s string) []byte {
 
 // decodeRunMember reads a member of pipelineID's history scored endMs; ok
 // is false for a member that is not a run record.
-func decodeRunMember(pipelineID, member string, endMs float64) (rec runtime.RunRecord, ok bool) {
+func decodeRunMember(pipelineID, member string, endMs float64) (rec history.Record, ok bool) {
 	if len(member) == 0 {
 		return rec, false
 	}
@@ -140,7 +140,7 @@ func decodeRunMember(pipelineID, member string, endMs float64) (rec runtime.RunR
 		// An older record as an object: one without its pipeline, worker
 		// and end ({"a":1}) is not a run, whatever else it holds.
 		if json.Unmarshal([]byte(member), &rec) != nil || rec.PipelineID == "" || rec.WorkerID == "" || rec.End.IsZero() {
-			return runtime.RunRecord{}, false
+			return history.Record{}, false
 		}
 		return rec, true
 	}
@@ -152,7 +152,7 @@ func decodeRunMember(pipelineID, member string, endMs float64) (rec runtime.RunR
 		return rec, false
 	}
 	var durationUs, tokenOffset int64
-	code := outcomeCodes[runtime.OutcomeSucceeded]
+	code := outcomeCodes[history.OutcomeSucceeded]
 	if json.Unmarshal(fields[0], &rec.RunNumber) != nil ||
 		json.Unmarshal(fields[1], &tokenOffset) != nil ||
 		json.Unmarshal(fields[2], &rec.WorkerID) != nil ||
@@ -161,7 +161,7 @@ func decodeRunMember(pipelineID, member string, endMs float64) (rec runtime.RunR
 		return rec, false
 	}
 	rec.FencingToken = tokenBase(rec.RunNumber) + tokenOffset
-	rec.Outcome = runtime.RunOutcome(code)
+	rec.Outcome = history.Outcome(code)
 	if o, known := outcomeByCode[code]; known {
 		rec.Outcome = o
 	}
