@@ -27,8 +27,9 @@ func (p *WorkerPool) Configure(opts ...PoolOption) error {
 			opt(&p.cfg)
 		}
 	}
+	m := p.cfg.metrics
 	p.mu.Unlock()
-	p.bindMetrics()
+	bindMetrics(m, p)
 	return nil
 }
 

@@ -58,10 +58,11 @@ func (p *WorkerPool) Metrics() Metrics {
 	return p.cfg.metrics
 }
 
-// bindMetrics tells the configured metrics which pool they serve; called
-// after options are applied.
-func (p *WorkerPool) bindMetrics() {
-	if m := p.cfg.metrics; m != nil {
+// bindMetrics tells m, the metrics configured, which pool they serve;
+// called after options are applied, without the pool's lock, so Bind may
+// read the pool.
+func bindMetrics(m Metrics, p *WorkerPool) {
+	if m != nil {
 		m.Bind(p)
 	}
 }

@@ -170,7 +170,7 @@ func NewWorkerPool(opts ...PoolOption) *WorkerPool {
 	if p.cfg.workerID == "" {
 		p.cfg.workerID = newWorkerID()
 	}
-	p.bindMetrics()
+	bindMetrics(p.cfg.metrics, p)
 	return p
 }
 
