@@ -9,6 +9,7 @@ import (
 	"github.com/agora-etl/agora/internal/redact"
 	"github.com/agora-etl/agora/runtime"
 	"github.com/agora-etl/agora/runtime/history"
+	"github.com/agora-etl/agora/runtime/metrics"
 )
 
 // Pool builds the worker pool the file describes: the [worker] settings,
@@ -78,7 +79,7 @@ func (f *File) Pool(opts ...runtime.PoolOption) (*runtime.WorkerPool, error) {
 	po = append(po, traceOpts...)
 	// The sinks' and the fenced writes' counters are the process's; the
 	// pool serves them at /metrics because it runs etl pipelines.
-	po = append(po, runtime.WithCollectors(etl.SinkCollector(), fencing.RefusalCollector()))
+	po = append(po, runtime.WithMetrics(metrics.New(metrics.WithCollectors(etl.SinkCollector(), fencing.RefusalCollector()))))
 	po = append(po, opts...)
 	pool := runtime.NewWorkerPool(po...)
 	for _, sp := range sps {

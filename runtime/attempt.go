@@ -101,7 +101,7 @@ func (r *runner) attempt(runNumber int64, now time.Time, due int64, onDemand boo
 	}
 	r.logRun(slog.LevelDebug, "run started", lease)
 	if due != 0 {
-		env.metrics.observeLateness(r, start.Sub(timeOf(due)))
+		env.observeLateness(r, start.Sub(timeOf(due)))
 	}
 
 	if !remote {
@@ -154,7 +154,7 @@ func (r *runner) attempt(runNumber int64, now time.Time, due int64, onDemand boo
 		r.logRun(slog.LevelWarn, "releasing the lease failed", lease, slog.Any("error", relErr))
 	}
 	r.counted(runErr, cancelCause, records)
-	env.metrics.observeDuration(r, end.Sub(start))
+	env.observeDuration(r, end.Sub(start))
 	r.ended(lease, runErr, end.Sub(start), records, ctx.records.counting.Load())
 	if runErr != nil {
 		r.notifyRunFailed(lease, runErr)

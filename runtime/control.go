@@ -160,6 +160,7 @@ func (r *runner) publishTriggered(o outcome, runErr error, end time.Time, state 
 	case outcomeSuccess, outcomeFailure, outcomeSlotDone:
 		r.ctx = nil
 		r.st.runs++
+		r.st.lastStart, r.st.since = r.st.since, 0
 		r.st.lastEnd = end.UnixNano()
 		r.st.lastRun, r.st.lastRunTok, r.st.lastOutcome = r.st.runNumber, r.st.token, o
 		r.st.runNumber, r.st.token = 0, 0

@@ -51,7 +51,7 @@ func TestDocsNameEveryMetricThePoolServes(t *testing.T) {
 	if err := d.result(t); err != nil {
 		t.Fatal(err)
 	}
-	families, err := d.pool.Gatherer().Gather()
+	families, err := d.metrics.Gatherer().Gather()
 	if err != nil {
 		t.Fatal(err)
 	}

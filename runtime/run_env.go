@@ -17,8 +17,8 @@ type runEnv struct {
 	caps     Capabilities // coord's, read once
 	local    LocalLeaser  // caps.LocalLeaser: leases in memory, no context or timeout needed
 	logger   *slog.Logger
-	metrics  *poolMetrics // nil when driven by Start
-	d        *dispatcher  // nil when driven by Start
+	observer RunObserver // nil: runs are timed by nobody
+	d        *dispatcher // nil when driven by Start
 	tracing  runTracing
 	notifier notify.Notifier // nil: none (and always when driven by Start)
 	workerID string

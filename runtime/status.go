@@ -101,16 +101,46 @@ type PipelineStatus struct {
 	// LastMissedSlot is the fire time of the last slot this worker
 	// reported as missing its deadline; nil before the first.
 	LastMissedSlot *time.Time `json:"last_missed_slot,omitempty"`
+	// Outcomes splits the runs and skipped attempts by how they ended,
+	// which alerts tell apart (a panic from an error, a lease held
+	// elsewhere from a completed slot).
+	Outcomes RunOutcomes `json:"outcomes"`
+	// LeaseLost counts leases this worker lost while holding them
+	// (expired, taken over, not renewable).
+	LeaseLost uint64 `json:"lease_lost"`
+	// StaleWritesRefused counts runs that failed because a fenced store
+	// refused their write as stale (errors matching ErrStaleWrite).
+	StaleWritesRefused uint64 `json:"stale_writes_refused"`
+	// LastFencingToken is the token of the last lease this worker held,
+	// which a fenced store compares writes with; 0 before any fenced
+	// lease. LeaseToken is 0 between runs; this one is not.
+	LastFencingToken int64 `json:"last_fencing_token"`
+	// LastSuccess is when the last successful run on this worker ended;
+	// nil before the first. A staleness alert compares it with now.
+	LastSuccess *time.Time `json:"last_success,omitempty"`
 }
 
-// slotTimePtr is the fire time of a slot in Unix seconds, in UTC; nil for
-// 0, no slot.
-func slotTimePtr(sec int64) *time.Time {
-	if sec == 0 {
-		return nil
-	}
-	t := time.Unix(sec, 0).UTC()
-	return &t
+// RunOutcomes counts one pipeline's finished runs by how they ended and
+// the attempts skipped for reasons PipelineStatus does not count apart
+// already (LeaseErrors, SkippedPaused, MissedSlots). A run refused
+// because its slot was completed elsewhere counts in SkippedCompleted,
+// not as a finished run.
+type RunOutcomes struct {
+	// Succeeded counts runs that returned nil.
+	Succeeded uint64 `json:"succeeded"`
+	// Errored counts runs whose factory, Run or Close failed.
+	Errored uint64 `json:"errored"`
+	// Panicked counts runs whose factory, Run or Close panicked.
+	Panicked uint64 `json:"panicked"`
+	// Cancelled counts runs the pool cancelled (lost lease, timeout,
+	// shutdown).
+	Cancelled uint64 `json:"cancelled"`
+	// SkippedHeld counts attempts skipped because another worker held the
+	// lease.
+	SkippedHeld uint64 `json:"skipped_held"`
+	// SkippedCompleted counts attempts skipped, or runs refused, because
+	// the slot had already completed.
+	SkippedCompleted uint64 `json:"skipped_completed"`
 }
 
 // LastRunStatus describes the last run a worker finished of a pipeline.
@@ -125,11 +155,8 @@ type LastRunStatus struct {
 	End time.Time `json:"end"`
 }
 
-// lastRunOf returns the last run recorded in st, nil when none is.
-func lastRunOf(st runStats) *LastRunStatus {
-	if st.lastEnd == 0 {
-		return nil
-	}
+// lastRunOf returns the last run recorded in st; st.lastEnd is not 0.
+func lastRunOf(st runStats) LastRunStatus {
 	o := history.OutcomeSucceeded
 	switch st.lastOutcome {
 	case outcomeFailure:
@@ -137,7 +164,7 @@ func lastRunOf(st runStats) *LastRunStatus {
 	case outcomeSlotDone:
 		o = history.OutcomeSlotDone
 	}
-	return &LastRunStatus{RunNumber: st.lastRun, LeaseToken: st.lastRunTok, Outcome: o, End: timeOf(st.lastEnd)}
+	return LastRunStatus{RunNumber: st.lastRun, LeaseToken: st.lastRunTok, Outcome: o, End: timeOf(st.lastEnd)}
 }
 
 // PoolStatus is the document served by /status.
@@ -151,12 +178,4 @@ type PoolStatus struct {
 	// Coordinator is the coordinator's Status() when it implements
 	// StatusReporter, otherwise omitted.
 	Coordinator json.RawMessage `json:"coordinator,omitempty"`
-}
-
-// timePtr returns nil for the zero time so JSON shows null rather than year 1.
-func timePtr(t time.Time) *time.Time {
-	if t.IsZero() {
-		return nil
-	}
-	return &t
 }
