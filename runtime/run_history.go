@@ -67,6 +67,9 @@ type RunRecord struct {
 	// Triggered is true for a run an operator asked for (a trigger, RunNow),
 	// false for a scheduled one.
 	Triggered bool `json:"triggered"`
+	// Params are the parameters its trigger gave (ParamsFromContext); nil
+	// for a scheduled run.
+	Params map[string]string `json:"params,omitempty"`
 }
 
 // MaxRunErrorLen bounds the error text a RunRecord keeps.
