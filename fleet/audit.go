@@ -55,8 +55,8 @@ func controlOptions(fl cmdFlags) []distributed.ControlOption {
 	if !fl.untilAt.IsZero() {
 		opts = append(opts, distributed.WithUntil(fl.untilAt))
 	}
-	if len(fl.params) > 0 {
-		opts = append(opts, distributed.WithParams(fl.params))
+	if len(fl.params.params) > 0 {
+		opts = append(opts, distributed.WithParams(fl.params.params))
 	}
 	return opts
 }

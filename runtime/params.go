@@ -96,3 +96,31 @@ func FormatParams(params map[string]string) string {
 	}
 	return b.String()
 }
+
+// ParseParams reads "key=value" arguments (fleet trigger --param, one
+// line of the dashboard's form each) into parameters: the key is an
+// identifier given once, the value everything after the first "=", taken
+// as it is. Its error wraps ErrBadParam and quotes the argument at fault.
+func ParseParams(args []string) (map[string]string, error) {
+	if len(args) == 0 {
+		return nil, nil
+	}
+	out := make(map[string]string, len(args))
+	first := make(map[string]string, len(args))
+	for _, arg := range args {
+		key, value, ok := strings.Cut(arg, "=")
+		switch {
+		case !ok:
+			return nil, fmt.Errorf("%w: %q is not key=value", ErrBadParam, arg)
+		case key == "":
+			return nil, fmt.Errorf("%w: %q has an empty key", ErrBadParam, arg)
+		case !ValidParamName(key):
+			return nil, fmt.Errorf("%w: %q: key %q is not an identifier ([A-Za-z_][A-Za-z0-9_]*)", ErrBadParam, arg, key)
+		}
+		if prev, dup := first[key]; dup {
+			return nil, fmt.Errorf("%w: %q: key %q is given twice (first as %q)", ErrBadParam, arg, key, prev)
+		}
+		first[key], out[key] = arg, value
+	}
+	return out, ValidateParams(out)
+}

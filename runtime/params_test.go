@@ -57,3 +57,27 @@ func TestFormatParams(t *testing.T) {
 		t.Fatalf("none: %q", got)
 	}
 }
+
+func TestParseParams(t *testing.T) {
+	got, err := runtime.ParseParams([]string{"day=2026-01-01", "q=a=b", "empty="})
+	if err != nil || !maps.Equal(got, map[string]string{"day": "2026-01-01", "q": "a=b", "empty": ""}) {
+		t.Fatalf("got %v, %v", got, err)
+	}
+	if got, err := runtime.ParseParams(nil); got != nil || err != nil {
+		t.Fatalf("none: %v, %v", got, err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"day"}, `"day" is not key=value`},
+		{[]string{"=x"}, `"=x" has an empty key`},
+		{[]string{"9x=1"}, `"9x=1": key "9x" is not an identifier`},
+		{[]string{"a=1", "a=2"}, `"a=2": key "a" is given twice (first as "a=1")`},
+	} {
+		_, err := runtime.ParseParams(tc.args)
+		if !errors.Is(err, runtime.ErrBadParam) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("ParseParams(%q) = %v, want %q", tc.args, err, tc.want)
+		}
+	}
+}
