@@ -122,8 +122,10 @@ func (c *RedisWorkerCoordinator) SetTriggerHandler(handler func(runtime.Trigger)
 	c.ctl.handler = handler
 }
 
-// startControl records the worker's pipelines and reads the commands once,
-// so a worker started while a pipeline is paused never runs it.
+// startControl records the worker's pipelines and reads the pause flags
+// once, so a worker started while a pipeline is paused never runs it. It
+// claims no run-now request: the pool is not running yet and would drop
+// it, so the first poll of the control loop claims them.
 func (c *RedisWorkerCoordinator) startControl(ctx context.Context, pipelineIDs []string) {
 	c.ctl.mu.Lock()
 	c.ctl.mine = make(map[string]bool, len(pipelineIDs))
@@ -135,7 +137,7 @@ func (c *RedisWorkerCoordinator) startControl(ctx context.Context, pipelineIDs [
 	}
 	c.ctl.mu.Unlock()
 	if c.health.reachable.Load() { // Start's connect worked
-		_ = c.pollControl(ctx)
+		_ = c.poll(ctx, false)
 	}
 }
 
@@ -168,7 +170,10 @@ func everyRealTime(stop <-chan struct{}, wait func() time.Duration, f func()) {
 
 // pollControl reads the pause flags and claims run-now requests for this
 // worker's pipelines.
-func (c *RedisWorkerCoordinator) pollControl(ctx context.Context) error {
+func (c *RedisWorkerCoordinator) pollControl(ctx context.Context) error { return c.poll(ctx, true) }
+
+// poll is pollControl; it claims run-now requests only when claim is set.
+func (c *RedisWorkerCoordinator) poll(ctx context.Context, claim bool) error {
 	opCtx, cancel := c.opContext(ctx, opControl)
 	defer cancel()
 	var paused, triggers *redis.MapStringStringCmd
@@ -207,17 +212,17 @@ func (c *RedisWorkerCoordinator) pollControl(ctx context.Context) error {
 	c.ctl.paused, c.ctl.until = flags, until
 	c.logPauseChanges(was, live)
 	handler := c.ctl.handler
-	var claim []string
+	var mine []string
 	for id := range c.decodeTriggers(triggers.Val()) {
 		if c.ctl.mine[id] {
-			claim = append(claim, id)
+			mine = append(mine, id)
 		}
 	}
 	c.ctl.mu.Unlock()
-	if handler == nil {
+	if handler == nil || !claim {
 		return nil
 	}
-	for _, id := range claim {
+	for _, id := range mine {
 		req, ok, err := c.claimTrigger(opCtx, id)
 		if err != nil {
 			return err

@@ -1,6 +1,7 @@
 package distributed
 
 import (
+	"context"
 	"errors"
 	"maps"
 	"strings"
@@ -145,5 +146,50 @@ func TestInspectorTriggerAuditsItsParams(t *testing.T) {
 	}
 	if log, _ := in.Audit(ctx, AuditQuery{PipelineIDs: []string{"a"}}); len(log) != 1 {
 		t.Fatalf("a refused trigger was audited: %+v", log)
+	}
+}
+
+// TestTriggerPendingAtStartIsRunOnceTheWorkerRuns: a request made before
+// any replica started is claimed by the first poll after the pool runs,
+// not by Start (when the pool would have dropped it).
+func TestTriggerPendingAtStartIsRunOnceTheWorkerRuns(t *testing.T) {
+	r := newReal(t)
+	admin, err := NewRedisWorkerCoordinator(r.options(5 * time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = admin.Close() })
+	if err := admin.Connect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := admin.Trigger(ctx, "p", WithParams(map[string]string{"day": "2026-01-01"})); err != nil {
+		t.Fatal(err)
+	}
+	coord, err := NewRedisWorkerCoordinator(r.options(5 * time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	coord.ctl.every = 20 * time.Millisecond
+	t.Cleanup(func() { _ = coord.Close() })
+	got := make(chan map[string]string, 2)
+	pool := runtime.NewWorkerPool(runtime.WithCoordinator(coord), runtime.WithSignalHandling(false)).
+		Register(&runtime.ScheduledPipeline{PipelineID: "p", Schedule: runtime.MustCron("0 0 1 1 *"),
+			Factory: func(context.Context) (runtime.Pipeline, error) {
+				return runtime.PipelineFunc(func(ctx context.Context) error {
+					got <- runtime.ParamsFromContext(ctx)
+					return nil
+				}), nil
+			}})
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- pool.Run(runCtx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	select {
+	case p := <-got:
+		if p["day"] != "2026-01-01" {
+			t.Fatalf("the run's params %v", p)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatalf("the trigger pending at start never ran\n%s", r.logs.String())
 	}
 }
