@@ -43,11 +43,11 @@ func TestExpressionsReadParams(t *testing.T) {
 
 func TestExpressionsListTheParamsTheyRead(t *testing.T) {
 	f, _ := Filter(`params.b == "1" || params["a"] == params.b || has(params.c) || record.x == 1`)
-	if got := f.(etl.ParamReader).RunParams(); !slices.Equal(got, []etl.ParamUse{{"expr", "a"}, {"expr", "b"}, {"expr", "c"}}) {
+	if got := f.(etl.ParamReader).RunParams(); !slices.Equal(got, []etl.ParamUse{{Key: "expr", Name: "a"}, {Key: "expr", Name: "b"}, {Key: "expr", Name: "c"}}) {
 		t.Fatalf("filter: %v", got)
 	}
 	m, _ := Map(map[string]string{"x": "params.day", "y": "record.y", "z": `params[record.k]`})
-	if got := m.(etl.ParamReader).RunParams(); !slices.Equal(got, []etl.ParamUse{{"fields.x", "day"}}) {
+	if got := m.(etl.ParamReader).RunParams(); !slices.Equal(got, []etl.ParamUse{{Key: "fields.x", Name: "day"}}) {
 		t.Fatalf("map: %v", got)
 	}
 	g, _ := Filter(`record.x == 1`)
