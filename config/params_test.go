@@ -112,6 +112,9 @@ transforms = [{ type = "map", fields = { who = "params.who" } }]
 	if _, err := db.Exec("CREATE TABLE days (day TEXT, who TEXT)"); err != nil {
 		t.Fatal(err)
 	}
+	if sum := f.Summary(); !strings.Contains(sum, "\n  params: day=2026-01-01 who=cron (defaults)\n") {
+		t.Errorf("summary lacks the params:\n%s", sum)
+	}
 	p := f.Pipeline("daily")
 	for _, ctx := range []context.Context{context.Background(),
 		runtime.ContextWithParams(context.Background(), map[string]string{"day": "2026-03-04", "who": "ops"})} {
