@@ -207,13 +207,14 @@ func (c *RedisWorkerCoordinator) poll(ctx context.Context, claim bool) error {
 			until[id] = info.Until
 		}
 	}
+	pending := c.decodeTriggers(triggers.Val()) // logs: outside the lock
 	c.ctl.mu.Lock()
 	was := c.ctl.paused
 	c.ctl.paused, c.ctl.until = flags, until
 	c.logPauseChanges(was, live)
 	handler := c.ctl.handler
 	var mine []string
-	for id := range c.decodeTriggers(triggers.Val()) {
+	for id := range pending {
 		if c.ctl.mine[id] {
 			mine = append(mine, id)
 		}
