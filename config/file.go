@@ -85,6 +85,10 @@ type Pipeline struct {
 	// Deadline is how long after its fire time a cron or every slot must
 	// have succeeded (runtime.ScheduledPipeline.Deadline); 0 means none.
 	Deadline time.Duration
+	// Params are the run parameters the pipeline declares, with their
+	// defaults (params = { day = "2026-01-01" }); nil for none. See
+	// ErrUndeclaredParam.
+	Params map[string]string
 
 	known *redact.Known // the file's secrets, hidden in run errors
 	// readState is where sources that remember what they read (the file
@@ -114,7 +118,7 @@ func (f *File) Pipeline(id string) *Pipeline {
 var (
 	topKeys      = []string{"format", "worker", "pipelines"}
 	workerKeys   = []string{"health_port", "graceful_shutdown_timeout", "worker_id", "run_history", "notify"}
-	pipelineKeys = []string{"source", "sinks", "schedule", "tracing", "dlq", "batch_size", "error_backoff", "max_consecutive_errors", "max_dead_letters", "timeout", "deadline", "transforms"}
+	pipelineKeys = []string{"source", "sinks", "schedule", "tracing", "dlq", "batch_size", "error_backoff", "max_consecutive_errors", "max_dead_letters", "timeout", "deadline", "transforms", "params"}
 )
 
 // document checks the whole file.
@@ -191,9 +195,11 @@ func (d *decoder) pipeline(id string, m map[string]any, at path) *Pipeline {
 	}
 	d.knownKeys(m, at, pipelineKeys)
 	p := &Pipeline{ID: id, BatchSize: DefaultBatchSize, ErrorBackoff: runtime.DefaultErrorBackoff, MaxDeadLetters: -1}
+	p.Params = d.params(m, at)
 
 	if src, ok := d.table(m, at, "source"); ok {
 		p.Source = d.component(src, at.child("source"), etl.KindSource)
+		d.checkParamsRead(p.Source.Config, at.child("source"), at, p.Params)
 	} else if _, has := m["source"]; !has {
 		d.atKey(at, "%s: source is missing: add a [%s.source] table with a type", at, at)
 	}
@@ -233,7 +239,7 @@ func (d *decoder) pipeline(id string, m map[string]any, at path) *Pipeline {
 	if b, ok := d.duration(m, at, "error_backoff", false); ok {
 		p.ErrorBackoff = b
 	}
-	p.Transforms = d.transforms(m, at)
+	p.Transforms = d.transforms(m, at, p.Params)
 	if t, ok := d.duration(m, at, "timeout", false); ok {
 		p.Timeout = t
 	}

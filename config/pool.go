@@ -116,6 +116,13 @@ func (f *File) ScheduledPipelines() []*runtime.ScheduledPipeline {
 // the run's records between them.
 func (p *Pipeline) Factory() runtime.Factory {
 	return func(ctx context.Context) (runtime.Pipeline, error) {
+		params, err := p.runParams(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("pipeline %q: %w", p.ID, err)
+		}
+		if params != nil {
+			ctx = runtime.ContextWithParams(ctx, params)
+		}
 		srcCtx := ctx
 		if p.readState != nil {
 			srcCtx = etl.ContextWithReadState(ctx, p.readState)
@@ -145,18 +152,23 @@ func (p *Pipeline) Factory() runtime.Factory {
 				return fail("dlq", err)
 			}
 		}
-		return redactingPipeline{newRecordPipeline(p, src, sinks, dlq), p}, nil
+		return redactingPipeline{newRecordPipeline(p, src, sinks, dlq), p, params}, nil
 	}
 }
 
 // redactingPipeline hides the file's secrets in the errors of a run, which
-// the worker logs and /status shows.
+// the worker logs and /status shows, and gives the run's components its
+// parameters with the pipeline's defaults filled in (runParams).
 type redactingPipeline struct {
 	runtime.Pipeline
-	p *Pipeline
+	p      *Pipeline
+	params map[string]string // nil: the run's context is passed on as it is
 }
 
 func (r redactingPipeline) Run(ctx context.Context) error {
+	if r.params != nil {
+		ctx = runtime.ContextWithParams(ctx, r.params)
+	}
 	if err := r.Pipeline.Run(ctx); err != nil {
 		return r.p.redactErr(err)
 	}

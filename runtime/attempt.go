@@ -19,6 +19,12 @@ import (
 // onDemand whether an operator asked for it (RunNow, a trigger) rather than
 // the schedule; attempt returns when it ended.
 func (r *runner) attempt(runNumber int64, now time.Time, due int64, onDemand bool) (outcome, time.Time, error) {
+	return r.attemptWith(runNumber, now, due, onDemand, nil)
+}
+
+// attemptWith is attempt for a run given params (ParamsFromContext, and
+// the run's record in the history).
+func (r *runner) attemptWith(runNumber int64, now time.Time, due int64, onDemand bool, params map[string]string) (outcome, time.Time, error) {
 	env := r.env
 	// A remote coordinator may block: from asking for the lease to giving
 	// it back this executor counts as busy. With leases in memory
@@ -73,6 +79,7 @@ func (r *runner) attempt(runNumber int64, now time.Time, due int64, onDemand boo
 
 	span := r.startRunSpan(lease)
 	ctx := newRunContext(env.runBase(span), lease, r)
+	ctx.params = params
 	start := now
 	if remote {
 		start = r.now() // asking took time
@@ -136,7 +143,7 @@ func (r *runner) attempt(runNumber int64, now time.Time, due int64, onDemand boo
 			PipelineID: r.sp.PipelineID, RunNumber: lease.RunNumber, FencingToken: lease.FencingToken,
 			WorkerID: lease.WorkerID, Start: start, End: end, Duration: end.Sub(start),
 			Outcome: outcomeOf(runErr, cancelCause), Error: history.ErrorText(runErr), Records: records,
-			Triggered: onDemand,
+			Triggered: onDemand, Params: params,
 		}
 		if slotDone {
 			rec.Outcome = history.OutcomeSlotDone

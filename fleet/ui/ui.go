@@ -23,6 +23,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agora-etl/agora/internal/humanize"
+	"github.com/agora-etl/agora/runtime"
 	"github.com/agora-etl/agora/runtime/distributed"
 	"github.com/agora-etl/agora/runtime/history"
 )
@@ -62,6 +63,7 @@ var pages = template.Must(template.New("").Funcs(template.FuncMap{
 	"join":     strings.Join,
 	"pathID":   url.PathEscape,
 	"short":    short,
+	"params":   runtime.FormatParams,
 	"add":      func(a, b int) int { return a + b },
 }).ParseFS(assets, "assets/*.html"))
 
@@ -436,6 +438,16 @@ func (h *Handler) act(w http.ResponseWriter, r *http.Request) {
 	if reason := strings.TrimSpace(r.PostForm.Get("reason")); reason != "" {
 		opts = append(opts, distributed.WithReason(reason))
 	}
+	if action == "trigger" {
+		params, err := formParams(r.PostForm.Get("params"))
+		if err != nil {
+			h.fail(w, http.StatusBadRequest, fmt.Errorf("trigger %s: %s", id, strings.TrimPrefix(err.Error(), "runtime: ")))
+			return
+		}
+		if len(params) > 0 {
+			opts = append(opts, distributed.WithParams(params))
+		}
+	}
 	var err error
 	switch action {
 	case "pause":
@@ -448,7 +460,8 @@ func (h *Handler) act(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		status := http.StatusBadGateway
 		switch {
-		case errors.Is(err, distributed.ErrUnknownPipeline) || errors.Is(err, distributed.ErrPipelinePaused):
+		case errors.Is(err, distributed.ErrUnknownPipeline) || errors.Is(err, distributed.ErrPipelinePaused) ||
+			errors.Is(err, distributed.ErrTriggerPending):
 			status = http.StatusConflict
 		case errors.Is(err, distributed.ErrInvalidControl):
 			status = http.StatusBadRequest // a reason over MaxReasonBytes

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/agora-etl/agora/runtime"
 	"github.com/agora-etl/agora/runtime/history"
 )
 
@@ -16,7 +17,7 @@ import (
 // every run several microseconds of server time. The array is positional:
 //
 //	[run_number, token_offset, worker_id, duration_µs, outcome,
-//	 triggered, in, out, dead_lettered, filtered, error]
+//	 triggered, in, out, dead_lettered, filtered, error, params]
 //
 // with trailing zero values left out and a success's outcome too, so a
 // scheduled success by a worker named as runtime names them on Kubernetes
@@ -30,8 +31,11 @@ import (
 //
 // A failed run's error text makes its member long, and a pipeline's key
 // turns into a skip list for good once one member is over 64 bytes: a
-// cost only pipelines that fail pay. A reader that meets an object (a
-// record in RunRecord's own JSON) decodes that too.
+// cost only pipelines that fail pay, and so do triggered runs with
+// parameters: params is a JSON object of the run's parameters, after an
+// error that is "" for a run without one, and readers that predate it
+// ignore it. A reader that meets an object (a record in RunRecord's own
+// JSON) decodes that too.
 
 // tokenBase is what a run's fencing token is stored relative to: the
 // slot's start in microseconds for a slot run (Unix seconds), the run
@@ -84,7 +88,7 @@ func encodeRunMember(rec *history.Record) string {
 	for last >= 0 && tail[last] == 0 {
 		last--
 	}
-	if rec.Error != "" {
+	if rec.Error != "" || len(rec.Params) > 0 {
 		last = len(tail) - 1
 	}
 	if last >= 0 || rec.Outcome != history.OutcomeSucceeded {
@@ -99,9 +103,14 @@ func encodeRunMember(rec *history.Record) string {
 		b = append(b, ',')
 		b = strconv.AppendInt(b, v, 10)
 	}
-	if rec.Error != "" {
+	if rec.Error != "" || len(rec.Params) > 0 {
 		b = append(b, ',')
 		b = appendJSONString(b, rec.Error)
+	}
+	if len(rec.Params) > 0 {
+		b = append(b, ',')
+		p, _ := json.Marshal(rec.Params) // strings always marshal
+		b = append(b, p...)
 	}
 	b = append(b, ']')
 	return string(b)
@@ -182,6 +191,9 @@ func decodeRunMember(pipelineID, member string, endMs float64) (rec history.Reco
 	}
 	if len(fields) > 10 && json.Unmarshal(fields[10], &rec.Error) != nil {
 		return rec, false
+	}
+	if len(fields) > 11 && (json.Unmarshal(fields[11], &rec.Params) != nil || runtime.ValidateParams(rec.Params) != nil) {
+		return history.Record{}, false
 	}
 	rec.PipelineID = pipelineID
 	rec.Duration = time.Duration(durationUs) * time.Microsecond

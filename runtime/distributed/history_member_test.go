@@ -26,6 +26,12 @@ func TestRunMemberRoundTrips(t *testing.T) {
 			r.Outcome, r.Error = history.OutcomeFailed, `pq: "orders" \ it's gone`+"\n\u00e9"
 		}, ""},
 		{"triggered", func(r *history.Record) { r.Triggered = true }, `[1764635400,123456,"etl-worker-7d9f8c6b5-xk2p9-1-ab12cd34",2031,"s",1]`},
+		{"triggered with params", func(r *history.Record) {
+			r.Triggered, r.Params = true, map[string]string{"day": "2026-01-01"}
+		}, `[1764635400,123456,"etl-worker-7d9f8c6b5-xk2p9-1-ab12cd34",2031,"s",1,0,0,0,0,"",{"day":"2026-01-01"}]`},
+		{"failed with params", func(r *history.Record) {
+			r.Triggered, r.Outcome, r.Error, r.Params = true, history.OutcomeFailed, "boom", map[string]string{"a": "x\"y", "b": ""}
+		}, ""},
 		{"records", func(r *history.Record) {
 			r.Records = history.RecordCounts{In: 10, Out: 7, DeadLettered: 2, Filtered: 1}
 		}, `[1764635400,123456,"etl-worker-7d9f8c6b5-xk2p9-1-ab12cd34",2031,"s",0,10,7,2,1]`},
@@ -70,7 +76,8 @@ func TestRunMemberDecodesObjectsAndRefusesOthers(t *testing.T) {
 	if got, ok := decodeRunMember("p", string(b), 0); !ok || got.Error != "boom" || got.RunNumber != 5 {
 		t.Errorf("an object record decoded as %+v, %v", got, ok)
 	}
-	for _, m := range []string{"", "slot", "[1,2]", `[1,2,3,4]`, `["a",2,"w",4]`, `[1,2,"w",4,5]`, `[1,2,"w",4,"s","x"]`, "{", "[1", `{"a":1}`, `{"pipeline_id":"p","worker_id":"w"}`} {
+	for _, m := range []string{"", "slot", "[1,2]", `[1,2,3,4]`, `["a",2,"w",4]`, `[1,2,"w",4,5]`, `[1,2,"w",4,"s","x"]`, "{", "[1", `{"a":1}`, `{"pipeline_id":"p","worker_id":"w"}`,
+		`[1,2,"w",4,"s",1,0,0,0,0,"",[1]]`, `[1,2,"w",4,"s",1,0,0,0,0,"",{"a-b":"1"}]`, `[1,2,"w",4,"s",1,0,0,0,0,"",{"a":1}]`} {
 		if got, ok := decodeRunMember("p", m, 0); ok {
 			t.Errorf("decode(%q) = %+v, want refused", m, got)
 		}
