@@ -284,6 +284,8 @@ func (c *LocalCoordinator) Capabilities() Capabilities {
 		RunRecorder:      c,
 		RunHistoryReader: c,
 		DeadlineReporter: c,
+
+		SlotCompletionReader: c,
 	}
 }
 

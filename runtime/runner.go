@@ -175,6 +175,12 @@ type rareStats struct {
 	// their deadline (deadline.go), lastMissedSlot is the last (Unix s).
 	deadlinesMissed uint64
 	lastMissedSlot  int64
+	// After (after.go): slots skipped because an upstream had not
+	// completed them, the last reason, and the slot waited for now (Unix
+	// ns, 0: none).
+	skippedUpstream uint64
+	lastSkipReason  string
+	awaitingSlot    int64
 	// heldLogged is when heldElsewhere last logged at info level (Unix ns).
 	heldLogged int64
 	// missedLog holds the skipped slots not yet logged (missed_slots.go).
@@ -191,6 +197,8 @@ type rarePlan struct {
 	// deferredSlot is the plan (next) a deferred lease request was decided
 	// for, while the runner waits out the deferral; 0 otherwise.
 	deferredSlot int64
+	// after is the slot a pipeline with After waits for (after.go).
+	after *afterWait
 }
 
 // rareLocked returns the runner's rare state, making it; r.mu is held.
@@ -370,6 +378,8 @@ func (r *runner) step(now time.Time) (end time.Time, done bool, err error) {
 	)
 	if p := r.pre; p != nil {
 		runNumber, run = p.runNumber, p.run
+	} else if len(r.sp.After) > 0 {
+		runNumber, run, planned = r.decideAfter(now, planned)
 	} else {
 		runNumber, run = r.decide(now)
 	}
@@ -747,6 +757,9 @@ func (r *runner) status() PipelineStatus {
 		LastRun:           lastRunOf(st),
 		DeadlinesMissed:   rs.deadlinesMissed,
 		LastMissedSlot:    slotTimePtr(rs.lastMissedSlot),
+		SkippedUpstream:   rs.skippedUpstream,
+		LastSkipReason:    rs.lastSkipReason,
+		AwaitingUpstream:  timePtr(timeOf(rs.awaitingSlot)),
 	}
 }
 
