@@ -84,11 +84,21 @@ type Pipeline struct {
 	// Deadline is how long after its fire time a cron or every slot must
 	// have succeeded (runtime.ScheduledPipeline.Deadline); 0 means none.
 	Deadline time.Duration
+	// After names the pipelines of the file whose same slot must have
+	// completed before this pipeline's starts
+	// (runtime.ScheduledPipeline.After); nil: none.
+	After []string
+	// AfterTimeout bounds the wait for them
+	// (runtime.ScheduledPipeline.AfterTimeout); 0 means until the next
+	// slot.
+	AfterTimeout time.Duration
 
 	known *redact.Known // the file's secrets, hidden in run errors
 	// readState is where sources that remember what they read (the file
 	// source) keep it, when the pool coordinates through Redis.
 	readState etl.ReadState
+	// afterAt is where each id of After is written, for diagnostics.
+	afterAt []path
 }
 
 // PipelineIDs returns the pipeline ids in file order.
@@ -153,6 +163,7 @@ func (d *decoder) document(doc map[string]any) *File {
 		}
 	}
 	d.oneWriterPerFile(f)
+	d.afterAcross(f)
 	return f
 }
 
@@ -188,7 +199,7 @@ func (d *decoder) pipeline(id string, m map[string]any, at path) *Pipeline {
 	if err := runtime.ValidatePipelineID(id); err != nil {
 		d.atKey(at, "%s", err)
 	}
-	d.knownKeys(m, at, pipelineKeys)
+	d.knownKeys(m, at, slices.Concat(pipelineKeys, afterKeys))
 	p := &Pipeline{ID: id, BatchSize: DefaultBatchSize, ErrorBackoff: runtime.DefaultErrorBackoff, MaxDeadLetters: -1}
 
 	if src, ok := d.table(m, at, "source"); ok {
@@ -250,6 +261,7 @@ func (d *decoder) pipeline(id string, m map[string]any, at path) *Pipeline {
 			d.atKey(at.child("deadline"), "%s: deadline needs an every interval of at least a second, not %s: faster runs have no slot to judge", at.child("deadline"), p.Schedule.Every)
 		}
 	}
+	d.after(m, at, p)
 	if n, ok := d.integer(m, at, "max_consecutive_errors", 0, math.MaxInt); ok {
 		p.MaxConsecutiveErrors = n
 	}
