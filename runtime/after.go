@@ -283,6 +283,13 @@ func (r *runner) decideAfter(now time.Time, plan int64) (int64, bool, int64) {
 	return 0, false, plan
 }
 
+// awaitingUpstream reports whether r waits for its upstreams: its next
+// attempt is then a poll an AfterPollInterval away, a duration that a
+// backward clock jump shifts (runner.shift), not a slot.
+func (r *runner) awaitingUpstream() bool {
+	return r.side != nil && r.side.after != nil && r.side.after.waiting
+}
+
 // afterLimit is when slot (Unix ns), decided at now, is skipped if an
 // upstream has not completed it: AfterTimeout after the slot, by default
 // the next slot's time. A slot decided when that has passed already (a

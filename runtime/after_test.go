@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -340,5 +341,53 @@ func TestLocalCoordinatorSlotCompleted(t *testing.T) {
 		if got := completed(slot); got != want {
 			t.Errorf("SlotCompleted(%d) = %v, want %v", slot, got, want)
 		}
+	}
+}
+
+// slotCounter is a coordinator whose SlotCompleted answers are counted.
+type slotCounter struct {
+	*pausableLocal
+	asked atomic.Int64
+}
+
+func (c *slotCounter) Capabilities() runtime.Capabilities {
+	caps := c.pausableLocal.Capabilities()
+	caps.SlotCompletionReader = c
+	return caps
+}
+
+func (c *slotCounter) SlotCompleted(ctx context.Context, id string, slot int64) (bool, error) {
+	c.asked.Add(1)
+	return c.LocalCoordinator.SlotCompleted(ctx, id, slot)
+}
+
+// A wall clock set back while a slot waits for its upstream does not hold
+// the questions back by the jump: the wait between them is a duration.
+func TestAfterKeepsAskingAfterABackwardClockJump(t *testing.T) {
+	fake := clocktest.NewFake(t0) // 10:07:30
+	jc := &jumpClock{Fake: fake}
+	c := newChain(jc)
+	control := newControlCoord()
+	control.setPaused("extract", true)
+	coord := &slotCounter{pausableLocal: &pausableLocal{LocalCoordinator: runtime.NewLocalCoordinator(jc), paused: control}}
+	d := &poolDriver{clock: fake, logs: &syncBuffer{}, opts: []runtime.PoolOption{runtime.WithCoordinator(coord)}}
+	d.useClock(jc)
+	every := runtime.MustCron("* * * * *")
+	d.start(t,
+		&runtime.ScheduledPipeline{PipelineID: "extract", Schedule: every, Factory: c.extract},
+		&runtime.ScheduledPipeline{PipelineID: "load", Schedule: every, Factory: c.load, After: []string{"extract"}},
+	)
+	advanceTo(t, fake, d, t0.Add(40*time.Second)) // wall 10:08:10, waiting for 10:08
+	before := coord.asked.Load()
+	if before == 0 {
+		t.Fatal("load never asked about the 10:08 slot")
+	}
+	jc.jump(-30 * time.Minute)
+	advanceTo(t, fake, d, t0.Add(45*time.Second))
+	if asked := coord.asked.Load() - before; asked < 3 {
+		t.Fatalf("load asked %d times in the 5 s after the clock went back 30 min, want about 5", asked)
+	}
+	if err := d.stop(t); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -350,7 +350,7 @@ func (r *runner) begin(now time.Time) {
 // time, so after a jump back no slot runs twice; the pipeline just waits for
 // the clock to reach its next slot again.
 func (r *runner) shift(d time.Duration) bool {
-	if r.next == 0 || (r.sp.Schedule.Kind() == ScheduleCron && !r.retry) {
+	if r.next == 0 || (r.sp.Schedule.Kind() == ScheduleCron && !r.retry && !r.awaitingUpstream()) {
 		return false
 	}
 	r.next -= int64(d)
