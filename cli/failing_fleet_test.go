@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/agora-etl/agora/internal/redistest"
-	"github.com/agora-etl/agora/runtime"
 	"github.com/agora-etl/agora/runtime/distributed"
+	"github.com/agora-etl/agora/runtime/history"
 )
 
 // A pipeline whose source file is missing fails at every run.
@@ -77,7 +77,7 @@ func TestFailingFleetSurvivesAReplicaKilledMidStreak(t *testing.T) {
 
 // runFailingFleet runs the fleet with schedule, checks it, and returns the
 // run history in start order.
-func runFailingFleet(t *testing.T, schedule string, kill bool) []runtime.RunRecord {
+func runFailingFleet(t *testing.T, schedule string, kill bool) []history.Record {
 	srv := redistest.Start(t)
 	dir := t.TempDir()
 	path := writeConfig(t, dir, "pipelines.toml", strings.Replace(failingConfig, "${SCHEDULE}", schedule, 1))
@@ -90,13 +90,13 @@ func runFailingFleet(t *testing.T, schedule string, kill bool) []runtime.RunReco
 		}, "worker", "--config", path, "-log-format", "json", "-health-port", "0")
 	}
 	env := []string{"AGORA_DISTRIBUTED_REDIS_URL=" + srv.URL()}
-	history := func() []runtime.RunRecord {
+	fleetRuns := func() []history.Record {
 		t.Helper()
 		code, out, errOut := runAgora(t, dir, env, "fleet", "runs", "broken", "--json")
 		if code != 0 {
 			t.Fatalf("agora fleet runs: exit %d\n%s%s", code, out, errOut)
 		}
-		var runs []runtime.RunRecord
+		var runs []history.Record
 		if err := json.Unmarshal([]byte(out), &runs); err != nil {
 			t.Fatalf("fleet runs --json: %v\n%s", err, out)
 		}
@@ -105,7 +105,7 @@ func runFailingFleet(t *testing.T, schedule string, kill bool) []runtime.RunReco
 	procs := []*agoraProc{start("r1"), start("r2"), start("r3")}
 	if kill {
 		deadline := time.Now().Add(30 * time.Second)
-		for len(history()) == 0 {
+		for len(fleetRuns()) == 0 {
 			if time.Now().After(deadline) {
 				t.Fatal("no failed attempt within 30 s")
 			}
@@ -129,7 +129,7 @@ func runFailingFleet(t *testing.T, schedule string, kill bool) []runtime.RunReco
 		}
 	}
 
-	runs := history()
+	runs := fleetRuns()
 	if len(runs) == 0 || len(runs) > 3 {
 		t.Fatalf("%d attempts in the run history, want 1 to 3 (the fleet's, not each replica's): %+v", len(runs), runs)
 	}
@@ -137,7 +137,7 @@ func runFailingFleet(t *testing.T, schedule string, kill bool) []runtime.RunReco
 	var desc []string
 	for _, r := range runs {
 		desc = append(desc, fmt.Sprintf("%s run %d token %d by %s at %s", r.Outcome, r.RunNumber, r.FencingToken, r.WorkerID, r.Start.Format("15:04:05.000")))
-		if r.Outcome != runtime.OutcomeFailed {
+		if r.Outcome != history.OutcomeFailed {
 			t.Errorf("outcome %s, want failed", r.Outcome)
 		}
 	}

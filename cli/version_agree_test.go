@@ -15,6 +15,7 @@ import (
 
 	"github.com/agora-etl/agora/runtime"
 	"github.com/agora-etl/agora/runtime/distributed"
+	"github.com/agora-etl/agora/runtime/metrics"
 	"github.com/agora-etl/agora/worker"
 )
 
@@ -86,7 +87,8 @@ func workerRecordVersion(t *testing.T) string {
 // agora_build_info from its /metrics.
 func buildInfoVersion(t *testing.T) string {
 	t.Helper()
-	pool := runtime.NewWorkerPool(runtime.WithHealthAddr("127.0.0.1:0"), runtime.WithLogger(slog.New(slog.DiscardHandler)))
+	pool := runtime.NewWorkerPool(runtime.WithHealthAddr("127.0.0.1:0"), runtime.WithLogger(slog.New(slog.DiscardHandler)),
+		runtime.WithMetrics(metrics.New()))
 	pool.Register(&runtime.ScheduledPipeline{PipelineID: "p", Schedule: runtime.Every(time.Hour),
 		Factory: func(context.Context) (runtime.Pipeline, error) {
 			return runtime.PipelineFunc(func(context.Context) error { return nil }), nil

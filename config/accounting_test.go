@@ -16,6 +16,7 @@ import (
 	"github.com/agora-etl/agora/etl/sqlite"
 	"github.com/agora-etl/agora/internal/syncbuf"
 	"github.com/agora-etl/agora/runtime"
+	"github.com/agora-etl/agora/runtime/metrics"
 )
 
 // lockedBuffer collects logs written from several goroutines.
@@ -84,7 +85,7 @@ table = "events"
 	if !strings.Contains(logs.String(), counts) {
 		t.Fatalf("no run log line with %s:\n%s", counts, logs.String())
 	}
-	fams, err := pool.Gatherer().Gather()
+	fams, err := pool.Metrics().(*metrics.Metrics).Gatherer().Gather()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 func (f *File) coordinatorFromEnv() (runtime.PoolOption, error) {
 	return distributed.CoordinatorFromEnv(distributed.ModeAuto, func(c *distributed.Config) {
 		if f.Worker.RunHistory != nil && !c.RunHistory.Set {
-			c.RunHistory = distributed.RunHistorySetting{RunHistoryPolicy: *f.Worker.RunHistory, Set: true}
+			c.RunHistory = distributed.RunHistorySetting{Policy: *f.Worker.RunHistory, Set: true}
 		}
 	})
 }

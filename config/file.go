@@ -8,6 +8,7 @@ import (
 	"github.com/agora-etl/agora/etl"
 	"github.com/agora-etl/agora/internal/redact"
 	"github.com/agora-etl/agora/runtime"
+	"github.com/agora-etl/agora/runtime/history"
 )
 
 // FormatV1 is the only format this package reads.
@@ -47,7 +48,7 @@ type Worker struct {
 	// RunHistory is run_history: how much run history is kept per
 	// pipeline, "RUNS[,MAX_AGE]" ("100,168h") or "off"; nil when not set.
 	// AGORA_DISTRIBUTED_RUN_HISTORY, when set, wins.
-	RunHistory *runtime.RunHistoryPolicy
+	RunHistory *history.Policy
 }
 
 // Pipeline is one [pipelines.<id>] table.
@@ -92,6 +93,10 @@ type Pipeline struct {
 	// (runtime.ScheduledPipeline.AfterTimeout); 0 means until the next
 	// slot.
 	AfterTimeout time.Duration
+	// Params are the run parameters the pipeline declares, with their
+	// defaults (params = { day = "2026-01-01" }); nil for none. See
+	// ErrUndeclaredParam.
+	Params map[string]string
 
 	known *redact.Known // the file's secrets, hidden in run errors
 	// readState is where sources that remember what they read (the file
@@ -123,7 +128,7 @@ func (f *File) Pipeline(id string) *Pipeline {
 var (
 	topKeys      = []string{"format", "worker", "pipelines"}
 	workerKeys   = []string{"health_port", "graceful_shutdown_timeout", "worker_id", "run_history", "notify"}
-	pipelineKeys = []string{"source", "sinks", "schedule", "tracing", "dlq", "batch_size", "error_backoff", "max_consecutive_errors", "max_dead_letters", "timeout", "deadline", "transforms"}
+	pipelineKeys = []string{"source", "sinks", "schedule", "tracing", "dlq", "batch_size", "error_backoff", "max_consecutive_errors", "max_dead_letters", "timeout", "deadline", "transforms", "params"}
 )
 
 // document checks the whole file.
@@ -183,7 +188,7 @@ func (d *decoder) worker(m map[string]any, p path) Worker {
 		w.WorkerID = id
 	}
 	if v, ok := d.str(m, p, "run_history"); ok {
-		if h, err := runtime.ParseRunHistory(v); err != nil {
+		if h, err := history.Parse(v); err != nil {
 			d.atValue(p.child("run_history"), "%s: %s is not RUNS[,MAX_AGE] such as \"100,168h\", or \"off\"", p.child("run_history"), d.quoted(p.child("run_history"), v))
 		} else {
 			w.RunHistory = &h
@@ -201,9 +206,11 @@ func (d *decoder) pipeline(id string, m map[string]any, at path) *Pipeline {
 	}
 	d.knownKeys(m, at, slices.Concat(pipelineKeys, afterKeys))
 	p := &Pipeline{ID: id, BatchSize: DefaultBatchSize, ErrorBackoff: runtime.DefaultErrorBackoff, MaxDeadLetters: -1}
+	p.Params = d.params(m, at)
 
 	if src, ok := d.table(m, at, "source"); ok {
 		p.Source = d.component(src, at.child("source"), etl.KindSource)
+		d.checkParamsRead(p.Source.Config, at.child("source"), at, p.Params)
 	} else if _, has := m["source"]; !has {
 		d.atKey(at, "%s: source is missing: add a [%s.source] table with a type", at, at)
 	}
@@ -243,7 +250,7 @@ func (d *decoder) pipeline(id string, m map[string]any, at path) *Pipeline {
 	if b, ok := d.duration(m, at, "error_backoff", false); ok {
 		p.ErrorBackoff = b
 	}
-	p.Transforms = d.transforms(m, at)
+	p.Transforms = d.transforms(m, at, p.Params)
 	if t, ok := d.duration(m, at, "timeout", false); ok {
 		p.Timeout = t
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agora-etl/agora/runtime"
+	"github.com/agora-etl/agora/runtime/history"
 )
 
 func noEnv(string) (string, bool) { return "", false }
@@ -216,7 +217,7 @@ schedule = { mode = "continuous" }
 	if len(out.accepted) != 2 || len(out.stream) != 1 || !strings.Contains(fmt.Sprint(out.stream[0]["error"]), "refused") {
 		t.Errorf("accepted %v, dead letters %v", out.accepted, out.stream)
 	}
-	if c := counts(); c != (runtime.RecordCounts{In: 3, Out: 2, DeadLettered: 1}) {
+	if c := counts(); c != (history.RecordCounts{In: 3, Out: 2, DeadLettered: 1}) {
 		t.Errorf("counts = %+v", c)
 	}
 }

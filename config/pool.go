@@ -8,6 +8,8 @@ import (
 	"github.com/agora-etl/agora/etl/fencing"
 	"github.com/agora-etl/agora/internal/redact"
 	"github.com/agora-etl/agora/runtime"
+	"github.com/agora-etl/agora/runtime/history"
+	"github.com/agora-etl/agora/runtime/metrics"
 )
 
 // Pool builds the worker pool the file describes: the [worker] settings,
@@ -44,9 +46,14 @@ func (f *File) Pool(opts ...runtime.PoolOption) (*runtime.WorkerPool, error) {
 		return nil, err
 	}
 	po = append(po, notifyOpts...)
+	// The runs are kept in memory, as a generated worker's are
+	// (worker.RunMain), within run_history when it is set; "off" gives a
+	// history that keeps nothing, so no default takes its place.
+	var runs history.Policy
 	if f.Worker.RunHistory != nil {
-		po = append(po, runtime.WithRunHistory(*f.Worker.RunHistory))
+		runs = *f.Worker.RunHistory
 	}
+	po = append(po, runtime.WithRunHistory(history.New(runs)))
 	coord, err := f.coordinatorFromEnv()
 	if err != nil {
 		return nil, err
@@ -72,7 +79,7 @@ func (f *File) Pool(opts ...runtime.PoolOption) (*runtime.WorkerPool, error) {
 	po = append(po, traceOpts...)
 	// The sinks' and the fenced writes' counters are the process's; the
 	// pool serves them at /metrics because it runs etl pipelines.
-	po = append(po, runtime.WithCollectors(etl.SinkCollector(), fencing.RefusalCollector()))
+	po = append(po, runtime.WithMetrics(metrics.New(metrics.WithCollectors(etl.SinkCollector(), fencing.RefusalCollector()))))
 	po = append(po, opts...)
 	pool := runtime.NewWorkerPool(po...)
 	for _, sp := range sps {
@@ -110,6 +117,13 @@ func (f *File) ScheduledPipelines() []*runtime.ScheduledPipeline {
 // the run's records between them.
 func (p *Pipeline) Factory() runtime.Factory {
 	return func(ctx context.Context) (runtime.Pipeline, error) {
+		params, err := p.runParams(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("pipeline %q: %w", p.ID, err)
+		}
+		if params != nil {
+			ctx = runtime.ContextWithParams(ctx, params)
+		}
 		srcCtx := ctx
 		if p.readState != nil {
 			srcCtx = etl.ContextWithReadState(ctx, p.readState)
@@ -139,18 +153,23 @@ func (p *Pipeline) Factory() runtime.Factory {
 				return fail("dlq", err)
 			}
 		}
-		return redactingPipeline{newRecordPipeline(p, src, sinks, dlq), p}, nil
+		return redactingPipeline{newRecordPipeline(p, src, sinks, dlq), p, params}, nil
 	}
 }
 
 // redactingPipeline hides the file's secrets in the errors of a run, which
-// the worker logs and /status shows.
+// the worker logs and /status shows, and gives the run's components its
+// parameters with the pipeline's defaults filled in (runParams).
 type redactingPipeline struct {
 	runtime.Pipeline
-	p *Pipeline
+	p      *Pipeline
+	params map[string]string // nil: the run's context is passed on as it is
 }
 
 func (r redactingPipeline) Run(ctx context.Context) error {
+	if r.params != nil {
+		ctx = runtime.ContextWithParams(ctx, r.params)
+	}
 	if err := r.Pipeline.Run(ctx); err != nil {
 		return r.p.redactErr(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agora-etl/agora/etl"
 	"github.com/agora-etl/agora/runtime"
+	"github.com/agora-etl/agora/runtime/history"
 )
 
 // ackSource hands out fixed batches and records which were acknowledged.
@@ -62,7 +63,7 @@ func TestRecordPipelineMovesBatchesAndAcks(t *testing.T) {
 	if err := pl.Run(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if sink.n != 3 || sink.flushes != 2 || src.acked != 2 || counts() != (runtime.RecordCounts{In: 3, Out: 3}) {
+	if sink.n != 3 || sink.flushes != 2 || src.acked != 2 || counts() != (history.RecordCounts{In: 3, Out: 3}) {
 		t.Errorf("sink %+v, acked %d, counts %+v", sink, src.acked, counts())
 	}
 	if !src.closed {

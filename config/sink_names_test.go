@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/agora-etl/agora/runtime"
+	"github.com/agora-etl/agora/runtime/metrics"
 )
 
 // TestSinkNamesLabelTheSinkMetrics: the per-sink metrics of a pipeline
@@ -46,7 +47,7 @@ path = %q
 	if err != nil {
 		t.Fatal(err)
 	}
-	families, err := pool.Gatherer().Gather()
+	families, err := pool.Metrics().(*metrics.Metrics).Gatherer().Gather()
 	if err != nil {
 		t.Fatal(err)
 	}

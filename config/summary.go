@@ -59,6 +59,9 @@ func (f *File) Summary() string {
 		}
 		fmt.Fprintf(&b, "  batch_size %d, error_backoff %s, max_consecutive_errors %d, max_dead_letters %s%s\n",
 			p.BatchSize, shortDuration(p.ErrorBackoff), p.MaxConsecutiveErrors, dead, limits)
+		if len(p.Params) > 0 {
+			fmt.Fprintf(&b, "  params: %s (defaults)\n", texttable.Printable(f.known.Text(runtime.FormatParams(p.Params))))
+		}
 		if t := p.Tracing; t.Enabled {
 			exporter := t.Exporter
 			if exporter == ExporterAuto {

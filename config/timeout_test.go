@@ -9,6 +9,7 @@ import (
 
 	"github.com/agora-etl/agora/etl"
 	"github.com/agora-etl/agora/runtime"
+	"github.com/agora-etl/agora/runtime/history"
 )
 
 // hangConfig configures a source that blocks until its run is cancelled.
@@ -89,7 +90,7 @@ fields = { total = "double(record.amount) * 1.5" }
 	if !strings.Contains(got, `"total":3`) || strings.Contains(got, "-1") {
 		t.Fatalf("written %q", got)
 	}
-	if c := counts(); c != (runtime.RecordCounts{In: 2, Out: 1, Filtered: 1}) {
+	if c := counts(); c != (history.RecordCounts{In: 2, Out: 1, Filtered: 1}) {
 		t.Fatalf("counts %+v", c)
 	}
 }

@@ -16,8 +16,9 @@ import (
 var transformTypes = []string{"filter", "map", "drop", "keep", "rename"}
 
 // transforms checks the transforms tables and builds them: their
-// expressions compile here, so `agora check` reports them.
-func (d *decoder) transforms(m map[string]any, at path) []etl.Transform {
+// expressions compile here, so `agora check` reports them, and so are the
+// run parameters they read checked against declared, the pipeline's.
+func (d *decoder) transforms(m map[string]any, at path, declared map[string]string) []etl.Transform {
 	tables, ok := d.tables(m, at, "transforms")
 	if !ok {
 		return nil
@@ -26,6 +27,7 @@ func (d *decoder) transforms(m map[string]any, at path) []etl.Transform {
 	for i, t := range tables {
 		p := at.child("transforms").index(i)
 		if tr := d.transform(t, p); tr != nil {
+			d.checkParamsRead(tr, p, at, declared)
 			out = append(out, tr)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agora-etl/agora/runtime"
+	"github.com/agora-etl/agora/runtime/history"
 )
 
 // Errors a run can fail with; each is wrapped with the details.
@@ -173,7 +174,7 @@ func (p *pipeline) Run(ctx context.Context) (err error) {
 	}
 	// Marks the run as one that counts its records, so a Continuous run
 	// that reads nothing is logged at DEBUG (see runtime.CountRecords).
-	runtime.CountRecords(ctx, runtime.RecordCounts{})
+	runtime.CountRecords(ctx, history.RecordCounts{})
 	for {
 		select {
 		case <-shutdown:
@@ -189,7 +190,7 @@ func (p *pipeline) Run(ctx context.Context) (err error) {
 			return fmt.Errorf("etl: source %s: %w", srcName, rerr)
 		}
 		if len(batch.Records) > 0 {
-			runtime.CountRecords(ctx, runtime.RecordCounts{In: int64(len(batch.Records))})
+			runtime.CountRecords(ctx, history.RecordCounts{In: int64(len(batch.Records))})
 			if err := p.process(ctx, tracer, lease, batch); err != nil {
 				return err
 			}
@@ -353,7 +354,7 @@ func (p *pipeline) process(ctx context.Context, tracer trace.Tracer, lease runti
 			return fmt.Errorf("etl: acknowledging a batch of %d records: %w", len(b.Records), err)
 		}
 	}
-	runtime.CountRecords(ctx, runtime.RecordCounts{Out: int64(len(recs) - dead), DeadLettered: int64(tdead + dead), Filtered: int64(filtered)})
+	runtime.CountRecords(ctx, history.RecordCounts{Out: int64(len(recs) - dead), DeadLettered: int64(tdead + dead), Filtered: int64(filtered)})
 	if transformed {
 		clear(p.kept)
 		clear(p.srcs)

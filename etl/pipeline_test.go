@@ -11,6 +11,7 @@ import (
 	"github.com/agora-etl/agora/etl"
 	"github.com/agora-etl/agora/runtime"
 	"github.com/agora-etl/agora/runtime/clocktest"
+	"github.com/agora-etl/agora/runtime/history"
 )
 
 func TestPipelineMovesEveryRecordInBatches(t *testing.T) {
@@ -48,7 +49,7 @@ func TestPipelineMovesEveryRecordInBatches(t *testing.T) {
 	if got := ev.list(); !slices.Equal(got, want) {
 		t.Fatalf("events:\n%v\nwant\n%v", got, want)
 	}
-	if c := counts(); c != (runtime.RecordCounts{In: 7, Out: 7}) {
+	if c := counts(); c != (history.RecordCounts{In: 7, Out: 7}) {
 		t.Fatalf("counts = %+v", c)
 	}
 }
@@ -116,7 +117,7 @@ func TestPipelineDeadLettersRejectedRecords(t *testing.T) {
 	if got := ev.list(); !slices.Equal(got, want) {
 		t.Fatalf("events:\n%v\nwant\n%v", got, want)
 	}
-	if c := counts(); c != (runtime.RecordCounts{In: 6, Out: 3, DeadLettered: 3}) {
+	if c := counts(); c != (history.RecordCounts{In: 6, Out: 3, DeadLettered: 3}) {
 		t.Fatalf("counts = %+v", c)
 	}
 }
@@ -137,7 +138,7 @@ func TestPipelineRecordRejectedByTwoSinksIsOneDeadRecordAndTwoLetters(t *testing
 	if !slices.Equal(sinks, []string{"a", "second"}) {
 		t.Fatalf("letters from %v", sinks)
 	}
-	if c := counts(); c != (runtime.RecordCounts{In: 2, Out: 1, DeadLettered: 1}) {
+	if c := counts(); c != (history.RecordCounts{In: 2, Out: 1, DeadLettered: 1}) {
 		t.Fatalf("counts = %+v", c)
 	}
 }

@@ -83,6 +83,6 @@ func (sinkCollector) Collect(ch chan<- prometheus.Metric) {
 // SinkCollector returns the collector of agora_sink_records_total and
 // agora_sink_errors_total. The counters are the process's, whichever pool
 // runs the pipelines, so a program gives it to the pools that serve them:
-// runtime.WithCollectors(etl.SinkCollector()) or, in a worker's main,
-// worker.WithCollectors. config's pools have it.
+// metrics.WithCollectors(etl.SinkCollector()) (package runtime/metrics)
+// or, in a worker's main, worker.WithCollectors. config's pools have it.
 func SinkCollector() prometheus.Collector { return sinkCollector{} }

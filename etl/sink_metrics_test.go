@@ -10,13 +10,14 @@ import (
 
 	"github.com/agora-etl/agora/etl"
 	"github.com/agora-etl/agora/runtime"
+	"github.com/agora-etl/agora/runtime/metrics"
 )
 
 // sinkMetric reads a sample of agora_sink_* from what a pool given
 // SinkCollector serves at /metrics; -1 when it is absent.
 func sinkMetric(t *testing.T, name string, labels map[string]string) float64 {
 	t.Helper()
-	families, err := runtime.NewWorkerPool(runtime.WithCollectors(etl.SinkCollector())).Gatherer().Gather()
+	families, err := metrics.New(metrics.WithCollectors(etl.SinkCollector())).Gatherer().Gather()
 	if err != nil {
 		t.Fatal(err)
 	}

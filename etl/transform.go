@@ -34,7 +34,7 @@ var ErrTransformFailed = errors.New("etl: a transform failed on a record and the
 
 // WithTransforms applies ts, in order, to every record between the source
 // and the sinks. A record a transform leaves out counts as filtered
-// (runtime.RecordCounts.Filtered); one a transform fails on becomes a dead
+// (history.RecordCounts.Filtered); one a transform fails on becomes a dead
 // letter whose sink field is the transform's Name, or "transforms[i]" after
 // its position, and whose sink_index is -1. A transform that fails once
 // the run's context has ended fails the run instead, with the context's

@@ -18,13 +18,13 @@ func (c *command) audit(ctx context.Context, q distributed.AuditQuery) error {
 	if c.json {
 		return c.emit(entries)
 	}
-	t := newTable(c.out, "AT", "PIPELINE", "ACTION", "ACTOR", "REASON", "UNTIL")
+	t := newTable(c.out, "AT", "PIPELINE", "ACTION", "ACTOR", "REASON", "UNTIL", "PARAMS")
 	for _, e := range entries {
 		until := "-"
 		if !e.Until.IsZero() {
 			until = e.Until.UTC().Format(time.RFC3339)
 		}
-		t.row(e.At.UTC().Format(time.RFC3339), e.PipelineID, string(e.Action), oneLine(e.Actor), oneLine(e.Reason), until)
+		t.row(e.At.UTC().Format(time.RFC3339), e.PipelineID, string(e.Action), oneLine(e.Actor), oneLine(e.Reason), until, paramsCell(e.Params))
 	}
 	return t.flush()
 }
@@ -54,6 +54,9 @@ func controlOptions(fl cmdFlags) []distributed.ControlOption {
 	}
 	if !fl.untilAt.IsZero() {
 		opts = append(opts, distributed.WithUntil(fl.untilAt))
+	}
+	if len(fl.params.params) > 0 {
+		opts = append(opts, distributed.WithParams(fl.params.params))
 	}
 	return opts
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/agora-etl/agora/internal/redistest"
 	"github.com/agora-etl/agora/runtime"
 	"github.com/agora-etl/agora/runtime/distributed"
+	"github.com/agora-etl/agora/runtime/history"
 )
 
 // oneReplica starts a Redis, points AGORA_DISTRIBUTED_REDIS_URL at it,
@@ -221,11 +222,11 @@ func TestFleetCommandsAgainstRealReplicas(t *testing.T) {
 
 	// The triggered run is in the fleet's run history, and in pipelines.
 	code, out, _ = run("runs", "orders", "--json")
-	var recs []runtime.RunRecord
+	var recs []history.Record
 	if err := json.Unmarshal([]byte(out), &recs); code != 0 || err != nil || len(recs) != 1 {
 		t.Fatalf("runs orders --json: exit %d, %v, %s", code, err, out)
 	}
-	if r := recs[0]; r.Outcome != runtime.OutcomeSucceeded || !r.Triggered || !strings.HasPrefix(r.WorkerID, "replica-") ||
+	if r := recs[0]; r.Outcome != history.OutcomeSucceeded || !r.Triggered || !strings.HasPrefix(r.WorkerID, "replica-") ||
 		r.FencingToken <= 0 || r.End.Before(r.Start) || r.PipelineID != "orders" {
 		t.Fatalf("the triggered run's record: %+v", r)
 	}

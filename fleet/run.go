@@ -52,11 +52,13 @@ Commands:
                    (a run in flight finishes); --reason TEXT says why, --until T
                    (RFC 3339, or a duration from now such as 2h) resumes it by itself
   resume ID        clear a pipeline's pause (--reason TEXT)
-  trigger ID       run a pipeline once now, on exactly one replica (--reason TEXT)
+  trigger ID       run a pipeline once now, on exactly one replica (--reason TEXT);
+                   --param KEY=VALUE, repeatable, gives the run a parameter
+                   (SQL :param_KEY, CEL params.KEY, runtime.ParamsFromContext)
   audit [ID]       who paused, resumed and triggered what, newest first: at, pipeline,
-                   action, actor, reason, until (--limit N, default 20)
+                   action, actor, reason, until, params (--limit N, default 20)
   runs [ID]        run history, newest first: pipeline, run, token, worker, start, end,
-                   duration, outcome, records in/out/dead-lettered, triggered, error
+                   duration, outcome, records in/out/dead-lettered, triggered, params, error
                    (--limit N, default 20; --failed; --since D such as 1h)
   ui               the web dashboard (--listen 127.0.0.1:8090; a token from
                    AGORA_UI_TOKEN, --token-file F or --token T locks reading
@@ -178,6 +180,7 @@ type cmdFlags struct {
 	reason    string
 	until     string
 	untilAt   time.Time // until, parsed
+	params    paramList // --param, trigger's
 }
 
 // args is a parsed command line.
@@ -190,13 +193,13 @@ type args struct {
 
 // commandFlags names the commands that take each flag only some take.
 var commandFlags = map[string][]string{"limit": {"runs", "audit"}, "failed": {"runs"}, "since": {"runs"}, "listen": {"ui"}, "token": {"ui"},
-	"token-file": {"ui"}, "allowed-host": {"ui"}, "reason": {"pause", "resume", "trigger"}, "until": {"pause"}}
+	"token-file": {"ui"}, "allowed-host": {"ui"}, "reason": {"pause", "resume", "trigger"}, "until": {"pause"}, "param": {"trigger"}}
 
 // parseArgs splits the command word, its positional arguments and its
 // flags (--json and --redis URL everywhere; --limit, --failed, --since for
 // runs; --limit for audit; --reason for pause, resume and trigger; --until
-// for pause; --listen, --token for ui), which may come before or after the
-// command.
+// for pause; --param for trigger; --listen, --token for ui), which may
+// come before or after the command.
 func parseArgs(argv []string) (args, error) {
 	var fl cmdFlags
 	fs := flag.NewFlagSet("fleet", flag.ContinueOnError)
@@ -212,6 +215,7 @@ func parseArgs(argv []string) (args, error) {
 	fs.Var(&fl.hosts, "allowed-host", "a name the dashboard answers to besides localhost (repeatable)")
 	fs.StringVar(&fl.reason, "reason", "", "why: kept with a pause and in the audit log")
 	fs.StringVar(&fl.until, "until", "", "when a pause ends by itself: RFC 3339, or a duration from now")
+	fs.Var(&fl.params, "param", "a parameter of the triggered run, key=value (repeatable)")
 	var words []string
 	for remaining := argv; ; {
 		if err := fs.Parse(remaining); err != nil {

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/agora-etl/agora/internal/humanize"
+	"github.com/agora-etl/agora/internal/texttable"
+	"github.com/agora-etl/agora/runtime"
 	"github.com/agora-etl/agora/runtime/distributed"
 )
 
@@ -20,7 +22,7 @@ func (c *command) runs(ctx context.Context, q distributed.RunQuery) error {
 	if c.json {
 		return c.emit(runs)
 	}
-	t := newTable(c.out, "PIPELINE", "RUN", "TOKEN", "WORKER", "START", "END", "DURATION", "OUTCOME", "IN", "OUT", "DLQ", "TRIGGER", "ERROR")
+	t := newTable(c.out, "PIPELINE", "RUN", "TOKEN", "WORKER", "START", "END", "DURATION", "OUTCOME", "IN", "OUT", "DLQ", "TRIGGER", "PARAMS", "ERROR")
 	for _, r := range runs {
 		trigger := "scheduled"
 		if r.Triggered {
@@ -29,9 +31,26 @@ func (c *command) runs(ctx context.Context, q distributed.RunQuery) error {
 		t.row(r.PipelineID, fmt.Sprint(r.RunNumber), fmt.Sprint(r.FencingToken), r.WorkerID,
 			r.Start.UTC().Format(time.RFC3339), r.End.UTC().Format(time.RFC3339), humanize.RunDuration(r.Duration),
 			string(r.Outcome), fmt.Sprint(r.Records.In), fmt.Sprint(r.Records.Out), fmt.Sprint(r.Records.DeadLettered),
-			trigger, oneLine(r.Error))
+			trigger, paramsCell(r.Params), oneLine(r.Error))
 	}
 	return t.flush()
+}
+
+// maxParamsCell bounds the PARAMS cell of "fleet runs", in characters:
+// --json shows parameters whole.
+const maxParamsCell = 60
+
+// paramsCell is a run's parameters for a table cell: "k=v k2=v2" on one
+// line, cut short, or "-" for none.
+func paramsCell(params map[string]string) string {
+	if len(params) == 0 {
+		return "-"
+	}
+	s := texttable.Printable(runtime.FormatParams(params))
+	if r := []rune(s); len(r) > maxParamsCell {
+		s = string(r[:maxParamsCell-1]) + "…"
+	}
+	return s
 }
 
 // oneLine keeps a table row on one line: an error's first line, cut short.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agora-etl/agora/runtime"
 	"github.com/agora-etl/agora/runtime/clocktest"
+	"github.com/agora-etl/agora/runtime/history"
 	"github.com/agora-etl/agora/runtime/notify"
 )
 
@@ -309,11 +310,11 @@ func TestAfterAcceptsAnUpstreamRunElsewhereWithAFleetWideCoordinator(t *testing.
 }
 
 // The local coordinator's answer: the last completed slot, or an earlier
-// one whose success the history holds; never a slot that failed or did
-// not run, whatever completed after it.
+// one whose success its run history holds; never a slot that failed or
+// did not run, whatever completed after it.
 func TestLocalCoordinatorSlotCompleted(t *testing.T) {
 	ctx := context.Background()
-	c := runtime.NewLocalCoordinator(nil)
+	c := runtime.NewLocalCoordinator(nil, runtime.WithLocalRunHistory(history.New(history.Policy{})))
 	completed := func(slot int64) bool {
 		t.Helper()
 		ok, err := c.SlotCompleted(ctx, "p", slot)
@@ -325,18 +326,18 @@ func TestLocalCoordinatorSlotCompleted(t *testing.T) {
 	if completed(100) {
 		t.Fatal("a pipeline that never ran has a completed slot")
 	}
-	finish := func(slot int64, outcome runtime.RunOutcome) {
+	finish := func(slot int64, outcome history.Outcome) {
 		t.Helper()
 		if ok, err := c.TryAcquireLease(ctx, "p", runtime.SlotRunUnix(slot)); !ok || err != nil {
 			t.Fatalf("acquire %d: %v, %v", slot, ok, err)
 		}
-		if err := c.FinishRun(ctx, runtime.RunRecord{PipelineID: "p", RunNumber: slot, Outcome: outcome, End: time.Now()}); err != nil {
+		if err := c.FinishRun(ctx, history.Record{PipelineID: "p", RunNumber: slot, Outcome: outcome, End: time.Now()}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	finish(100, runtime.OutcomeSucceeded)
-	finish(160, runtime.OutcomeFailed)
-	finish(220, runtime.OutcomeSlotDone)
+	finish(100, history.OutcomeSucceeded)
+	finish(160, history.OutcomeFailed)
+	finish(220, history.OutcomeSlotDone)
 	for slot, want := range map[int64]bool{40: false, 100: true, 160: false, 220: true, 280: false} {
 		if got := completed(slot); got != want {
 			t.Errorf("SlotCompleted(%d) = %v, want %v", slot, got, want)

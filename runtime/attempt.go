@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agora-etl/agora/internal/isnil"
+	"github.com/agora-etl/agora/runtime/history"
 )
 
 // attempt takes the lease, runs the pipeline and gives the lease back. now
@@ -18,6 +19,12 @@ import (
 // onDemand whether an operator asked for it (RunNow, a trigger) rather than
 // the schedule; attempt returns when it ended.
 func (r *runner) attempt(runNumber int64, now time.Time, due int64, onDemand bool) (outcome, time.Time, error) {
+	return r.attemptWith(runNumber, now, due, onDemand, nil)
+}
+
+// attemptWith is attempt for a run given params (ParamsFromContext, and
+// the run's record in the history).
+func (r *runner) attemptWith(runNumber int64, now time.Time, due int64, onDemand bool, params map[string]string) (outcome, time.Time, error) {
 	env := r.env
 	// A remote coordinator may block: from asking for the lease to giving
 	// it back this executor counts as busy. With leases in memory
@@ -72,6 +79,7 @@ func (r *runner) attempt(runNumber int64, now time.Time, due int64, onDemand boo
 
 	span := r.startRunSpan(lease)
 	ctx := newRunContext(env.runBase(span), lease, r)
+	ctx.params = params
 	start := now
 	if remote {
 		start = r.now() // asking took time
@@ -100,7 +108,7 @@ func (r *runner) attempt(runNumber int64, now time.Time, due int64, onDemand boo
 	}
 	r.logRun(slog.LevelDebug, "run started", lease)
 	if due != 0 {
-		env.metrics.observeLateness(r, start.Sub(timeOf(due)))
+		env.observeLateness(r, start.Sub(timeOf(due)))
 	}
 
 	if !remote {
@@ -130,15 +138,15 @@ func (r *runner) attempt(runNumber int64, now time.Time, due int64, onDemand boo
 	slotDone := runErr != nil && errors.Is(runErr, ErrSlotCompleted)
 	records := ctx.records.snapshot()
 	var relErr error
-	if env.caps.RunRecorder != nil { // the local coordinator has one too
-		rec := RunRecord{
+	if env.caps.RunRecorder != nil { // the local coordinator has one when given a history
+		rec := history.Record{
 			PipelineID: r.sp.PipelineID, RunNumber: lease.RunNumber, FencingToken: lease.FencingToken,
 			WorkerID: lease.WorkerID, Start: start, End: end, Duration: end.Sub(start),
-			Outcome: outcomeOf(runErr, cancelCause), Error: runErrorText(runErr), Records: records,
-			Triggered: onDemand,
+			Outcome: outcomeOf(runErr, cancelCause), Error: history.ErrorText(runErr), Records: records,
+			Triggered: onDemand, Params: params,
 		}
 		if slotDone {
-			rec.Outcome = OutcomeSlotDone
+			rec.Outcome = history.OutcomeSlotDone
 		}
 		if env.local != nil {
 			relErr = env.finishLease(ctx, r, runErr == nil || slotDone)
@@ -153,7 +161,7 @@ func (r *runner) attempt(runNumber int64, now time.Time, due int64, onDemand boo
 		r.logRun(slog.LevelWarn, "releasing the lease failed", lease, slog.Any("error", relErr))
 	}
 	r.counted(runErr, cancelCause, records)
-	env.metrics.observeDuration(r, end.Sub(start))
+	env.observeDuration(r, end.Sub(start))
 	r.ended(lease, runErr, end.Sub(start), records, ctx.records.counting.Load())
 	if runErr != nil {
 		r.notifyRunFailed(lease, runErr)
@@ -210,10 +218,10 @@ func isPoolCause(cause error) bool {
 // A successful Continuous run that counts its records (counting) and moved
 // none is logged at DEBUG: an idle stream polls again at once, and a line
 // per poll at INFO would bury the runs that moved records.
-func (r *runner) ended(lease Lease, runErr error, took time.Duration, records RecordCounts, counting bool) {
+func (r *runner) ended(lease Lease, runErr error, took time.Duration, records history.RecordCounts, counting bool) {
 	attrs := []slog.Attr{slog.Duration("duration", took)}
 	if !records.IsZero() {
-		attrs = append(attrs, records.attrs()...)
+		attrs = append(attrs, recordAttrs(records)...)
 	}
 	if runErr != nil && errors.Is(runErr, ErrSlotCompleted) {
 		r.logRun(slog.LevelWarn, "run refused: another run already completed this slot; moving on to the next slot", lease, append(attrs, slog.Any("error", runErr))...)

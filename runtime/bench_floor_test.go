@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agora-etl/agora/runtime"
+	"github.com/agora-etl/agora/runtime/history"
 )
 
 // The memory floor is a contender of the scale benchmarks that holds, per
@@ -211,7 +212,7 @@ func (p *floorPipeline) finish(run *floorRun, slot int64, start, end time.Time, 
 	if !keepHistory {
 		return
 	}
-	if p.kept == runtime.DefaultRunHistoryLimit {
+	if p.kept == history.DefaultLimit {
 		// Drop the oldest run: its three varints.
 		off := 0
 		for range 3 {

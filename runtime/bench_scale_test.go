@@ -25,6 +25,8 @@ import (
 	"github.com/robfig/cron/v3"
 
 	"github.com/agora-etl/agora/runtime"
+	"github.com/agora-etl/agora/runtime/history"
+	agorametrics "github.com/agora-etl/agora/runtime/metrics"
 )
 
 // The scale benchmarks run each contender — agora's WorkerPool, robfig/cron
@@ -222,10 +224,14 @@ func runBenchHelper(name string) int {
 	case "agora":
 		pipeline := runtime.PipelineFunc(func(context.Context) error { job(); return nil })
 		factory := func(context.Context) (runtime.Pipeline, error) { return pipeline, nil }
-		opts := []runtime.PoolOption{runtime.WithLogger(slog.New(slog.DiscardHandler)), runtime.WithSignalHandling(false)}
-		if os.Getenv(benchRunHistoryEnv) == "off" {
-			// To tell the history's memory from the rest.
-			opts = append(opts, runtime.WithRunHistory(runtime.RunHistoryPolicy{Off: true}))
+		// With the metrics every worker binary has: their histograms are
+		// part of a pool's memory.
+		opts := []runtime.PoolOption{runtime.WithLogger(slog.New(slog.DiscardHandler)), runtime.WithSignalHandling(false),
+			runtime.WithMetrics(agorametrics.New())}
+		if os.Getenv(benchRunHistoryEnv) != "off" {
+			// A worker binary's history; left out to tell its memory from
+			// the rest.
+			opts = append(opts, runtime.WithRunHistory(history.New(history.Policy{})))
 		}
 		pool := runtime.NewWorkerPool(opts...)
 		sched := runtime.MustCron(expr)

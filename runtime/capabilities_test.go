@@ -12,6 +12,7 @@ import (
 
 	"github.com/agora-etl/agora/runtime"
 	"github.com/agora-etl/agora/runtime/clocktest"
+	"github.com/agora-etl/agora/runtime/history"
 )
 
 // loggingCoord is the wrapper a user writes around a coordinator: it
@@ -87,7 +88,7 @@ func TestWrappedCoordinatorKeepsItsCapabilities(t *testing.T) {
 // and still completes slots and records runs.
 func TestWrappedLocalCoordinatorKeepsItsHistory(t *testing.T) {
 	clock := clocktest.NewFake(t0)
-	local := runtime.NewLocalCoordinator(clock)
+	local := runtime.NewLocalCoordinator(clock, runtime.WithLocalRunHistory(history.New(history.Policy{})))
 	wrapper := &loggingCoord{Coordinator: local}
 	var runs atomic.Int64
 	sp := &runtime.ScheduledPipeline{PipelineID: "p", Schedule: runtime.MustCron("* * * * * *"),
@@ -112,7 +113,7 @@ func TestWrappedLocalCoordinatorKeepsItsHistory(t *testing.T) {
 	}
 	for i, rec := range hist {
 		want := t0.Add(time.Duration(3-i) * time.Second).Unix()
-		if rec.Outcome != runtime.OutcomeSucceeded || rec.RunNumber != want {
+		if rec.Outcome != history.OutcomeSucceeded || rec.RunNumber != want {
 			t.Errorf("history[%d] = %s run %d, want succeeded run %d", i, rec.Outcome, rec.RunNumber, want)
 		}
 	}

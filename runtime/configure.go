@@ -18,8 +18,8 @@ import (
 // have read the configuration already.
 func (p *WorkerPool) Configure(opts ...PoolOption) error {
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	if p.ran.Load() {
+		p.mu.Unlock()
 		return fmt.Errorf("%w: Configure on a WorkerPool that has run", ErrAlreadyRunning)
 	}
 	for _, opt := range opts {
@@ -27,6 +27,9 @@ func (p *WorkerPool) Configure(opts ...PoolOption) error {
 			opt(&p.cfg)
 		}
 	}
+	m := p.cfg.metrics
+	p.mu.Unlock()
+	bindMetrics(m, p)
 	return nil
 }
 
@@ -71,6 +74,15 @@ func (p *WorkerPool) TracerProvider() trace.TracerProvider {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.cfg.tracerProvider
+}
+
+// Coordinator returns the coordinator given with WithCoordinator, or nil
+// for the in-process one: a metrics package serves the coordinator's own
+// metrics when it has some.
+func (p *WorkerPool) Coordinator() Coordinator {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.cfg.coordinator
 }
 
 // Notifier returns the notifier set with WithNotifier, or nil: an entry

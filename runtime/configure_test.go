@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/agora-etl/agora/runtime"
 )
 
@@ -52,29 +50,5 @@ func TestWithHealthHostKeepsThePort(t *testing.T) {
 		Register(&runtime.ScheduledPipeline{PipelineID: "p", Schedule: runtime.Once(), Factory: nopFactory}).Run(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "names no port") {
 		t.Fatalf("Run with a host and no port = %v", err)
-	}
-}
-
-// TestWithCollectorsServesThem: a collector given to the pool is on its
-// /metrics; none is there unless given.
-func TestWithCollectorsServesThem(t *testing.T) {
-	c := prometheus.NewCounter(prometheus.CounterOpts{Name: "agora_test_given_total", Help: "a collector given to the pool"})
-	has := func(pool *runtime.WorkerPool) bool {
-		fams, err := pool.Gatherer().Gather()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, f := range fams {
-			if f.GetName() == "agora_test_given_total" {
-				return true
-			}
-		}
-		return false
-	}
-	if !has(runtime.NewWorkerPool(runtime.WithCollectors(c, nil))) {
-		t.Error("a pool given the collector does not serve it")
-	}
-	if has(runtime.NewWorkerPool()) {
-		t.Error("a pool not given the collector serves it")
 	}
 }

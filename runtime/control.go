@@ -22,8 +22,9 @@ type FleetController interface {
 	// before every attempt, so it must answer from memory, without I/O.
 	Paused(pipelineID string) bool
 	// SetTriggerHandler sets the function called when this replica has
-	// claimed a run-now request for pipelineID. It must return quickly.
-	SetTriggerHandler(handler func(pipelineID string))
+	// claimed a run-now request (which pipeline, with which parameters). It
+	// must return quickly.
+	SetTriggerHandler(handler func(Trigger))
 }
 
 // ScheduleReporter is the capability (Capabilities.ScheduleReporter) of
@@ -87,7 +88,8 @@ func (env *runEnv) paused(r *runner) bool {
 }
 
 // onTrigger starts the run a trigger asked for, beside the schedule.
-func (pr *poolRun) onTrigger(pipelineID string) {
+func (pr *poolRun) onTrigger(t Trigger) {
+	pipelineID := t.PipelineID
 	r := pr.runner(pipelineID)
 	if r == nil {
 		pr.env.logger.Warn("trigger for a pipeline this worker does not run; ignored", slog.String("pipeline_id", pipelineID))
@@ -97,7 +99,7 @@ func (pr *poolRun) onTrigger(pipelineID string) {
 		pr.env.logger.Warn("trigger while shutting down; not run", slog.String("pipeline_id", pipelineID))
 		return
 	}
-	go r.triggered(pr.env)
+	go r.triggered(pr.env, t.Params)
 }
 
 // runner returns the runner of pipelineID, or nil.
@@ -114,9 +116,14 @@ func (pr *poolRun) runner(pipelineID string) *runner {
 // triggered makes the run a trigger asked for: one attempt numbered
 // RunNumberAuto, asked again every TriggerRetryInterval while the lease is
 // held elsewhere, for up to triggerPatience. The schedule's plan is left
-// alone; the status counts the run like any other.
-func (r *runner) triggered(env *runEnv) {
-	r.logRun(slog.LevelInfo, "run triggered", Lease{RunNumber: RunNumberAuto})
+// alone; the status counts the run like any other. params reach the run
+// through ParamsFromContext.
+func (r *runner) triggered(env *runEnv, params map[string]string) {
+	if len(params) > 0 {
+		r.logRun(slog.LevelInfo, "run triggered", Lease{RunNumber: RunNumberAuto}, slog.String("params", FormatParams(params)))
+	} else {
+		r.logRun(slog.LevelInfo, "run triggered", Lease{RunNumber: RunNumberAuto})
+	}
 	giveUp := r.now().Add(triggerPatience)
 	for {
 		r.mu.Lock()
@@ -125,7 +132,7 @@ func (r *runner) triggered(env *runEnv) {
 		// Counted as an attempt in flight, so a graceful shutdown waits
 		// for it; the waits between attempts are not.
 		env.d.running.Add(1)
-		o, end, runErr := r.attempt(RunNumberAuto, r.now(), 0, true)
+		o, end, runErr := r.attemptWith(RunNumberAuto, r.now(), 0, true, params)
 		r.publishTriggered(o, runErr, end, state, next)
 		env.d.attemptDone()
 		switch o {
@@ -160,6 +167,7 @@ func (r *runner) publishTriggered(o outcome, runErr error, end time.Time, state 
 	case outcomeSuccess, outcomeFailure, outcomeSlotDone:
 		r.ctx = nil
 		r.st.runs++
+		r.st.lastStart, r.st.since = r.st.since, 0
 		r.st.lastEnd = end.UnixNano()
 		r.st.lastRun, r.st.lastRunTok, r.st.lastOutcome = r.st.runNumber, r.st.token, o
 		r.st.runNumber, r.st.token = 0, 0

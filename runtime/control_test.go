@@ -15,7 +15,7 @@ type controlCoord struct {
 	*fakeCoord
 	cmu     sync.Mutex
 	paused  map[string]bool
-	handler func(string)
+	handler func(runtime.Trigger)
 }
 
 func (c *controlCoord) Capabilities() runtime.Capabilities {
@@ -42,7 +42,7 @@ func (c *controlCoord) setPaused(id string, p bool) {
 	c.paused[id] = p
 }
 
-func (c *controlCoord) SetTriggerHandler(h func(string)) {
+func (c *controlCoord) SetTriggerHandler(h func(runtime.Trigger)) {
 	c.cmu.Lock()
 	defer c.cmu.Unlock()
 	c.handler = h
@@ -52,7 +52,7 @@ func (c *controlCoord) trigger(id string) {
 	c.cmu.Lock()
 	h := c.handler
 	c.cmu.Unlock()
-	h(id)
+	h(runtime.Trigger{PipelineID: id})
 }
 
 // leases records the lease of every run of a pipeline.

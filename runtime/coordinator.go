@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/agora-etl/agora/runtime/history"
 )
 
 // Run numbers with a special meaning, passed to Coordinator.TryAcquireLease.
@@ -125,7 +127,7 @@ type LocalLeases interface {
 	// Record adds rec, a run whose lease was given back by Release, to the
 	// run history the coordinator's RunRecorder keeps. The pool calls it
 	// only when Capabilities.RunRecorder is set.
-	Record(rec RunRecord)
+	Record(rec history.Record)
 }
 
 // BatchLeaser is the capability (Capabilities.BatchLeaser) of coordinators

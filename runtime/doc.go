@@ -18,10 +18,12 @@
 // several replicas share the work and each scheduled run happens on exactly
 // one of them.
 //
-// A pool serves /metrics (see WorkerPool.Gatherer) beside the probes. The
-// entry of a worker binary (flags, subcommands, logging, the exporter) is
-// package worker, which a generated or hand-written main calls; runtime
-// holds no registry a package adds to on import. Coordinators that implement FleetController honour
+// A pool serves the probes and /status; /metrics only when it is given
+// metrics (WithMetrics: package runtime/metrics, which every worker binary
+// has), so runtime links no metrics library. The entry of a worker binary
+// (flags, subcommands, logging, metrics, the exporter) is package worker,
+// which a generated or hand-written main calls; runtime holds no registry a
+// package adds to on import. Coordinators that implement FleetController honour
 // fleet-wide pauses and run-now triggers; CatchUpPolicy says what a cron
 // pipeline does about missed slots.
 package runtime

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agora-etl/agora/runtime"
+	"github.com/agora-etl/agora/runtime/history"
 )
 
 // logKeyRE finds the keys of a logfmt line.
@@ -50,7 +51,7 @@ func TestDocumentedLogLinesMatchTheLog(t *testing.T) {
 					fail = false
 					return errors.New("dial tcp: refused")
 				}
-				runtime.CountRecords(ctx, runtime.RecordCounts{In: 2, Out: 2})
+				runtime.CountRecords(ctx, history.RecordCounts{In: 2, Out: 2})
 				return nil
 			}), nil
 		}})

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agora-etl/agora/runtime"
 	"github.com/agora-etl/agora/runtime/clocktest"
+	"github.com/agora-etl/agora/runtime/history"
 	"github.com/agora-etl/agora/runtime/notify"
 )
 
@@ -40,7 +41,7 @@ func TestDocsNameEveryMetricThePoolServes(t *testing.T) {
 	sp := &runtime.ScheduledPipeline{PipelineID: "p", Schedule: runtime.Once(),
 		Factory: func(context.Context) (runtime.Pipeline, error) {
 			return runtime.PipelineFunc(func(ctx context.Context) error {
-				runtime.CountRecords(ctx, runtime.RecordCounts{In: 2, Out: 1, DeadLettered: 1})
+				runtime.CountRecords(ctx, history.RecordCounts{In: 2, Out: 1, DeadLettered: 1})
 				return nil
 			}), nil
 		}}
@@ -50,7 +51,7 @@ func TestDocsNameEveryMetricThePoolServes(t *testing.T) {
 	if err := d.result(t); err != nil {
 		t.Fatal(err)
 	}
-	families, err := d.pool.Gatherer().Gather()
+	families, err := d.metrics.Gatherer().Gather()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,9 @@ import (
 // Test-only access to internals for the external runtime_test package, which
 // needs clocktest (and clocktest imports runtime).
 
+// BenchRunOverhead is BenchmarkRunOverhead with obs told of every run.
+var BenchRunOverhead = benchRunOverhead
+
 // WithSignalChannel makes Run read shutdown signals from ch.
 func WithSignalChannel(ch <-chan os.Signal) PoolOption { return withSignalChannel(ch) }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agora-etl/agora/runtime"
 	"github.com/agora-etl/agora/runtime/clocktest"
+	"github.com/agora-etl/agora/runtime/history"
 )
 
 // failCoord is a fakeCoord that shares failures as the Redis coordinator
@@ -104,7 +105,7 @@ func TestFleetBackoffIsWaitedOutAndShown(t *testing.T) {
 	if st.ConsecutiveErrors != 0 || st.BackoffUntil != nil || st.State != runtime.StateIdle {
 		t.Errorf("after the success: %+v", st)
 	}
-	if st.LastRun == nil || st.LastRun.Outcome != runtime.OutcomeSucceeded || st.LastRun.LeaseToken != coord.lastToken("p") ||
+	if st.LastRun == nil || st.LastRun.Outcome != history.OutcomeSucceeded || st.LastRun.LeaseToken != coord.lastToken("p") ||
 		st.LastRun.RunNumber == 0 || !st.LastRun.End.Equal(until) {
 		t.Errorf("last_run = %+v, want this worker's run with its number and token", st.LastRun)
 	}
@@ -148,7 +149,7 @@ func TestFailedRunTakesTheFleetsCountAndBackoff(t *testing.T) {
 	if st.ConsecutiveErrors != 4 || st.NextRun == nil || !st.NextRun.Equal(until) || st.State != runtime.StateBackoff {
 		t.Fatalf("after a failed run: %+v; want the fleet's count 4 and its backoff", st)
 	}
-	if st.LastRun == nil || st.LastRun.Outcome != runtime.OutcomeFailed || st.LastRun.LeaseToken == 0 {
+	if st.LastRun == nil || st.LastRun.Outcome != history.OutcomeFailed || st.LastRun.LeaseToken == 0 {
 		t.Errorf("last_run = %+v", st.LastRun)
 	}
 	coord.fmu.Lock()

@@ -10,6 +10,7 @@ import (
 	"github.com/agora-etl/agora/internal/syncbuf"
 	"github.com/agora-etl/agora/runtime"
 	"github.com/agora-etl/agora/runtime/clocktest"
+	"github.com/agora-etl/agora/runtime/metrics"
 )
 
 // t0 is a round start time for fake clocks: 2025-03-10 10:07:30 UTC.
@@ -214,6 +215,9 @@ type poolDriver struct {
 	logs  *syncBuffer
 	opts  []runtime.PoolOption
 	pool  *runtime.WorkerPool
+	// metrics are the pool's, given before opts as a worker binary's
+	// are; WithMetrics(nil) in opts takes them back.
+	metrics *metrics.Metrics
 	exit
 }
 
@@ -223,7 +227,9 @@ func (d *poolDriver) start(t *testing.T, sps ...*runtime.ScheduledPipeline) {
 	if d.code != nil {
 		clock = d.code
 	}
-	opts := append([]runtime.PoolOption{runtime.WithClock(clock), runtime.WithLogger(testLogger(d.logs)), runtime.WithSignalHandling(false)}, d.opts...)
+	d.metrics = metrics.New()
+	opts := append([]runtime.PoolOption{runtime.WithClock(clock), runtime.WithLogger(testLogger(d.logs)), runtime.WithSignalHandling(false),
+		runtime.WithMetrics(d.metrics)}, d.opts...)
 	d.pool = runtime.NewWorkerPool(opts...)
 	for _, sp := range sps {
 		d.pool.Register(sp)

@@ -37,8 +37,9 @@ const (
 //     that, while the coordinator is unhealthy, and again once a shutdown
 //     has begun.
 //   - GET /status answers a PoolStatus as JSON.
-//   - GET /metrics answers the pool's Prometheus metrics (see Gatherer and
-//     docs/operating.md, "Metrics", for the list).
+//   - GET /metrics answers the metrics the pool was given (WithMetrics;
+//     package runtime/metrics, and docs/operating.md, "Metrics", for the
+//     list), and 404 Not Found when it was given none.
 //
 // A WorkerPool configured with WithHealthPort or WithHealthAddr runs one,
 // starting it before the pipelines and stopping it last. A HealthServer is
@@ -196,6 +197,13 @@ func coordinatorStatus(sr StatusReporter, logger *slog.Logger) json.RawMessage {
 	return b
 }
 
+// metrics serves the metrics the pool was given (WithMetrics); a pool
+// given none has no /metrics.
 func (h *HealthServer) metrics(w http.ResponseWriter, r *http.Request) {
-	h.pool.metrics().handler.ServeHTTP(w, r)
+	m := h.pool.Metrics()
+	if m == nil {
+		http.NotFound(w, r)
+		return
+	}
+	m.ServeHTTP(w, r)
 }

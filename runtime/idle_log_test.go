@@ -9,6 +9,7 @@ import (
 
 	"github.com/agora-etl/agora/runtime"
 	"github.com/agora-etl/agora/runtime/clocktest"
+	"github.com/agora-etl/agora/runtime/history"
 )
 
 // Rule: a Continuous run that counts records (CountRecords, as etl
@@ -26,11 +27,11 @@ func TestIdleContinuousRunLogsRunFinishedAtDebug(t *testing.T) {
 			return runtime.PipelineFunc(func(ctx context.Context) error {
 				switch runs.Add(1) {
 				case 1:
-					runtime.CountRecords(ctx, runtime.RecordCounts{In: 2, Out: 2})
+					runtime.CountRecords(ctx, history.RecordCounts{In: 2, Out: 2})
 				case 2, 3:
-					runtime.CountRecords(ctx, runtime.RecordCounts{}) // read nothing
+					runtime.CountRecords(ctx, history.RecordCounts{}) // read nothing
 				default:
-					runtime.CountRecords(ctx, runtime.RecordCounts{})
+					runtime.CountRecords(ctx, history.RecordCounts{})
 					<-runtime.ShutdownRequested(ctx)
 				}
 				return nil

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/agora-etl/agora/runtime/history"
 )
 
 // ErrLeaseNotHeld is wrapped by a coordinator's error for a lease this
@@ -33,7 +35,8 @@ type LocalCoordinator struct {
 	mu      sync.RWMutex
 	entries map[string]*localEntry
 
-	history localHistory
+	// runs keeps the run history; nil: none is kept.
+	runs HistoryStore
 
 	// deadlines holds, per pipeline, the last slot MissedDeadline reported
 	// (Unix s); guarded by mu, made at the first report, so pipelines
@@ -41,9 +44,8 @@ type LocalCoordinator struct {
 	deadlines map[string]int64
 }
 
-// localEntry is one pipeline's lease state and run history, kept small: a
-// pool may hold tens of thousands. With its ring it is 112 bytes, plus the
-// ring's buffer (TestLocalEntrySize).
+// localEntry is one pipeline's lease state, kept small: a pool may hold
+// tens of thousands (TestLocalEntrySize).
 type localEntry struct {
 	mu       sync.Mutex
 	held     bool
@@ -58,16 +60,19 @@ type localEntry struct {
 	acquiredAt    int64 // Unix ns
 	lastCompleted int64
 	autoNumber    int64
-	history       runRing // empty until a run is recorded
 }
 
 // NewLocalCoordinator returns a LocalCoordinator reading time from clock
 // (nil means SystemClock).
-func NewLocalCoordinator(clock Clock) *LocalCoordinator {
+func NewLocalCoordinator(clock Clock, opts ...LocalOption) *LocalCoordinator {
 	if clock == nil {
 		clock = SystemClock{}
 	}
-	return &LocalCoordinator{clock: clock, entries: make(map[string]*localEntry)}
+	c := &LocalCoordinator{clock: clock, entries: make(map[string]*localEntry)}
+	for _, o := range opts {
+		o(c)
+	}
+	return c
 }
 
 // Start records the worker id. State for a pipeline is made on its first
@@ -269,24 +274,27 @@ func (l *localLeases) Acquire(runNumber int64, now time.Time) (Lease, bool, erro
 // Release gives the lease back, marking its slot completed when completed.
 func (l *localLeases) Release(completed bool) { l.c.releaseEntry(l.e, completed) }
 
-// Record keeps rec in the pipeline's run history.
-func (l *localLeases) Record(rec RunRecord) { l.c.recordRun(l.e, rec) }
+// Record keeps rec in the coordinator's run history.
+func (l *localLeases) Record(rec history.Record) { l.c.runs.Add(rec) }
 
 // Capabilities: the local coordinator's leases are in memory (LocalLeaser),
-// and it records and reads back its run history and reports health and
-// status. It decides leases one at a time (each takes well under a
-// microsecond) and carries no fleet commands.
+// and it reports health, status and missed deadlines; given a run history
+// (WithLocalRunHistory), it records runs and reads them back. It decides
+// leases one at a time (each takes well under a microsecond) and carries
+// no fleet commands.
 func (c *LocalCoordinator) Capabilities() Capabilities {
-	return Capabilities{
+	caps := Capabilities{
 		LocalLeaser:      c,
 		HealthReporter:   c,
 		StatusReporter:   c,
-		RunRecorder:      c,
-		RunHistoryReader: c,
 		DeadlineReporter: c,
 
 		SlotCompletionReader: c,
 	}
+	if c.runs != nil {
+		caps.RunRecorder, caps.RunHistoryReader = c, c
+	}
+	return caps
 }
 
 // MissedDeadline reports slot of pipelineID once: true unless the slot or

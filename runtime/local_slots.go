@@ -1,14 +1,19 @@
 package runtime
 
-import "context"
+import (
+	"context"
+
+	"github.com/agora-etl/agora/runtime/history"
+)
 
 var _ SlotCompletionReader = (*LocalCoordinator)(nil)
 
 // SlotCompleted reports whether slot (Unix s) of pipelineID completed in
 // this process: it is the last completed slot, or an earlier one whose
-// successful run (or OutcomeSlotDone) the run history still holds. A slot
-// older than the last completed one that the history no longer holds (or
-// with the history off) is reported as not completed.
+// successful run (or history.OutcomeSlotDone) the run history it was given
+// (WithLocalRunHistory) still holds. A slot older than the last completed
+// one that the history no longer holds, or without a history, is reported
+// as not completed.
 func (c *LocalCoordinator) SlotCompleted(ctx context.Context, pipelineID string, slot int64) (bool, error) {
 	c.mu.RLock()
 	e := c.entries[pipelineID]
@@ -30,7 +35,7 @@ func (c *LocalCoordinator) SlotCompleted(ctx context.Context, pipelineID string,
 		return false, err
 	}
 	for _, rec := range runs {
-		if rec.RunNumber == slot && (rec.Outcome == OutcomeSucceeded || rec.Outcome == OutcomeSlotDone) {
+		if rec.RunNumber == slot && (rec.Outcome == history.OutcomeSucceeded || rec.Outcome == history.OutcomeSlotDone) {
 			return true, nil
 		}
 	}

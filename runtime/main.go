@@ -18,7 +18,8 @@ import (
 // any argument it says so and exits 2. It makes no logger (the pool logs to
 // slog.Default unless given WithLogger) and reads no environment: no -help,
 // pipelines, run, version or fleet, no tracing from OTEL_*, no notifier
-// from AGORA_NOTIFY_URL.
+// from AGORA_NOTIFY_URL, and no metrics unless getWorker gave the pool
+// some (WithMetrics): its /metrics answers 404.
 //
 // Deprecated: use worker.Main (package github.com/agora-etl/agora/worker),
 // the full entry generated mains call. Main remains, minimal, because the

@@ -13,6 +13,7 @@ import (
 
 	"github.com/agora-etl/agora/runtime"
 	"github.com/agora-etl/agora/runtime/clocktest"
+	"github.com/agora-etl/agora/runtime/history"
 )
 
 // scrape GETs /metrics from addr and parses it as Prometheus does.
@@ -99,7 +100,7 @@ func TestMetricsAfterKnownRuns(t *testing.T) {
 		runtime.WithHealthAddr("127.0.0.1:0"), runtime.WithCoordinator(coord)}}
 	d.start(t,
 		pipe("ok", func(ctx context.Context) error {
-			runtime.CountRecords(ctx, runtime.RecordCounts{In: 4, Out: 2, DeadLettered: 1, Filtered: 1})
+			runtime.CountRecords(ctx, history.RecordCounts{In: 4, Out: 2, DeadLettered: 1, Filtered: 1})
 			return nil
 		}),
 		pipe("bad", func(context.Context) error { return errors.New("boom") }),

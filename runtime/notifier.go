@@ -14,9 +14,10 @@ import (
 // (notify.DeadlineMissed) and when a run fails (notify.RunFailed; a
 // notify.Webhook sends those only with OnFailure). Notify is called from
 // the run's goroutine (the deadline watch's, for DeadlineMissed) and must
-// not block. A notifier that is a prometheus.Collector (notify.Webhook) adds
-// its metrics to /metrics. The pool does not close n: hand it over with
-// WithShutdownHook(w.Close) so queued events are sent as Run returns.
+// not block. The pool's metrics (runtime/metrics) serve a notifier's
+// counts (notify.Webhook's Stats) at /metrics. The pool does not close n:
+// hand it over with WithShutdownHook(w.Close) so queued events are sent as
+// Run returns.
 // Without one, worker.Main builds a notify.Webhook from AGORA_NOTIFY_URL.
 func WithNotifier(n notify.Notifier) PoolOption {
 	return func(c *poolConfig) { c.notifier = n }

@@ -109,7 +109,7 @@ func TestWebhookMetricsInThePoolsRegistry(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	_ = d.result(t) // the stop ends the pool; its registry stays readable
-	list, err := d.pool.Gatherer().Gather()
+	list, err := d.metrics.Gatherer().Gather()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agora-etl/agora/runtime/notify"
@@ -50,8 +49,7 @@ type WorkerPool struct {
 	started chan struct{}
 	run     atomic.Pointer[poolRun]
 	health  atomic.Pointer[HealthServer]
-	metricsHolder
-	hooked atomic.Bool // the shutdown hooks have run
+	hooked  atomic.Bool // the shutdown hooks have run
 }
 
 type poolConfig struct {
@@ -69,8 +67,8 @@ type poolConfig struct {
 	shutdownHooks   []func(context.Context) error
 	startLogs       []func(*slog.Logger)
 	notifier        notify.Notifier
-	collectors      []prometheus.Collector
-	runHistory      *RunHistoryPolicy
+	metrics         Metrics
+	runHistory      HistoryStore
 	// alone is a pool ScheduledPipeline.Start runs its pipeline in:
 	// cancelling Run's context cancels the runs in flight.
 	alone bool
@@ -132,14 +130,6 @@ func WithWorkerID(id string) PoolOption {
 	return func(c *poolConfig) { c.workerID = id }
 }
 
-// WithRunHistory bounds the run history the pool keeps in memory when it
-// runs without a coordinator (default: the last 100 runs per pipeline, for
-// 7 days). A coordinator given with WithCoordinator keeps its own (see
-// distributed.Options.RunHistory).
-func WithRunHistory(p RunHistoryPolicy) PoolOption {
-	return func(c *poolConfig) { c.runHistory = &p }
-}
-
 // WithClock sets the time source (default SystemClock).
 func WithClock(clock Clock) PoolOption {
 	return func(c *poolConfig) { c.clock = clock }
@@ -172,6 +162,7 @@ func NewWorkerPool(opts ...PoolOption) *WorkerPool {
 	if p.cfg.workerID == "" {
 		p.cfg.workerID = newWorkerID()
 	}
+	bindMetrics(p.cfg.metrics, p)
 	return p
 }
 
@@ -302,11 +293,7 @@ func (p *WorkerPool) Run(ctx context.Context) error {
 	warnTestClock(logger)
 	coord := cfg.coordinator
 	if coord == nil {
-		local := NewLocalCoordinator(cfg.clock)
-		if cfg.runHistory != nil {
-			local.SetRunHistory(*cfg.runHistory)
-		}
-		coord = local
+		coord = NewLocalCoordinator(cfg.clock, WithLocalRunHistory(cfg.runHistory))
 	}
 
 	parent := context.WithoutCancel(ctx)
@@ -319,7 +306,10 @@ func (p *WorkerPool) Run(ctx context.Context) error {
 		runners:  make([]*runner, 0, len(p.pipelines)),
 		terminal: make(chan struct{}),
 	}
-	pr.env.metrics = p.metrics()
+	pr.env.observer = cfg.metrics
+	if cfg.metrics != nil {
+		cfg.metrics.ObservePipelines(len(p.pipelines))
+	}
 	pr.env.notifier, pr.env.workerID = cfg.notifier, cfg.workerID
 	pr.env.tracing.provider, pr.env.tracing.workerID = cfg.tracerProvider, cfg.workerID
 	pr.d = newDispatcher(cfg.clock, pr.onFinish, len(p.pipelines))
@@ -333,8 +323,9 @@ func (p *WorkerPool) Run(ctx context.Context) error {
 		}
 	}
 	ids := make([]string, 0, len(p.pipelines))
-	for _, sp := range p.pipelines {
+	for i, sp := range p.pipelines {
 		r := newRunner(sp, pr.env)
+		r.index = int32(i)
 		if !sp.active.CompareAndSwap(nil, r) {
 			for _, r := range pr.runners {
 				r.sp.active.CompareAndSwap(r, nil)

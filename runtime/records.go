@@ -4,31 +4,9 @@ import (
 	"context"
 	"log/slog"
 	"sync/atomic"
+
+	"github.com/agora-etl/agora/runtime/history"
 )
-
-// RecordCounts tallies the records one run, or every run of a pipeline,
-// moved: read from its source, written to its sinks, sent to its
-// dead-letter queue, or left out by a filter.
-type RecordCounts struct {
-	// In counts records read from the source.
-	In int64 `json:"in"`
-	// Out counts records every sink accepted.
-	Out int64 `json:"out"`
-	// DeadLettered counts records a sink rejected that went to the
-	// dead-letter queue instead.
-	DeadLettered int64 `json:"dead_lettered"`
-	// Filtered counts records a transform (a filter) left out on purpose.
-	// A run that succeeded has In = Out + DeadLettered + Filtered.
-	Filtered int64 `json:"filtered"`
-}
-
-// IsZero reports whether nothing was counted.
-func (c RecordCounts) IsZero() bool { return c == RecordCounts{} }
-
-// Add returns the sum of c and d.
-func (c RecordCounts) Add(d RecordCounts) RecordCounts {
-	return RecordCounts{In: c.In + d.In, Out: c.Out + d.Out, DeadLettered: c.DeadLettered + d.DeadLettered, Filtered: c.Filtered + d.Filtered}
-}
 
 // recordTally is the counter a run's context carries; record pipelines add
 // to it from whatever goroutine moves their batches.
@@ -40,7 +18,7 @@ type recordTally struct {
 	counting atomic.Bool
 }
 
-func (t *recordTally) add(c RecordCounts) {
+func (t *recordTally) add(c history.RecordCounts) {
 	if !t.counting.Load() {
 		t.counting.Store(true)
 	}
@@ -58,12 +36,12 @@ func (t *recordTally) add(c RecordCounts) {
 	}
 }
 
-func (t *recordTally) snapshot() RecordCounts {
-	return RecordCounts{In: t.in.Load(), Out: t.out.Load(), DeadLettered: t.dead.Load(), Filtered: t.filtered.Load()}
+func (t *recordTally) snapshot() history.RecordCounts {
+	return history.RecordCounts{In: t.in.Load(), Out: t.out.Load(), DeadLettered: t.dead.Load(), Filtered: t.filtered.Load()}
 }
 
-// attrs are the log attributes of a run that moved records.
-func (c RecordCounts) attrs() []slog.Attr {
+// recordAttrs are the log attributes of a run that moved records.
+func recordAttrs(c history.RecordCounts) []slog.Attr {
 	return []slog.Attr{
 		slog.Int64("records_in", c.In),
 		slog.Int64("records_out", c.Out),
@@ -85,7 +63,7 @@ type recordsKey struct{}
 // "run finished" line is logged at DEBUG rather than INFO, so an idle
 // stream does not log a line per poll (etl pipelines make that call at the
 // start of each run).
-func CountRecords(ctx context.Context, c RecordCounts) {
+func CountRecords(ctx context.Context, c history.RecordCounts) {
 	if t, ok := ctx.Value(recordsKey{}).(*recordTally); ok {
 		t.add(c)
 	}
@@ -94,7 +72,7 @@ func CountRecords(ctx context.Context, c RecordCounts) {
 // ContextWithRecordCounts returns a copy of ctx that tallies CountRecords
 // calls, and a function that reads the tally: what a pool run's context
 // does, for tests of pipelines run outside a pool.
-func ContextWithRecordCounts(ctx context.Context) (context.Context, func() RecordCounts) {
+func ContextWithRecordCounts(ctx context.Context) (context.Context, func() history.RecordCounts) {
 	t := new(recordTally)
 	return context.WithValue(ctx, recordsKey{}, t), t.snapshot
 }

@@ -22,7 +22,8 @@ type runContext struct {
 	inner atomic.Pointer[cancelLayer]
 	cause atomic.Pointer[error] // set by cancel before or without a layer
 
-	records recordTally // what CountRecords adds to
+	records recordTally       // what CountRecords adds to
+	params  map[string]string // a trigger's parameters, nil for none
 }
 
 type cancelLayer struct {
@@ -125,6 +126,10 @@ func (c *runContext) value(key any) any {
 		return c.r.stopChan()
 	case recordsKey:
 		return &c.records
+	case paramsKey:
+		if c.params != nil {
+			return c.params
+		}
 	}
 	return c.base.Value(key)
 }

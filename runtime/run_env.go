@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agora-etl/agora/runtime/history"
 	"github.com/agora-etl/agora/runtime/notify"
 )
 
@@ -16,8 +17,8 @@ type runEnv struct {
 	caps     Capabilities // coord's, read once
 	local    LocalLeaser  // caps.LocalLeaser: leases in memory, no context or timeout needed
 	logger   *slog.Logger
-	metrics  *poolMetrics // nil when driven by Start
-	d        *dispatcher  // nil when driven by Start
+	observer RunObserver // nil: runs are timed by nobody
+	d        *dispatcher // nil when driven by Start
 	tracing  runTracing
 	notifier notify.Notifier // nil: none (and always when driven by Start)
 	workerID string
@@ -134,7 +135,7 @@ func (env *runEnv) finishLease(runCtx context.Context, r *runner, success bool) 
 
 // finishRun gives the lease back and records the run, in one step, with
 // the same context rules as finishLease.
-func (env *runEnv) finishRun(runCtx context.Context, rec RunRecord) error {
+func (env *runEnv) finishRun(runCtx context.Context, rec history.Record) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(runCtx), leaseReleaseTimeout)
 	defer cancel()
 	return env.caps.RunRecorder.FinishRun(ctx, rec)

@@ -9,16 +9,18 @@ import (
 	"time"
 
 	"github.com/agora-etl/agora/runtime"
+	"github.com/agora-etl/agora/runtime/clocktest"
+	"github.com/agora-etl/agora/runtime/history"
 )
 
 // staleErr carries its own outcome, as fencing's StaleWriterError does.
 type staleErr struct{}
 
-func (staleErr) Error() string                  { return "refused" }
-func (staleErr) RunOutcome() runtime.RunOutcome { return runtime.OutcomeStale }
+func (staleErr) Error() string               { return "refused" }
+func (staleErr) RunOutcome() history.Outcome { return history.OutcomeStale }
 
 func TestLocalRunHistoryKeepsEveryRunInMemory(t *testing.T) {
-	coord := runtime.NewLocalCoordinator(nil)
+	coord := runtime.NewLocalCoordinator(nil, runtime.WithLocalRunHistory(history.New(history.Policy{})))
 	calls := 0
 	sp := &runtime.ScheduledPipeline{
 		PipelineID: "p",
@@ -26,7 +28,7 @@ func TestLocalRunHistoryKeepsEveryRunInMemory(t *testing.T) {
 		Factory: func(context.Context) (runtime.Pipeline, error) {
 			return runtime.PipelineFunc(func(ctx context.Context) error {
 				calls++
-				runtime.CountRecords(ctx, runtime.RecordCounts{In: 5, Out: 4, DeadLettered: 1})
+				runtime.CountRecords(ctx, history.RecordCounts{In: 5, Out: 4, DeadLettered: 1})
 				switch calls {
 				case 1:
 					return nil
@@ -49,12 +51,12 @@ func TestLocalRunHistoryKeepsEveryRunInMemory(t *testing.T) {
 	if len(runs) != 3 {
 		t.Fatalf("%d runs recorded, want 3", len(runs))
 	}
-	want := []runtime.RunOutcome{runtime.OutcomeStale, runtime.OutcomeFailed, runtime.OutcomeSucceeded}
+	want := []history.Outcome{history.OutcomeStale, history.OutcomeFailed, history.OutcomeSucceeded}
 	for i, r := range runs {
 		if r.Outcome != want[i] {
 			t.Errorf("run %d (newest first): outcome %s, want %s", i, r.Outcome, want[i])
 		}
-		if r.Records != (runtime.RecordCounts{In: 5, Out: 4, DeadLettered: 1}) || r.WorkerID != "w" || r.End.Before(r.Start) || !r.Triggered {
+		if r.Records != (history.RecordCounts{In: 5, Out: 4, DeadLettered: 1}) || r.WorkerID != "w" || r.End.Before(r.Start) || !r.Triggered {
 			t.Errorf("run %d: %+v", i, r)
 		}
 	}
@@ -64,20 +66,21 @@ func TestLocalRunHistoryKeepsEveryRunInMemory(t *testing.T) {
 	if runs[2].Error != "" {
 		t.Errorf("a success kept error %q", runs[2].Error)
 	}
-	if one, _ := coord.RunHistory(context.Background(), "p", 1); len(one) != 1 || one[0].Outcome != runtime.OutcomeStale {
+	if one, _ := coord.RunHistory(context.Background(), "p", 1); len(one) != 1 || one[0].Outcome != history.OutcomeStale {
 		t.Errorf("limit 1: %+v", one)
 	}
 }
 
-func TestLocalRunHistoryRingAndOff(t *testing.T) {
-	coord := runtime.NewLocalCoordinator(nil)
-	coord.SetRunHistory(runtime.RunHistoryPolicy{Limit: 3})
+// TestLocalRunHistoryKeepsTheLimit: the coordinator keeps what its store
+// keeps, the newest runs up to the store's limit.
+func TestLocalRunHistoryKeepsTheLimit(t *testing.T) {
+	coord := runtime.NewLocalCoordinator(nil, runtime.WithLocalRunHistory(history.New(history.Policy{Limit: 3})))
 	n := 0
 	sp := &runtime.ScheduledPipeline{PipelineID: "p", Schedule: runtime.MustCron("0 0 1 1 *"),
 		Factory: func(context.Context) (runtime.Pipeline, error) {
 			return runtime.PipelineFunc(func(ctx context.Context) error {
 				n++
-				runtime.CountRecords(ctx, runtime.RecordCounts{In: int64(n)})
+				runtime.CountRecords(ctx, history.RecordCounts{In: int64(n)})
 				return nil
 			}), nil
 		}}
@@ -89,54 +92,79 @@ func TestLocalRunHistoryRingAndOff(t *testing.T) {
 	if len(runs) != 3 || runs[0].Records.In != 5 || runs[2].Records.In != 3 {
 		t.Fatalf("ring of 3 after 5 runs: %+v", runs)
 	}
-	coord.SetRunHistory(runtime.RunHistoryPolicy{Off: true})
-	_ = pool.RunNow(context.Background())
-	if runs, _ := coord.RunHistory(context.Background(), "p", 0); len(runs) != 0 {
-		t.Errorf("history off: %d runs kept", len(runs))
-	}
 }
 
-func TestParseRunHistory(t *testing.T) {
-	for in, want := range map[string]runtime.RunHistoryPolicy{
-		"":         {Limit: 100, MaxAge: 168 * time.Hour},
-		"100,168h": {Limit: 100, MaxAge: 168 * time.Hour},
-		"20":       {Limit: 20, MaxAge: 168 * time.Hour},
-		" 5 , 1h ": {Limit: 5, MaxAge: time.Hour},
-		"off":      {Off: true},
-		"0":        {Off: true},
-	} {
-		got, err := runtime.ParseRunHistory(in)
-		if err != nil || got != want {
-			t.Errorf("ParseRunHistory(%q) = %+v, %v; want %+v", in, got, err, want)
-		}
-	}
-	for _, in := range []string{"many", "-1", "10,soon", "10,-1h"} {
-		if _, err := runtime.ParseRunHistory(in); !errors.Is(err, runtime.ErrBadRunHistory) || !strings.Contains(err.Error(), "RUNS[,MAX_AGE]") {
-			t.Errorf("ParseRunHistory(%q) error = %v", in, err)
-		}
-	}
-}
-
-func TestLocalRunHistoryLimitLoweredKeepsTheNewest(t *testing.T) {
-	coord := runtime.NewLocalCoordinator(nil)
-	n := 0
-	sp := &runtime.ScheduledPipeline{PipelineID: "p", Schedule: runtime.MustCron("0 0 1 1 *"),
+// TestPoolGivenARunHistoryRecordsItsRuns: a pool without a coordinator
+// keeps its runs, scheduled and run now, in the history it was given.
+func TestPoolGivenARunHistoryRecordsItsRuns(t *testing.T) {
+	clock := clocktest.NewFake(t0)
+	m := history.New(history.Policy{})
+	fail := false
+	sp := &runtime.ScheduledPipeline{PipelineID: "p", Schedule: runtime.MustCron("* * * * * *"),
 		Factory: func(context.Context) (runtime.Pipeline, error) {
-			return runtime.PipelineFunc(func(ctx context.Context) error {
-				n++
-				runtime.CountRecords(ctx, runtime.RecordCounts{In: int64(n)})
+			return runtime.PipelineFunc(func(context.Context) error {
+				if fail {
+					return errors.New("boom")
+				}
 				return nil
 			}), nil
 		}}
-	pool := runtime.NewWorkerPool(runtime.WithLogger(quietLogger()), runtime.WithCoordinator(coord)).Register(sp)
-	for range 6 {
-		_ = pool.RunNow(context.Background())
+	d := &poolDriver{clock: clock, logs: &syncBuffer{}, opts: []runtime.PoolOption{runtime.WithRunHistory(m), runtime.WithWorkerID("w")}}
+	d.start(t, sp)
+	if got := d.pool.RunHistory(); got != m {
+		t.Fatalf("RunHistory() = %v, want the store given", got)
 	}
-	coord.SetRunHistory(runtime.RunHistoryPolicy{Limit: 2})
+	advanceTo(t, clock, d, t0.Add(2*time.Second))
+	if err := d.stop(t); err != nil {
+		t.Fatal(err)
+	}
+	runs := m.Newest("p", 0, clock.Now())
+	if len(runs) != 2 || runs[0].RunNumber != t0.Add(2*time.Second).Unix() || runs[1].RunNumber != t0.Add(time.Second).Unix() {
+		t.Fatalf("scheduled runs kept: %+v", runs)
+	}
+	for _, r := range runs {
+		if r.Outcome != history.OutcomeSucceeded || r.WorkerID != "w" || r.Triggered {
+			t.Errorf("run %+v", r)
+		}
+	}
+
+	// RunNow's coordinator keeps its runs in the same history.
+	pool := runtime.NewWorkerPool(runtime.WithLogger(quietLogger()), runtime.WithRunHistory(m)).Register(
+		&runtime.ScheduledPipeline{PipelineID: "q", Schedule: runtime.Once(), Factory: sp.Factory})
+	fail = true
 	_ = pool.RunNow(context.Background())
-	_ = pool.RunNow(context.Background())
-	runs, _ := coord.RunHistory(context.Background(), "p", 0)
-	if len(runs) != 2 || runs[0].Records.In != 8 || runs[1].Records.In != 7 {
-		t.Fatalf("after lowering the limit to 2: %+v", runs)
+	if runs := m.Newest("q", 0, time.Now()); len(runs) != 1 || runs[0].Outcome != history.OutcomeFailed || runs[0].Error != "boom" || !runs[0].Triggered {
+		t.Fatalf("run now kept: %+v", runs)
+	}
+}
+
+// TestPoolWithoutRunHistoryKeepsNone: a bare pool, and a local
+// coordinator not given a store, keep no run history: the coordinator
+// then neither records nor reads runs back, and the runs still complete
+// their slots.
+func TestPoolWithoutRunHistoryKeepsNone(t *testing.T) {
+	var none *history.Memory
+	for _, opts := range [][]runtime.PoolOption{nil, {runtime.WithRunHistory(none)}} {
+		if h := runtime.NewWorkerPool(opts...).RunHistory(); h != nil {
+			t.Errorf("RunHistory() = %v, want nil", h)
+		}
+	}
+	local := runtime.NewLocalCoordinator(nil, runtime.WithLocalRunHistory(none))
+	if caps := local.Capabilities(); caps.RunRecorder != nil || caps.RunHistoryReader != nil {
+		t.Fatalf("capabilities without a history: %+v", caps)
+	}
+	sp := &runtime.ScheduledPipeline{PipelineID: "p", Schedule: runtime.MustCron("0 0 1 1 *"),
+		Factory: func(context.Context) (runtime.Pipeline, error) {
+			return runtime.PipelineFunc(func(context.Context) error { return nil }), nil
+		}}
+	pool := runtime.NewWorkerPool(runtime.WithLogger(quietLogger()), runtime.WithCoordinator(local)).Register(sp)
+	if err := pool.RunNow(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if runs, err := local.RunHistory(context.Background(), "p", 0); err != nil || runs == nil || len(runs) != 0 {
+		t.Fatalf("RunHistory without a store = %#v, %v; want none", runs, err)
+	}
+	if err := local.FinishRun(context.Background(), history.Record{PipelineID: "p", Outcome: history.OutcomeSucceeded}); err != nil {
+		t.Fatalf("FinishRun without a store: %v", err)
 	}
 }

@@ -68,7 +68,8 @@ func (p *WorkerPool) RunNow(ctx context.Context, pipelineIDs ...string) error {
 		p.mu.Unlock()
 		return err
 	}
-	selected, err := p.selectPipelines(pipelineIDs)
+	selected, indexes, err := p.selectPipelines(pipelineIDs)
+	registered := len(p.pipelines)
 	p.mu.Unlock()
 	if err != nil {
 		return err
@@ -81,16 +82,20 @@ func (p *WorkerPool) RunNow(ctx context.Context, pipelineIDs ...string) error {
 	logger := p.logger()
 	coord := cfg.coordinator
 	if coord == nil {
-		coord = NewLocalCoordinator(cfg.clock)
+		coord = NewLocalCoordinator(cfg.clock, WithLocalRunHistory(cfg.runHistory))
 	}
 	env := newRunEnv(cfg.clock, coord, logger, ctx)
 	env.notifier, env.workerID = cfg.notifier, cfg.workerID
-	env.metrics = p.metrics()
+	env.observer = cfg.metrics
+	if cfg.metrics != nil {
+		cfg.metrics.ObservePipelines(registered)
+	}
 	env.tracing.provider, env.tracing.workerID = cfg.tracerProvider, cfg.workerID
 	runners := make([]*runner, 0, len(selected))
 	ids := make([]string, 0, len(selected))
-	for _, sp := range selected {
+	for i, sp := range selected {
 		r := newRunner(sp, env)
+		r.index = int32(indexes[i])
 		if !sp.active.CompareAndSwap(nil, r) {
 			for _, r := range runners {
 				r.sp.active.CompareAndSwap(r, nil)
@@ -142,21 +147,30 @@ func (p *WorkerPool) RunNow(ctx context.Context, pipelineIDs ...string) error {
 }
 
 // selectPipelines returns the pipelines named by ids, in registration
-// order, or every pipeline when ids is empty. Called with p.mu held.
-func (p *WorkerPool) selectPipelines(ids []string) ([]*ScheduledPipeline, error) {
+// order with their indexes among the registered ones, or every pipeline
+// when ids is empty. Called with p.mu held.
+func (p *WorkerPool) selectPipelines(ids []string) ([]*ScheduledPipeline, []int, error) {
 	if len(ids) == 0 {
-		return slices.Clone(p.pipelines), nil
+		all := make([]int, len(p.pipelines))
+		for i := range all {
+			all[i] = i
+		}
+		return slices.Clone(p.pipelines), all, nil
 	}
 	want := make(map[string]bool, len(ids))
 	for _, id := range ids {
 		want[id] = true
 	}
-	var out []*ScheduledPipeline
+	var (
+		out     []*ScheduledPipeline
+		indexes []int
+	)
 	known := make([]string, 0, len(p.pipelines))
-	for _, sp := range p.pipelines {
+	for i, sp := range p.pipelines {
 		known = append(known, sp.PipelineID)
 		if want[sp.PipelineID] {
 			out = append(out, sp)
+			indexes = append(indexes, i)
 			delete(want, sp.PipelineID)
 		}
 	}
@@ -167,7 +181,7 @@ func (p *WorkerPool) selectPipelines(ids []string) ([]*ScheduledPipeline, error)
 			errs = append(errs, fmt.Errorf("%w %q (registered: %s)", ErrUnknownPipeline, id, strings.Join(known, ", ")))
 		}
 	}
-	return out, errors.Join(errs...)
+	return out, indexes, errors.Join(errs...)
 }
 
 // runNow makes one attempt numbered by the coordinator and turns its

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/agora-etl/agora/runtime/history"
 )
 
 // Timing rules shared by ScheduledPipeline.Start and WorkerPool.
@@ -123,10 +125,12 @@ type runner struct {
 	// (to be shifted) from one made after it.
 	plannedAt int64
 
-	hist atomic.Pointer[runHistograms] // from the first run
-	mu   sync.Mutex                    // guards ctx, st and rare
-	ctx  *runContext                   // the run in flight, if any
-	st   runStats
+	// index is the pipeline's place among the pool's registered ones,
+	// by which a RunObserver and EachPipeline name it.
+	index int32
+	mu    sync.Mutex  // guards ctx, st and rare
+	ctx   *runContext // the run in flight, if any
+	st    runStats
 	// rare holds what a run rarely changes: failure and skip counts, the
 	// last error, record totals, log throttles, the ShutdownRequested
 	// channel. Nil until first needed, so a pool of ten thousand pipelines
@@ -164,7 +168,7 @@ type rareStats struct {
 	missed      uint64
 	leaseErrors uint64
 	lastErr     string
-	records     RecordCounts // totals over every run
+	records     history.RecordCounts // totals over every run
 	// metric counts: runs by how they ended, skips by reason, leases lost
 	errored, panicked, cancelled uint64
 	skippedHeld, skippedDone     uint64
@@ -720,47 +724,24 @@ func (r *runner) running() bool {
 	return r.ctx != nil
 }
 
+// status returns r's entry in /status, its times its own.
 func (r *runner) status() PipelineStatus {
-	r.mu.Lock()
-	st, rs := r.st, r.rareCopy()
-	r.mu.Unlock()
-	paused := r.env.paused(r)
-	if paused {
-		// A paused pipeline makes no scheduled attempt, so none is next.
-		st.next = 0
+	var rd PipelineReading
+	r.read(&rd)
+	st := rd.Status
+	st.Schedule = r.sp.Schedule.String()
+	for _, t := range []**time.Time{&st.RunningSince, &st.LastRunStart, &st.LastRunEnd, &st.NextRun,
+		&st.BackoffUntil, &st.LastMissedSlot, &st.LastSuccess} {
+		if *t != nil {
+			v := **t
+			*t = &v
+		}
 	}
-	var backoffUntil *time.Time
-	if st.state == StateBackoff {
-		backoffUntil = timePtr(timeOf(st.next))
+	if st.LastRun != nil {
+		v := *st.LastRun
+		st.LastRun = &v
 	}
-	return PipelineStatus{
-		PipelineID:        r.id(),
-		Schedule:          r.sp.Schedule.String(),
-		State:             st.state,
-		Runs:              st.runs,
-		Failures:          rs.failures,
-		Skipped:           rs.skipped,
-		MissedSlots:       rs.missed,
-		LeaseErrors:       rs.leaseErrors,
-		ConsecutiveErrors: int(st.consecutive),
-		RunningSince:      timePtr(timeOf(st.since)),
-		LastRunStart:      timePtr(timeOf(st.lastStart)),
-		LastRunEnd:        timePtr(timeOf(st.lastEnd)),
-		LastError:         rs.lastErr,
-		NextRun:           timePtr(timeOf(st.next)),
-		RunNumber:         st.runNumber,
-		LeaseToken:        st.token,
-		Paused:            paused,
-		SkippedPaused:     rs.skippedPaused,
-		Records:           rs.records,
-		BackoffUntil:      backoffUntil,
-		LastRun:           lastRunOf(st),
-		DeadlinesMissed:   rs.deadlinesMissed,
-		LastMissedSlot:    slotTimePtr(rs.lastMissedSlot),
-		SkippedUpstream:   rs.skippedUpstream,
-		LastSkipReason:    rs.lastSkipReason,
-		AwaitingUpstream:  timePtr(timeOf(rs.awaitingSlot)),
-	}
+	return st
 }
 
 func (r *runner) enabled(level slog.Level) bool {

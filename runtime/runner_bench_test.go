@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"testing"
 	"time"
+
+	"github.com/agora-etl/agora/runtime/history"
 )
 
 // steppingClock advances one second per Now call so every step finds its
@@ -16,15 +18,25 @@ func (c *steppingClock) Now() time.Time { return c.t }
 func (c *steppingClock) NewTimer(d time.Duration) Timer { return SystemClock{}.NewTimer(d) }
 
 // BenchmarkRunOverhead measures what the pool adds around one empty run of a
-// per-second cron pipeline: lease, context, factory, Run, release, status
-// and planning the next slot.
-func BenchmarkRunOverhead(b *testing.B) {
+// per-second cron pipeline: lease, context, factory, Run, release, the run
+// history a worker binary keeps, status and planning the next slot.
+// BenchmarkRunOverheadMetrics (runtime_test) measures the same with
+// runtime/metrics told of every run.
+func BenchmarkRunOverhead(b *testing.B) { benchRunOverhead(b, nil) }
+
+// benchRunOverhead is BenchmarkRunOverhead with obs told of the runs.
+func benchRunOverhead(b *testing.B, obs RunObserver) {
 	clock := &steppingClock{t: time.Date(2025, 3, 10, 10, 0, 0, 0, time.UTC)}
 	p := PipelineFunc(func(context.Context) error { return nil })
 	sp := &ScheduledPipeline{PipelineID: "p", Schedule: MustCron("* * * * * *"), Factory: func(context.Context) (Pipeline, error) { return p, nil }}
-	coord := NewLocalCoordinator(clock)
+	coord := NewLocalCoordinator(clock, WithLocalRunHistory(history.New(history.Policy{})))
 	_ = coord.Start(context.Background(), "w", []string{"p"})
-	r := newRunner(sp, newRunEnv(clock, coord, slog.New(slog.DiscardHandler), context.Background()))
+	env := newRunEnv(clock, coord, slog.New(slog.DiscardHandler), context.Background())
+	if obs != nil {
+		obs.ObservePipelines(1)
+		env.observer = obs
+	}
+	r := newRunner(sp, env)
 	r.begin(clock.t)
 	b.ReportAllocs()
 	b.ResetTimer()

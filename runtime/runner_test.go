@@ -30,16 +30,13 @@ func TestRunnerStopRacesStopChan(t *testing.T) {
 	}
 }
 
-// TestRunnerSize keeps a runner, which a pool holds once per pipeline, and
-// its histograms small: state that most runs never change belongs in
+// TestRunnerSize keeps a runner, which a pool holds once per pipeline,
+// small: state that most runs never change belongs in
 // rareStats or rarePlan. (256: /status's last_run, which every run sets,
 // costs its run number and token.)
 func TestRunnerSize(t *testing.T) {
 	if size := unsafe.Sizeof(runner{}); size > 256 {
 		t.Errorf("runner is %d bytes, want at most 256", size)
-	}
-	if size := unsafe.Sizeof(runHistograms{}); size > 128 {
-		t.Errorf("runHistograms is %d bytes, want at most 128", size)
 	}
 }
 

@@ -3,6 +3,8 @@ package runtime
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/agora-etl/agora/runtime/history"
 )
 
 // PipelineState is what a pipeline is doing right now, as shown in /status.
@@ -84,7 +86,7 @@ type PipelineStatus struct {
 	SkippedPaused uint64 `json:"skipped_paused"`
 	// Records totals the records every run so far moved, as the runs
 	// reported them with CountRecords (zero for pipelines that do not).
-	Records RecordCounts `json:"records"`
+	Records history.RecordCounts `json:"records"`
 	// BackoffUntil is when the backoff after a failed run ends (the
 	// fleet's, with a coordinator that shares failures); nil when the
 	// pipeline is not backing off.
@@ -109,16 +111,46 @@ type PipelineStatus struct {
 	// AwaitingUpstream is the slot (its fire time) waiting for its
 	// upstreams right now; nil when none is.
 	AwaitingUpstream *time.Time `json:"awaiting_upstream,omitempty"`
+	// Outcomes splits the runs and skipped attempts by how they ended,
+	// which alerts tell apart (a panic from an error, a lease held
+	// elsewhere from a completed slot).
+	Outcomes RunOutcomes `json:"outcomes"`
+	// LeaseLost counts leases this worker lost while holding them
+	// (expired, taken over, not renewable).
+	LeaseLost uint64 `json:"lease_lost"`
+	// StaleWritesRefused counts runs that failed because a fenced store
+	// refused their write as stale (errors matching ErrStaleWrite).
+	StaleWritesRefused uint64 `json:"stale_writes_refused"`
+	// LastFencingToken is the token of the last lease this worker held,
+	// which a fenced store compares writes with; 0 before any fenced
+	// lease. LeaseToken is 0 between runs; this one is not.
+	LastFencingToken int64 `json:"last_fencing_token"`
+	// LastSuccess is when the last successful run on this worker ended;
+	// nil before the first. A staleness alert compares it with now.
+	LastSuccess *time.Time `json:"last_success,omitempty"`
 }
 
-// slotTimePtr is the fire time of a slot in Unix seconds, in UTC; nil for
-// 0, no slot.
-func slotTimePtr(sec int64) *time.Time {
-	if sec == 0 {
-		return nil
-	}
-	t := time.Unix(sec, 0).UTC()
-	return &t
+// RunOutcomes counts one pipeline's finished runs by how they ended and
+// the attempts skipped for reasons PipelineStatus does not count apart
+// already (LeaseErrors, SkippedPaused, MissedSlots). A run refused
+// because its slot was completed elsewhere counts in SkippedCompleted,
+// not as a finished run.
+type RunOutcomes struct {
+	// Succeeded counts runs that returned nil.
+	Succeeded uint64 `json:"succeeded"`
+	// Errored counts runs whose factory, Run or Close failed.
+	Errored uint64 `json:"errored"`
+	// Panicked counts runs whose factory, Run or Close panicked.
+	Panicked uint64 `json:"panicked"`
+	// Cancelled counts runs the pool cancelled (lost lease, timeout,
+	// shutdown).
+	Cancelled uint64 `json:"cancelled"`
+	// SkippedHeld counts attempts skipped because another worker held the
+	// lease.
+	SkippedHeld uint64 `json:"skipped_held"`
+	// SkippedCompleted counts attempts skipped, or runs refused, because
+	// the slot had already completed.
+	SkippedCompleted uint64 `json:"skipped_completed"`
 }
 
 // LastRunStatus describes the last run a worker finished of a pipeline.
@@ -128,24 +160,21 @@ type LastRunStatus struct {
 	// LeaseToken is its lease's fencing token, 0 when unfenced.
 	LeaseToken int64 `json:"lease_token"`
 	// Outcome is "succeeded", "failed" or "slot_done".
-	Outcome RunOutcome `json:"outcome"`
+	Outcome history.Outcome `json:"outcome"`
 	// End is when it ended.
 	End time.Time `json:"end"`
 }
 
-// lastRunOf returns the last run recorded in st, nil when none is.
-func lastRunOf(st runStats) *LastRunStatus {
-	if st.lastEnd == 0 {
-		return nil
-	}
-	o := OutcomeSucceeded
+// lastRunOf returns the last run recorded in st; st.lastEnd is not 0.
+func lastRunOf(st runStats) LastRunStatus {
+	o := history.OutcomeSucceeded
 	switch st.lastOutcome {
 	case outcomeFailure:
-		o = OutcomeFailed
+		o = history.OutcomeFailed
 	case outcomeSlotDone:
-		o = OutcomeSlotDone
+		o = history.OutcomeSlotDone
 	}
-	return &LastRunStatus{RunNumber: st.lastRun, LeaseToken: st.lastRunTok, Outcome: o, End: timeOf(st.lastEnd)}
+	return LastRunStatus{RunNumber: st.lastRun, LeaseToken: st.lastRunTok, Outcome: o, End: timeOf(st.lastEnd)}
 }
 
 // PoolStatus is the document served by /status.
@@ -159,12 +188,4 @@ type PoolStatus struct {
 	// Coordinator is the coordinator's Status() when it implements
 	// StatusReporter, otherwise omitted.
 	Coordinator json.RawMessage `json:"coordinator,omitempty"`
-}
-
-// timePtr returns nil for the zero time so JSON shows null rather than year 1.
-func timePtr(t time.Time) *time.Time {
-	if t.IsZero() {
-		return nil
-	}
-	return &t
 }

@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/agora-etl/agora/internal/isnil"
+	"github.com/agora-etl/agora/runtime/history"
 )
 
 // RunSpanName is the name of the span that covers one run, from the lease
@@ -176,7 +177,7 @@ func (env *runEnv) runBase(span trace.Span) context.Context {
 
 // endRunSpan ends span (nil: untraced) with the run's outcome. cause is
 // what the pool cancelled the run with, if it did.
-func endRunSpan(span trace.Span, runErr, cause error, records RecordCounts) {
+func endRunSpan(span trace.Span, runErr, cause error, records history.RecordCounts) {
 	if span == nil {
 		return
 	}

@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/agora-etl/agora/runtime"
+	"github.com/agora-etl/agora/runtime/history"
 )
 
 // recording returns a provider whose ended spans the recorder keeps.
@@ -91,8 +92,8 @@ func TestRunSpanCarriesTheRunAndNestsChildSpans(t *testing.T) {
 	pool := quietPool(runtime.WithCoordinator(coord), runtime.WithWorkerID("w1"), runtime.WithTracerProvider(tp)).
 		Register(&runtime.ScheduledPipeline{PipelineID: "orders", Schedule: runtime.Once(), Factory: onceFactory(func(ctx context.Context) error {
 			ranAt.Store(time.Now().UnixNano())
-			runtime.CountRecords(ctx, runtime.RecordCounts{In: 3, Out: 2})
-			runtime.CountRecords(ctx, runtime.RecordCounts{DeadLettered: 1})
+			runtime.CountRecords(ctx, history.RecordCounts{In: 3, Out: 2})
+			runtime.CountRecords(ctx, history.RecordCounts{DeadLettered: 1})
 			// What a record pipeline does for its source and sinks.
 			_, child := trace.SpanFromContext(ctx).TracerProvider().Tracer("etl").Start(ctx, "agora.source.read")
 			child.End()

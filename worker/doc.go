@@ -15,7 +15,9 @@
 // What a binary links is visible here and in its main, not added by
 // packages as they are imported: the entry serves the fleet subcommand
 // (package fleet) and the AGORA_DISTRIBUTED_* help (runtime/distributed)
-// itself, links the OTLP trace exporter, used when
+// itself, gives the pool the Prometheus metrics of runtime/metrics (served
+// at /metrics) unless the pool's code gave it metrics, links the OTLP
+// trace exporter, used when
 // OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set
 // (the other OTEL_* variables configure it), and takes the rest as
 // options:

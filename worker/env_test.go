@@ -16,6 +16,7 @@ import (
 
 	"github.com/agora-etl/agora/internal/otlptest"
 	"github.com/agora-etl/agora/runtime"
+	"github.com/agora-etl/agora/runtime/history"
 	"github.com/agora-etl/agora/tracing"
 	"github.com/agora-etl/agora/worker"
 )
@@ -66,7 +67,7 @@ func TestRunMainExportsOverOTLPFromTheEnvironment(t *testing.T) {
 	code := worker.RunMain(context.Background(), nil, &stderr, func() (*runtime.WorkerPool, error) {
 		return runtime.NewWorkerPool(runtime.WithSignalHandling(false), runtime.WithWorkerID("w-otlp")).
 			Register(&runtime.ScheduledPipeline{PipelineID: "orders", Schedule: runtime.Once(), Factory: onceFactory(func(ctx context.Context) error {
-				runtime.CountRecords(ctx, runtime.RecordCounts{In: 5, Out: 4, DeadLettered: 1})
+				runtime.CountRecords(ctx, history.RecordCounts{In: 5, Out: 4, DeadLettered: 1})
 				_, s := trace.SpanFromContext(ctx).TracerProvider().Tracer("etl").Start(ctx, "agora.sink.write")
 				s.End()
 				return nil

@@ -147,8 +147,12 @@ func RunMainTo(ctx context.Context, args []string, stdout, stderr io.Writer, get
 		logger.Error("cannot build the worker: getWorker returned a nil pool")
 		return ExitFailure
 	}
-	if err := pool.Configure(append(poolOpts, runtime.WithCollectors(e.collectors...))...); err != nil {
+	if err := pool.Configure(poolOpts...); err != nil {
 		logger.Error("cannot configure the worker", slog.Any("error", err))
+		return ExitFailure
+	}
+	if err := serveMetrics(pool, e.collectors); err != nil {
+		logger.Error("cannot configure the worker's metrics", slog.Any("error", err))
 		return ExitFailure
 	}
 	if err := traceFromEnv(ctx, pool, logger); err != nil {
@@ -157,6 +161,10 @@ func RunMainTo(ctx context.Context, args []string, stdout, stderr io.Writer, get
 	}
 	if err := notifyFromEnv(pool, logger); err != nil {
 		logger.Error("cannot set up notifications", slog.Any("error", err))
+		return ExitFailure
+	}
+	if err := keepRunHistory(pool); err != nil {
+		logger.Error("cannot configure the worker", slog.Any("error", err))
 		return ExitFailure
 	}
 

@@ -52,9 +52,11 @@ func WithHelp(s HelpSection) Option {
 }
 
 // WithCollectors adds collectors to the /metrics of the pool getWorker
-// builds (runtime.WithCollectors), for metrics that belong to the process
-// or to a package rather than to the pool, such as etl.SinkCollector and
-// fencing.RefusalCollector for pipelines built with package etl.
+// builds (metrics.WithCollectors, package runtime/metrics), for metrics
+// that belong to the process or to a package rather than to the pool,
+// such as etl.SinkCollector and fencing.RefusalCollector for pipelines
+// built with package etl. A pool whose code gave it metrics of another
+// kind than runtime/metrics' serves those alone.
 func WithCollectors(cs ...prometheus.Collector) Option {
 	return func(e *entry) { e.collectors = append(e.collectors, cs...) }
 }

@@ -65,6 +65,7 @@ import (
 	"sync/atomic"
 
 	"github.com/agora-etl/agora/runtime"
+	"github.com/agora-etl/agora/runtime/history"
 )
 
 // Table is the name of the table that holds each resource's highest token.
@@ -115,7 +116,7 @@ func (e *StaleWriterError) Unwrap() error { return ErrStaleWriter }
 
 // RunOutcome records a run that failed with e as refused as stale in the
 // run history.
-func (e *StaleWriterError) RunOutcome() runtime.RunOutcome { return runtime.OutcomeStale }
+func (e *StaleWriterError) RunOutcome() history.Outcome { return history.OutcomeStale }
 
 // refusals counts stale writes refused by this process.
 var refusals atomic.Int64

@@ -22,6 +22,7 @@ func (refusalCollector) Collect(ch chan<- prometheus.Metric) {
 // RefusalCollector returns the collector of agora_fencing_refusals_total.
 // The counters are the process's, whichever pool runs the writes, so a
 // program gives it to the pools that serve them:
-// runtime.WithCollectors(fencing.RefusalCollector()) or, in a worker's
-// main, worker.WithCollectors. config's pools have it.
+// metrics.WithCollectors(fencing.RefusalCollector()) (package
+// runtime/metrics) or, in a worker's main, worker.WithCollectors.
+// config's pools have it.
 func RefusalCollector() prometheus.Collector { return refusalCollector{} }

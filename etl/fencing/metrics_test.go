@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/agora-etl/agora/runtime"
+	"github.com/agora-etl/agora/runtime/metrics"
 )
 
 // A pool given RefusalCollector serves the process's refusal counts.
@@ -12,7 +12,7 @@ func TestPoolMetricsServeRefusals(t *testing.T) {
 	ctx := context.Background()
 	_, _ = CheckSlot(ctx, nil, "m", 1767225600, 9, SlotRow{Found: true, Token: 5, Completed: true})
 	_ = Check(ctx, nil, "m", 1, 2)
-	fams, err := runtime.NewWorkerPool(runtime.WithCollectors(RefusalCollector())).Gatherer().Gather()
+	fams, err := metrics.New(metrics.WithCollectors(RefusalCollector())).Gatherer().Gather()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,9 +21,24 @@ type SourceConfig struct {
 	// Path is the database file.
 	Path string `toml:"path"`
 	// Query is the SELECT whose rows are the run's records, one field per
-	// column. It may use :run_number, :fencing_token, :slot_time and
-	// :last_slot_time.
+	// column. It may use :run_number, :fencing_token, :slot_time,
+	// :last_slot_time and :param_<name>, the run's parameter <name> as
+	// text (see runtime.ParamsFromContext).
 	Query string `toml:"query"`
+}
+
+// RunParams returns the run parameters the query reads (etl.ParamReader),
+// so an agora/v1 file can check that its pipeline declares them.
+func (c SourceConfig) RunParams() []etl.ParamUse {
+	q, err := sqlrec.ParseQuery(c.Query, sqlrec.QuestionPlaceholder)
+	if err != nil {
+		return nil // Validate reports it
+	}
+	var out []etl.ParamUse
+	for _, name := range q.RunParams() {
+		out = append(out, etl.ParamUse{Key: "query", Name: name})
+	}
+	return out
 }
 
 // Validate reports every problem with the configuration, each a
@@ -146,6 +161,12 @@ func (s *Source) start(ctx context.Context) error {
 				return err
 			}
 			args[i] = timeText(last)
+		default: // :param_<name>, as ParseQuery admits no other
+			v, err := sqlrec.RunParamValue(ctx, p)
+			if err != nil {
+				return fmt.Errorf("sqlite: source query: %w", err)
+			}
+			args[i] = v
 		}
 	}
 	rows, err := s.db.QueryContext(ctx, s.query.SQL, args...)

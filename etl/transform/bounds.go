@@ -98,6 +98,11 @@ type program struct {
 	// and is evaluated with the run's context so that the run's end
 	// stops it; any other expression needs no frame bound to a context.
 	interruptible bool
+	// usesParams: the expression refers to params, which eval then binds
+	// from the context (a lookup no other expression pays for); params
+	// are the names it reads.
+	usesParams bool
+	params     []string
 }
 
 // unbounded is CEL's estimate of a cost that depends on sizes it cannot
@@ -115,6 +120,7 @@ func plan(e *cel.Env, a *cel.Ast, limit uint64) (*program, *CostError, error) {
 		return nil, &CostError{Min: est.Min, Max: est.Max, Limit: limit}, nil
 	}
 	p := &program{interruptible: hasComprehension(a)}
+	p.params, p.usesParams = paramsRead(a)
 	popts := []cel.ProgramOption{cel.EvalOptions(cel.OptOptimize)}
 	if tracked(e, a, est, limit, p.interruptible) {
 		p.limit = limit

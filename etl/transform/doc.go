@@ -1,8 +1,9 @@
 // Package transform builds the transforms a record pipeline applies
 // between its source and its sinks (etl.WithTransforms): Filter and Map
 // evaluate CEL expressions (cel.dev/cel-go) over the record, bound as
-// `record`, a map from field names to values; Drop, Keep and Rename change
-// fields by name.
+// `record`, a map from field names to values, and the run's parameters,
+// bound as `params`, a map from names to strings (ParamsVar); Drop, Keep
+// and Rename change fields by name.
 //
 // It lives apart from package etl so that a program that uses no
 // expression does not link the CEL interpreter.

@@ -54,6 +54,7 @@ func celEnv() (*cel.Env, error) {
 	envOnce.Do(func() {
 		env, envErr = cel.NewEnv(
 			cel.Variable(RecordVar, cel.MapType(cel.StringType, cel.DynType)),
+			cel.Variable(ParamsVar, cel.MapType(cel.StringType, cel.StringType)),
 			cel.CrossTypeNumericComparisons(true),
 			cel.CustomTypeAdapter(adapter{}),
 			ext.Strings(),

@@ -12,6 +12,7 @@ import (
 	"github.com/agora-etl/agora/etl"
 	"github.com/agora-etl/agora/etl/transform"
 	"github.com/agora-etl/agora/runtime"
+	"github.com/agora-etl/agora/runtime/history"
 )
 
 type memSink struct{ got []etl.Record }
@@ -55,7 +56,7 @@ func TestPipelineAccountsForEveryRecord(t *testing.T) {
 	if len(dlq.got) != 1 || dlq.got[0][etl.DeadLetterSink] != "filter(record.amount > 0)" || dlq.got[0][etl.DeadLetterSinkIndex] != -1 {
 		t.Fatalf("dead letters %v", dlq.got)
 	}
-	if c := counts(); c != (runtime.RecordCounts{In: 4, Out: 2, DeadLettered: 1, Filtered: 1}) {
+	if c := counts(); c != (history.RecordCounts{In: 4, Out: 2, DeadLettered: 1, Filtered: 1}) {
 		t.Fatalf("counts %+v", c)
 	}
 }

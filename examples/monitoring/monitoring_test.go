@@ -18,6 +18,8 @@ import (
 	"github.com/agora-etl/agora/internal/redistest"
 	"github.com/agora-etl/agora/runtime"
 	"github.com/agora-etl/agora/runtime/distributed"
+	"github.com/agora-etl/agora/runtime/history"
+	"github.com/agora-etl/agora/runtime/metrics"
 )
 
 // exported scrapes a worker on a real redis-server, with a Redlock quorum
@@ -47,13 +49,13 @@ func scrape(t *testing.T) (names map[string]bool, labels map[string]map[string]m
 	t.Cleanup(func() { _ = coord.Close() })
 	done := make(chan struct{})
 	pool := runtime.NewWorkerPool(runtime.WithCoordinator(coord), runtime.WithLogger(quiet),
-		runtime.WithHealthAddr("127.0.0.1:0"), runtime.WithSignalHandling(false)).
+		runtime.WithHealthAddr("127.0.0.1:0"), runtime.WithSignalHandling(false), runtime.WithMetrics(metrics.New())).
 		// An every pipeline that moves records: runs, duration, lateness,
 		// records; its deadline serves agora_deadlines_missed_total.
 		Register(&runtime.ScheduledPipeline{PipelineID: "records", Schedule: runtime.Every(time.Hour), Deadline: time.Hour,
 			Factory: func(context.Context) (runtime.Pipeline, error) {
 				return runtime.PipelineFunc(func(ctx context.Context) error {
-					runtime.CountRecords(ctx, runtime.RecordCounts{In: 2, Out: 1, DeadLettered: 1})
+					runtime.CountRecords(ctx, history.RecordCounts{In: 2, Out: 1, DeadLettered: 1})
 					return nil
 				}), nil
 			}}).

@@ -23,6 +23,7 @@ import (
 	"github.com/agora-etl/agora/internal/redistest"
 	"github.com/agora-etl/agora/runtime"
 	"github.com/agora-etl/agora/runtime/distributed"
+	"github.com/agora-etl/agora/runtime/history"
 )
 
 // chromium returns the browser to drive, or skips (fails under CI=true)
@@ -258,10 +259,10 @@ func seedRuns(t *testing.T, url, pipeline string, n int) {
 		if ok, err := c.TryAcquireLease(ctx, pipeline, runtime.RunNumberAuto); !ok || err != nil {
 			t.Fatalf("acquire %s: %v %v", pipeline, ok, err)
 		}
-		rec := runtime.RunRecord{PipelineID: pipeline, Start: end.Add(-time.Duration(1+i%5) * time.Second), End: end,
-			Duration: time.Duration(1+i%5) * time.Second, Outcome: runtime.OutcomeSucceeded}
+		rec := history.Record{PipelineID: pipeline, Start: end.Add(-time.Duration(1+i%5) * time.Second), End: end,
+			Duration: time.Duration(1+i%5) * time.Second, Outcome: history.OutcomeSucceeded}
 		if i%3 == 0 {
-			rec.Outcome, rec.Error = runtime.OutcomeFailed, "extract: read timeout after 30s"
+			rec.Outcome, rec.Error = history.OutcomeFailed, "extract: read timeout after 30s"
 		}
 		if err := c.FinishRun(ctx, rec); err != nil {
 			t.Fatal(err)

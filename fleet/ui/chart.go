@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/agora-etl/agora/internal/humanize"
-	"github.com/agora-etl/agora/runtime"
+	"github.com/agora-etl/agora/runtime/history"
 )
 
 // Chart geometry, in SVG user units (the picture scales to its box).
@@ -22,7 +22,7 @@ const (
 // coloured by its outcome (CSS classes "bar succeeded" and so on, so the
 // page's stylesheet colours it under the CSP), with a tooltip naming it.
 // It is rendered on the server and inlined: no script, no external asset.
-func durationChart(runs []runtime.RunRecord) template.HTML {
+func durationChart(runs []history.Record) template.HTML {
 	if len(runs) == 0 {
 		return ""
 	}

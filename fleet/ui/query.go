@@ -7,14 +7,14 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/agora-etl/agora/runtime"
 	"github.com/agora-etl/agora/runtime/distributed"
+	"github.com/agora-etl/agora/runtime/history"
 )
 
 // outcomes are the values of the outcome filter, as runs carry them.
 var outcomes = []string{
-	string(runtime.OutcomeSucceeded), string(runtime.OutcomeFailed), string(runtime.OutcomeCancelled),
-	string(runtime.OutcomeStale), string(runtime.OutcomeSlotDone),
+	string(history.OutcomeSucceeded), string(history.OutcomeFailed), string(history.OutcomeCancelled),
+	string(history.OutcomeStale), string(history.OutcomeSlotDone),
 }
 
 // filterView is the filter form's values, as the query string gave them.
@@ -37,7 +37,7 @@ func pipelineFilter(q url.Values) (distributed.PipelineFilter, error) {
 		if o != string(distributed.OutcomeNone) && !slices.Contains(outcomes, o) {
 			return f, fmt.Errorf("outcome %q: want one of %v or none", o, outcomes)
 		}
-		f.Outcome = runtime.RunOutcome(o)
+		f.Outcome = history.Outcome(o)
 	}
 	return f, nil
 }
@@ -52,7 +52,7 @@ func runFilter(q url.Values) (distributed.RunFilter, error) {
 		if !slices.Contains(outcomes, o) {
 			return f, fmt.Errorf("outcome %q: want one of %v", o, outcomes)
 		}
-		f.Outcomes = append(f.Outcomes, runtime.RunOutcome(o))
+		f.Outcomes = append(f.Outcomes, history.Outcome(o))
 	}
 	var err error
 	if f.From, err = parseTime("from", q.Get("from")); err != nil {

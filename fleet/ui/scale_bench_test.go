@@ -22,6 +22,7 @@ import (
 	"github.com/agora-etl/agora/internal/redistest"
 	"github.com/agora-etl/agora/runtime"
 	"github.com/agora-etl/agora/runtime/distributed"
+	"github.com/agora-etl/agora/runtime/history"
 )
 
 // The dashboard at scale, as issue 29 measured it: 1,000 pipelines with
@@ -280,8 +281,8 @@ func seedScaleFleet(b *testing.B, url string) {
 				for _, id := range ids {
 					fw.Go(func() {
 						d := time.Duration(1+len(id)%7+i%13) * time.Second
-						rec := runtime.RunRecord{PipelineID: id, Start: end.Add(-d), End: end, Duration: d,
-							Outcome: runtime.OutcomeFailed, Error: errText}
+						rec := history.Record{PipelineID: id, Start: end.Add(-d), End: end, Duration: d,
+							Outcome: history.OutcomeFailed, Error: errText}
 						if err := c.FinishRun(ctx, rec); err != nil {
 							b.Errorf("finish %s: %v", id, err)
 						}

@@ -25,6 +25,7 @@ import (
 	"github.com/agora-etl/agora/internal/humanize"
 	"github.com/agora-etl/agora/runtime"
 	"github.com/agora-etl/agora/runtime/distributed"
+	"github.com/agora-etl/agora/runtime/history"
 )
 
 // DefaultListen is where Serve (and "fleet ui") listens unless told
@@ -62,6 +63,7 @@ var pages = template.Must(template.New("").Funcs(template.FuncMap{
 	"join":     strings.Join,
 	"pathID":   url.PathEscape,
 	"short":    short,
+	"params":   runtime.FormatParams,
 	"add":      func(a, b int) int { return a + b },
 }).ParseFS(assets, "assets/*.html"))
 
@@ -174,8 +176,8 @@ type page struct {
 
 	Pipeline *distributed.PipelineInfo
 	Audit    []distributed.AuditEntry
-	Runs     []runtime.RunRecord
-	Stale    []runtime.RunRecord
+	Runs     []history.Record
+	Stale    []history.Record
 	Chart    template.HTML
 	Kept     int // runs in the pipeline's history
 }
@@ -281,7 +283,7 @@ func (h *Handler) pipeline(w http.ResponseWriter, r *http.Request) {
 	// The workers come with the summaries (SummaryTTL old at most): they
 	// change slowly, and scanning the registry per page would not.
 	var info distributed.PipelineInfo
-	var runs []runtime.RunRecord
+	var runs []history.Record
 	var found bool
 	o, _, err := h.sums.get(r.Context())
 	if err == nil {
@@ -298,9 +300,9 @@ func (h *Handler) pipeline(w http.ResponseWriter, r *http.Request) {
 	}
 	p := h.base(w, id)
 	p.Pipeline, p.Kept, p.Chart, p.Filter = &info, len(runs), durationChart(runs), readFilterView(q)
-	var kept []runtime.RunRecord
+	var kept []history.Record
 	for _, run := range runs {
-		if run.Outcome == runtime.OutcomeStale {
+		if run.Outcome == history.OutcomeStale {
 			p.Stale = append(p.Stale, run)
 		}
 		if f.Keep(run) {
@@ -436,6 +438,16 @@ func (h *Handler) act(w http.ResponseWriter, r *http.Request) {
 	if reason := strings.TrimSpace(r.PostForm.Get("reason")); reason != "" {
 		opts = append(opts, distributed.WithReason(reason))
 	}
+	if action == "trigger" {
+		params, err := formParams(r.PostForm.Get("params"))
+		if err != nil {
+			h.fail(w, http.StatusBadRequest, fmt.Errorf("trigger %s: %s", id, strings.TrimPrefix(err.Error(), "runtime: ")))
+			return
+		}
+		if len(params) > 0 {
+			opts = append(opts, distributed.WithParams(params))
+		}
+	}
 	var err error
 	switch action {
 	case "pause":
@@ -448,7 +460,8 @@ func (h *Handler) act(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		status := http.StatusBadGateway
 		switch {
-		case errors.Is(err, distributed.ErrUnknownPipeline) || errors.Is(err, distributed.ErrPipelinePaused):
+		case errors.Is(err, distributed.ErrUnknownPipeline) || errors.Is(err, distributed.ErrPipelinePaused) ||
+			errors.Is(err, distributed.ErrTriggerPending):
 			status = http.StatusConflict
 		case errors.Is(err, distributed.ErrInvalidControl):
 			status = http.StatusBadRequest // a reason over MaxReasonBytes

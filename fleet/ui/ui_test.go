@@ -16,6 +16,7 @@ import (
 	"github.com/agora-etl/agora/runtime"
 	"github.com/agora-etl/agora/runtime/clocktest"
 	"github.com/agora-etl/agora/runtime/distributed"
+	"github.com/agora-etl/agora/runtime/history"
 )
 
 var now = time.Date(2026, 3, 1, 12, 0, 30, 0, time.UTC)
@@ -50,7 +51,7 @@ func newFixture(t *testing.T) *fleetFixture {
 		return c
 	}
 	a, b := worker("w-a", now.Add(-time.Hour)), worker("w-b", now.Add(-time.Minute))
-	finish := func(c *distributed.RedisWorkerCoordinator, run int64, rec runtime.RunRecord) {
+	finish := func(c *distributed.RedisWorkerCoordinator, run int64, rec history.Record) {
 		if ok, err := c.TryAcquireLease(ctx, "orders", runtime.SlotRunUnix(run)); !ok || err != nil {
 			t.Fatalf("acquire orders run %d: %v, %v", run, ok, err)
 		}
@@ -59,10 +60,10 @@ func newFixture(t *testing.T) *fleetFixture {
 			t.Fatal(err)
 		}
 	}
-	finish(b, 1772362800, runtime.RunRecord{Start: now.Add(-time.Hour), End: now.Add(-time.Hour + time.Second),
-		Duration: time.Second, Outcome: runtime.OutcomeStale, Error: "fencing: stale writer: resource \"t\""})
-	finish(a, 1772366400, runtime.RunRecord{Start: now.Add(-time.Minute), End: now.Add(-50 * time.Second),
-		Duration: 10 * time.Second, Outcome: runtime.OutcomeFailed, Error: "load: connect redis://app:xxxxx@db:6379: refused <script>"})
+	finish(b, 1772362800, history.Record{Start: now.Add(-time.Hour), End: now.Add(-time.Hour + time.Second),
+		Duration: time.Second, Outcome: history.OutcomeStale, Error: "fencing: stale writer: resource \"t\""})
+	finish(a, 1772366400, history.Record{Start: now.Add(-time.Minute), End: now.Add(-50 * time.Second),
+		Duration: 10 * time.Second, Outcome: history.OutcomeFailed, Error: "load: connect redis://app:xxxxx@db:6379: refused <script>"})
 	if ok, err := b.TryAcquireLease(ctx, "events", runtime.RunNumberAuto); !ok || err != nil {
 		t.Fatalf("acquire events: %v, %v", ok, err)
 	}

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"github.com/prometheus/client_golang/prometheus"
 	"io"
 	"log/slog"
 	"os"
@@ -17,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/bsm/redislock"
 	"github.com/go-co-op/gocron/v2"
 	"github.com/redis/go-redis/v9"
@@ -24,6 +25,7 @@ import (
 	"github.com/agora-etl/agora/internal/redistest"
 	"github.com/agora-etl/agora/runtime"
 	"github.com/agora-etl/agora/runtime/distributed"
+	"github.com/agora-etl/agora/runtime/history"
 )
 
 // The fleet benchmark: 3 replica processes (this test binary re-executed as
@@ -154,7 +156,7 @@ func fleetAgora(ctx context.Context, url, id string, n int, rec *fleetRecorder, 
 	quiet := slog.New(slog.NewTextHandler(logTo, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	// AGORA_DISTRIBUTED_RUN_HISTORY=off measures the fleet without its run
 	// history.
-	history, err := runtime.ParseRunHistory(os.Getenv(distributed.EnvPrefix + "_RUN_HISTORY"))
+	history, err := history.Parse(os.Getenv(distributed.EnvPrefix + "_RUN_HISTORY"))
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agora-etl/agora/runtime"
+	"github.com/agora-etl/agora/runtime/history"
 )
 
 func capabilityCases() []testCase {
@@ -113,13 +114,13 @@ func testLocalLeases(t *testing.T, f *fleet) {
 	lease := mustAcquire(f.slot(7))
 	l.Release(true)
 	end := time.Now()
-	l.Record(runtime.RunRecord{PipelineID: "p", RunNumber: lease.RunNumber, FencingToken: lease.FencingToken, WorkerID: lease.WorkerID,
-		Start: end.Add(-time.Millisecond), End: end, Duration: time.Millisecond, Outcome: runtime.OutcomeSucceeded})
+	l.Record(history.Record{PipelineID: "p", RunNumber: lease.RunNumber, FencingToken: lease.FencingToken, WorkerID: lease.WorkerID,
+		Start: end.Add(-time.Millisecond), End: end, Duration: time.Millisecond, Outcome: history.OutcomeSucceeded})
 	hist, err := w.caps.RunHistoryReader.RunHistory(ctx(t), "p", 0)
 	if err != nil {
 		t.Fatalf("RunHistory: %v", err)
 	}
-	if len(hist) != 1 || hist[0].RunNumber != lease.RunNumber || hist[0].Outcome != runtime.OutcomeSucceeded {
+	if len(hist) != 1 || hist[0].RunNumber != lease.RunNumber || hist[0].Outcome != history.OutcomeSucceeded {
 		t.Fatalf("RunHistory after Record = %+v; want the one run recorded, %d succeeded", hist, lease.RunNumber)
 	}
 }
@@ -360,16 +361,16 @@ func testRecorder(t *testing.T, f *fleet) {
 	f.needs(w.caps.RunRecorder != nil, "RunRecorder")
 	end := time.Now()
 	var ends []time.Time
-	finish := func(lease runtime.Lease, outcome runtime.RunOutcome) {
+	finish := func(lease runtime.Lease, outcome history.Outcome) {
 		t.Helper()
 		// Each run ends a second after the one before, so newest first
 		// is one order.
 		end = end.Add(time.Second)
 		ends = append(ends, end)
 		start := end.Add(-time.Millisecond)
-		rec := runtime.RunRecord{PipelineID: "p", RunNumber: lease.RunNumber, FencingToken: lease.FencingToken, WorkerID: lease.WorkerID,
+		rec := history.Record{PipelineID: "p", RunNumber: lease.RunNumber, FencingToken: lease.FencingToken, WorkerID: lease.WorkerID,
 			Start: start, End: end, Duration: end.Sub(start), Outcome: outcome}
-		if outcome != runtime.OutcomeSucceeded {
+		if outcome != history.OutcomeSucceeded {
 			rec.Error = fmt.Sprintf("run %d failed", lease.RunNumber)
 		}
 		if err := w.caps.RunRecorder.FinishRun(ctx(t), rec); err != nil {
@@ -377,8 +378,8 @@ func testRecorder(t *testing.T, f *fleet) {
 		}
 		w.mustNotHold("p")
 	}
-	finish(w.mustAcquire("p", f.slot(1)), runtime.OutcomeFailed)
-	finish(w.mustAcquire("p", f.slot(1)), runtime.OutcomeSucceeded)
+	finish(w.mustAcquire("p", f.slot(1)), history.OutcomeFailed)
+	finish(w.mustAcquire("p", f.slot(1)), history.OutcomeSucceeded)
 	w.mustRefuseDone("p", f.slot(1))
 	f.needs(w.caps.RunHistoryReader != nil, "RunHistoryReader")
 	hist, err := w.caps.RunHistoryReader.RunHistory(ctx(t), "p", 0)
@@ -388,7 +389,7 @@ func testRecorder(t *testing.T, f *fleet) {
 	if len(hist) != 2 {
 		t.Fatalf("RunHistory has %d runs, want 2: %+v", len(hist), hist)
 	}
-	for i, want := range []runtime.RunOutcome{runtime.OutcomeSucceeded, runtime.OutcomeFailed} {
+	for i, want := range []history.Outcome{history.OutcomeSucceeded, history.OutcomeFailed} {
 		if h := hist[i]; h.Outcome != want || h.RunNumber != runtime.RunValue(f.slot(1)) || h.WorkerID != w.id {
 			t.Errorf("RunHistory[%d] = %s run %d by %q; want %s run %d by %q", i, h.Outcome, h.RunNumber, h.WorkerID, want, runtime.RunValue(f.slot(1)), w.id)
 		}
@@ -488,23 +489,23 @@ func testSlotCompleted(t *testing.T, f *fleet) {
 	if w.caps.RunRecorder == nil {
 		return
 	}
-	finish := func(slot int64, outcome runtime.RunOutcome) {
+	finish := func(slot int64, outcome history.Outcome) {
 		t.Helper()
 		lease := w.mustAcquire("p", slot)
 		end := time.Now()
-		rec := runtime.RunRecord{PipelineID: "p", RunNumber: lease.RunNumber, FencingToken: lease.FencingToken, WorkerID: lease.WorkerID,
+		rec := history.Record{PipelineID: "p", RunNumber: lease.RunNumber, FencingToken: lease.FencingToken, WorkerID: lease.WorkerID,
 			Start: end.Add(-time.Millisecond), End: end, Duration: time.Millisecond, Outcome: outcome}
-		if outcome != runtime.OutcomeSucceeded {
+		if outcome != history.OutcomeSucceeded {
 			rec.Error = "failed"
 		}
 		if err := w.caps.RunRecorder.FinishRun(ctx(t), rec); err != nil {
 			t.Fatalf("FinishRun: %v", err)
 		}
 	}
-	finish(f.slot(3), runtime.OutcomeSucceeded)
-	finish(f.slot(4), runtime.OutcomeFailed)
-	finish(f.slot(5), runtime.OutcomeSlotDone)
-	finish(f.slot(6), runtime.OutcomeSucceeded)
+	finish(f.slot(3), history.OutcomeSucceeded)
+	finish(f.slot(4), history.OutcomeFailed)
+	finish(f.slot(5), history.OutcomeSlotDone)
+	finish(f.slot(6), history.OutcomeSucceeded)
 	for i, want := range map[int]bool{3: true, 4: false, 5: true, 6: true} {
 		if got := completed("p", f.slot(i)); got != want {
 			t.Errorf("SlotCompleted(slot %d) = %v after later slots completed, want %v (recorded in the run history)", i, got, want)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agora-etl/agora/runtime"
 	"github.com/agora-etl/agora/runtime/clocktest"
+	"github.com/agora-etl/agora/runtime/history"
 )
 
 // TestAfterAcrossTwoPools runs extract in one pool and load, which depends
@@ -154,16 +155,16 @@ func TestSlotCompletedRunHistory(t *testing.T) {
 	for _, off := range []bool{false, true} {
 		opts := r.options(5 * time.Second)
 		opts.KeyPrefix = "off:" + map[bool]string{false: "no:", true: "yes:"}[off]
-		opts.RunHistory = runtime.RunHistoryPolicy{Off: off}
+		opts.RunHistory = history.Policy{Off: off}
 		c := startCoordinator(t, opts, "a", []string{"p"})
 		first := liveSlot()
-		for i, outcome := range []runtime.RunOutcome{runtime.OutcomeSucceeded, runtime.OutcomeSucceeded} {
+		for i, outcome := range []history.Outcome{history.OutcomeSucceeded, history.OutcomeSucceeded} {
 			s := first + int64(i)
 			if i > 0 {
 				nearSlot(s)
 			}
 			mustAcquire(t, c, "p", s)
-			if err := c.FinishRun(context.Background(), runtime.RunRecord{PipelineID: "p", End: time.Now(), Outcome: outcome}); err != nil {
+			if err := c.FinishRun(context.Background(), history.Record{PipelineID: "p", End: time.Now(), Outcome: outcome}); err != nil {
 				t.Fatal(err)
 			}
 		}

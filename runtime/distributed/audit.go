@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/agora-etl/agora/runtime"
 )
 
 // The audit log says who steered the fleet: every pause, resume and
@@ -74,6 +76,8 @@ type AuditEntry struct {
 	Reason string `json:"reason,omitempty"`
 	// Until is when a pause ends by itself; zero for one until resumed.
 	Until time.Time `json:"until,omitzero"`
+	// Params are a trigger's run parameters (WithParams), if any.
+	Params map[string]string `json:"params,omitempty"`
 }
 
 // AuditQuery selects audit entries.
@@ -109,6 +113,7 @@ type ControlOption func(*controlRequest)
 type controlRequest struct {
 	actor, from, reason string
 	until               time.Time
+	params              map[string]string // a trigger's (WithParams)
 }
 
 // WithReason gives the reason of a pause, resume or trigger: kept with a
@@ -165,6 +170,9 @@ func newControlRequest(opts []ControlOption) (controlRequest, error) {
 		if len(f.v) > f.max {
 			return controlRequest{}, fmt.Errorf("%w: the %s is %d bytes; at most %d", ErrInvalidControl, f.what, len(f.v), f.max)
 		}
+	}
+	if err := runtime.ValidateParams(r.params); err != nil {
+		return controlRequest{}, fmt.Errorf("%w: %w", ErrInvalidControl, err)
 	}
 	return r, nil
 }

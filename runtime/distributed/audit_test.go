@@ -10,8 +10,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/agora-etl/agora/runtime"
 	"github.com/agora-etl/agora/runtime/clocktest"
+	"github.com/agora-etl/agora/runtime/history"
 )
 
 func TestAuditRecordsPauseResumeTriggerNewestFirst(t *testing.T) {
@@ -112,7 +112,7 @@ func TestAuditIsBoundedByCountAndAge(t *testing.T) {
 	r := newReal(t)
 	clock := clocktest.NewFake(inspectAt)
 	c, err := NewRedisWorkerCoordinator(Options{RedisURL: r.srv.URL(), Clock: clock,
-		RunHistory: runtime.RunHistoryPolicy{Limit: 3, MaxAge: time.Hour}})
+		RunHistory: history.Policy{Limit: 3, MaxAge: time.Hour}})
 	if err != nil {
 		t.Fatal(err)
 	}

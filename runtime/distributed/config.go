@@ -17,7 +17,7 @@ import (
 	"github.com/agora-etl/agora/internal/errsplit"
 	"github.com/agora-etl/agora/internal/redact"
 	"github.com/agora-etl/agora/internal/typo"
-	"github.com/agora-etl/agora/runtime"
+	"github.com/agora-etl/agora/runtime/history"
 )
 
 // EnvPrefix starts the name of every environment variable LoadConfig reads.
@@ -159,7 +159,7 @@ func (c Config) Options() Options {
 		LeaseRenewalDeadline:    c.LeaseRenewalDeadline.Duration(),
 		RedlockRedisURLs:        append([]string(nil), c.RedlockRedisURLs...),
 		RedlockClockDriftFactor: c.RedlockClockDriftFactor,
-		RunHistory:              c.RunHistory.RunHistoryPolicy,
+		RunHistory:              c.RunHistory.Policy,
 	}
 }
 
@@ -171,7 +171,7 @@ func (c Config) String() string {
 	}
 	return fmt.Sprintf("redis_url=%s lease_ttl=%s heartbeat_interval=%s key_prefix=%q fallback_to_local=%t fencing_key_ttl=%s lease_renewal_deadline=%s redlock_redis_urls=%v redlock_clock_drift_factor=%v run_history=%s",
 		redact.URL(c.RedisURL), c.LeaseTTL, c.HeartbeatInterval, c.KeyPrefix, c.FallbackToLocal,
-		c.FencingKeyTTL, c.LeaseRenewalDeadline, urls, c.RedlockClockDriftFactor, c.RunHistory.RunHistoryPolicy)
+		c.FencingKeyTTL, c.LeaseRenewalDeadline, urls, c.RedlockClockDriftFactor, c.RunHistory.Policy)
 }
 
 // knownVariables returns the full names of the variables Config reads.
@@ -362,9 +362,9 @@ func (l URLList) String() string {
 
 // RunHistorySetting is the run history bound read from the environment:
 // "RUNS[,MAX_AGE]" ("100,168h", "500"), or "off" (see
-// runtime.ParseRunHistory). Set tells a value read from one left unset.
+// history.Parse). Set tells a value read from one left unset.
 type RunHistorySetting struct {
-	runtime.RunHistoryPolicy
+	history.Policy
 	// Set is true when the variable was given.
 	Set bool
 }
@@ -375,10 +375,10 @@ func (h *RunHistorySetting) Decode(v string) error {
 		*h = RunHistorySetting{}
 		return nil
 	}
-	p, err := runtime.ParseRunHistory(v)
+	p, err := history.Parse(v)
 	if err != nil {
 		return errors.New("is not RUNS[,MAX_AGE] such as 100,168h, or off")
 	}
-	*h = RunHistorySetting{RunHistoryPolicy: p, Set: true}
+	*h = RunHistorySetting{Policy: p, Set: true}
 	return nil
 }

@@ -25,7 +25,9 @@ const ControlPollInterval = time.Second
 // two keys serves any number of pipelines):
 //
 //	<prefix>control:paused   hash: pipeline id → PauseInfo as JSON
-//	<prefix>control:trigger  hash: pipeline id → request time in Unix ms
+//	<prefix>control:trigger  hash: pipeline id → run-now request: its time in
+//	                         Unix ms, or with parameters a JSON object
+//	                         (trigger_request.go)
 func (k keys) paused() string   { return k.prefix + "control:paused" }
 func (k keys) triggers() string { return k.prefix + "control:trigger" }
 
@@ -56,7 +58,7 @@ type control struct {
 	// counting it at its Until rather than at the next poll.
 	until     map[string]time.Time
 	mine      map[string]bool // the pipelines this worker runs
-	handler   func(string)
+	handler   func(runtime.Trigger)
 	every     time.Duration
 	schedules map[string]string
 }
@@ -111,16 +113,19 @@ func (c *RedisWorkerCoordinator) Paused(pipelineID string) bool {
 }
 
 // SetTriggerHandler sets the function called when this worker claimed a
-// run-now request (Trigger) for one of its pipelines. Exactly one worker
-// claims each request: the one whose HDEL removes it.
-func (c *RedisWorkerCoordinator) SetTriggerHandler(handler func(pipelineID string)) {
+// run-now request (Trigger) for one of its pipelines, with the request's
+// parameters. Exactly one worker claims each request: the one whose HDEL
+// removes it.
+func (c *RedisWorkerCoordinator) SetTriggerHandler(handler func(runtime.Trigger)) {
 	c.ctl.mu.Lock()
 	defer c.ctl.mu.Unlock()
 	c.ctl.handler = handler
 }
 
-// startControl records the worker's pipelines and reads the commands once,
-// so a worker started while a pipeline is paused never runs it.
+// startControl records the worker's pipelines and reads the pause flags
+// once, so a worker started while a pipeline is paused never runs it. It
+// claims no run-now request: the pool is not running yet and would drop
+// it, so the first poll of the control loop claims them.
 func (c *RedisWorkerCoordinator) startControl(ctx context.Context, pipelineIDs []string) {
 	c.ctl.mu.Lock()
 	c.ctl.mine = make(map[string]bool, len(pipelineIDs))
@@ -132,7 +137,7 @@ func (c *RedisWorkerCoordinator) startControl(ctx context.Context, pipelineIDs [
 	}
 	c.ctl.mu.Unlock()
 	if c.health.reachable.Load() { // Start's connect worked
-		_ = c.pollControl(ctx)
+		_ = c.poll(ctx, false)
 	}
 }
 
@@ -165,7 +170,10 @@ func everyRealTime(stop <-chan struct{}, wait func() time.Duration, f func()) {
 
 // pollControl reads the pause flags and claims run-now requests for this
 // worker's pipelines.
-func (c *RedisWorkerCoordinator) pollControl(ctx context.Context) error {
+func (c *RedisWorkerCoordinator) pollControl(ctx context.Context) error { return c.poll(ctx, true) }
+
+// poll is pollControl; it claims run-now requests only when claim is set.
+func (c *RedisWorkerCoordinator) poll(ctx context.Context, claim bool) error {
 	opCtx, cancel := c.opContext(ctx, opControl)
 	defer cancel()
 	var paused, triggers *redis.MapStringStringCmd
@@ -199,29 +207,34 @@ func (c *RedisWorkerCoordinator) pollControl(ctx context.Context) error {
 			until[id] = info.Until
 		}
 	}
+	pending := c.decodeTriggers(triggers.Val()) // logs: outside the lock
 	c.ctl.mu.Lock()
 	was := c.ctl.paused
 	c.ctl.paused, c.ctl.until = flags, until
 	c.logPauseChanges(was, live)
 	handler := c.ctl.handler
-	var claim []string
-	for id := range triggers.Val() {
+	var mine []string
+	for id := range pending {
 		if c.ctl.mine[id] {
-			claim = append(claim, id)
+			mine = append(mine, id)
 		}
 	}
 	c.ctl.mu.Unlock()
-	if handler == nil {
+	if handler == nil || !claim {
 		return nil
 	}
-	for _, id := range claim {
-		n, err := c.client.HDel(opCtx, c.keys.triggers(), id).Result()
+	for _, id := range mine {
+		req, ok, err := c.claimTrigger(opCtx, id)
 		if err != nil {
 			return err
 		}
-		if n == 1 { // this worker removed it: the run is ours
-			c.log.Info("distributed: claimed a run-now request", "pipeline", id)
-			handler(id)
+		if ok { // this worker removed it: the run is ours
+			if len(req.Params) > 0 {
+				c.log.Info("distributed: claimed a run-now request", "pipeline", id, "params", runtime.FormatParams(req.Params))
+			} else {
+				c.log.Info("distributed: claimed a run-now request", "pipeline", id)
+			}
+			handler(runtime.Trigger{PipelineID: id, Params: req.Params})
 		}
 	}
 	return nil
@@ -390,39 +403,32 @@ func (c *RedisWorkerCoordinator) deleteExpiredPause(ctx context.Context, pipelin
 // runs it once, under a fenced lease numbered by the coordinator
 // (runtime.RunNumberAuto), beside its schedule; while another replica holds
 // the lease it asks again every runtime.TriggerRetryInterval. Requests not
-// yet claimed coalesce: two triggers before any replica polls make one run.
-func (c *RedisWorkerCoordinator) Trigger(ctx context.Context, pipelineID string) error {
+// yet claimed coalesce: two triggers before any replica polls make one run,
+// and so a trigger whose parameters (WithParams) differ from a pending
+// request's is refused with an error wrapping ErrTriggerPending. Only
+// WithParams of opts is used here; the audit log is Inspector.Trigger's.
+func (c *RedisWorkerCoordinator) Trigger(ctx context.Context, pipelineID string, opts ...ControlOption) error {
 	if pipelineID == "" {
 		return errEmptyPipeline
 	}
-	ctx, cancel := c.opContext(ctx, opControl)
-	defer cancel()
-	if err := c.client.HSet(ctx, c.keys.triggers(), pipelineID, c.clock.Now().UnixMilli()).Err(); err != nil {
-		if isWrongType(err) {
-			return foreignKeyError("trigger "+strconv.Quote(pipelineID), c.keys.triggers(), "is not a hash of run-now requests")
-		}
-		return c.failure("trigger "+strconv.Quote(pipelineID), err)
+	req, err := newControlRequest(opts)
+	if err != nil {
+		return err
 	}
-	return nil
+	return c.writeTrigger(ctx, pipelineID, req.params)
 }
 
 // PendingTriggers returns the run-now requests no replica has claimed yet,
-// by pipeline id, with when they were made.
+// by pipeline id, with when they were made (PendingTriggerRequests gives
+// their parameters too).
 func (c *RedisWorkerCoordinator) PendingTriggers(ctx context.Context) (map[string]time.Time, error) {
-	ctx, cancel := c.opContext(ctx, opControl)
-	defer cancel()
-	all, err := c.client.HGetAll(ctx, c.keys.triggers()).Result()
-	if isWrongType(err) {
-		c.warnForeign(c.keys.triggers(), "not a hash: no run-now request can be read from it")
-		return map[string]time.Time{}, nil
-	}
+	all, err := c.PendingTriggerRequests(ctx)
 	if err != nil {
-		return nil, c.failure("read triggers", err)
+		return nil, err
 	}
 	out := make(map[string]time.Time, len(all))
-	for id, v := range all {
-		ms, _ := strconv.ParseInt(v, 10, 64)
-		out[id] = time.UnixMilli(ms)
+	for id, req := range all {
+		out[id] = req.At
 	}
 	return out, nil
 }

@@ -19,6 +19,7 @@ import (
 type controlRun struct {
 	worker string
 	lease  runtime.Lease
+	params map[string]string
 }
 
 // testFleet is n worker pools on one real redis-server, each with its own
@@ -57,7 +58,7 @@ func newTestFleet(t *testing.T, n int, schedule runtime.Schedule, runFor time.Du
 					return runtime.PipelineFunc(func(ctx context.Context) error {
 						lease, _ := runtime.LeaseFromContext(ctx)
 						f.mu.Lock()
-						f.runs = append(f.runs, controlRun{worker, lease})
+						f.runs = append(f.runs, controlRun{worker, lease, runtime.ParamsFromContext(ctx)})
 						f.mu.Unlock()
 						time.Sleep(runFor)
 						return nil

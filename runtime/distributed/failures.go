@@ -12,6 +12,7 @@ import (
 
 	"github.com/agora-etl/agora/runtime"
 	"github.com/agora-etl/agora/runtime/distributed/internal/leasebackend"
+	"github.com/agora-etl/agora/runtime/history"
 )
 
 // A pipeline's fleet-wide failure state (runtime.FailureSharer) lives with
@@ -81,13 +82,13 @@ func (c *RedisWorkerCoordinator) Failures(pipelineID string) (runtime.FailureSta
 // operator's, beside the schedule, as the pool counts it) or a pipeline
 // without shared rules. It forgets the state learned from the last failure;
 // c.mu is held.
-func (c *RedisWorkerCoordinator) failFor(rec *runtime.RunRecord) *failReq {
+func (c *RedisWorkerCoordinator) failFor(rec *history.Record) *failReq {
 	if rec == nil {
 		return nil
 	}
 	delete(c.failSeen, rec.PipelineID)
 	rules, ok := c.failRules[rec.PipelineID]
-	if !ok || rec.Triggered || rec.Outcome == runtime.OutcomeSucceeded || rec.Outcome == runtime.OutcomeSlotDone {
+	if !ok || rec.Triggered || rec.Outcome == history.OutcomeSucceeded || rec.Outcome == history.OutcomeSlotDone {
 		return nil
 	}
 	return &failReq{rules: rules, err: rec.Error}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agora-etl/agora/runtime"
+	"github.com/agora-etl/agora/runtime/history"
 )
 
 // failingCoordinator starts a coordinator on r's server for pipeline "p"
@@ -46,8 +47,8 @@ func failRun(t *testing.T, c *RedisWorkerCoordinator, slot int64, msg string) ru
 func failRunNumber(t *testing.T, c *RedisWorkerCoordinator, run int64, msg string) runtime.FailureState {
 	t.Helper()
 	lease := mustAcquireRun(t, c, "p", run)
-	rec := runtime.RunRecord{PipelineID: "p", RunNumber: lease.RunNumber, Start: time.Now(), End: time.Now(),
-		Outcome: runtime.OutcomeFailed, Error: msg}
+	rec := history.Record{PipelineID: "p", RunNumber: lease.RunNumber, Start: time.Now(), End: time.Now(),
+		Outcome: history.OutcomeFailed, Error: msg}
 	if err := c.FinishRun(context.Background(), rec); err != nil {
 		t.Fatalf("FinishRun: %v", err)
 	}
@@ -133,7 +134,7 @@ func TestFailureStateIsSharedByTheFleet(t *testing.T) {
 	}
 	time.Sleep(time.Until(st.Until) + 20*time.Millisecond)
 	mustAcquire(t, c, "p", slot)
-	if err := c.FinishRun(context.Background(), runtime.RunRecord{PipelineID: "p", Outcome: runtime.OutcomeSucceeded, End: time.Now()}); err != nil {
+	if err := c.FinishRun(context.Background(), history.Record{PipelineID: "p", Outcome: history.OutcomeSucceeded, End: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	if st, err := c.FailureState(context.Background(), "p"); err != nil || st != (runtime.FailureState{}) {
@@ -150,7 +151,7 @@ func TestFailureStateIgnoresTriggeredAndPipelinesWithoutRules(t *testing.T) {
 	r := newReal(t)
 	a := failingCoordinator(t, r, "a", runtime.FailureRules{MaxConsecutiveErrors: 1})
 	mustAcquire(t, a, "p", runtime.RunNumberAuto)
-	if err := a.FinishRun(context.Background(), runtime.RunRecord{PipelineID: "p", Outcome: runtime.OutcomeFailed, Error: "x", Triggered: true}); err != nil {
+	if err := a.FinishRun(context.Background(), history.Record{PipelineID: "p", Outcome: history.OutcomeFailed, Error: "x", Triggered: true}); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := a.Failures("p"); ok {
@@ -161,7 +162,7 @@ func TestFailureStateIgnoresTriggeredAndPipelinesWithoutRules(t *testing.T) {
 	b := startCoordinator(t, r.options(5*time.Second), "b", []string{"q"})
 	slot := liveSlot()
 	mustAcquire(t, b, "q", slot)
-	if err := b.FinishRun(context.Background(), runtime.RunRecord{PipelineID: "q", Outcome: runtime.OutcomeFailed, Error: "x"}); err != nil {
+	if err := b.FinishRun(context.Background(), history.Record{PipelineID: "q", Outcome: history.OutcomeFailed, Error: "x"}); err != nil {
 		t.Fatal(err)
 	}
 	mustAcquire(t, b, "q", slot) // retried at once: no backoff
@@ -209,7 +210,7 @@ func TestFailureStateInRedlockModeLivesOnThePrimary(t *testing.T) {
 	}
 	time.Sleep(time.Until(f.State.Until) + 20*time.Millisecond)
 	mustAcquire(t, b, "p", slot)
-	if err := b.FinishRun(context.Background(), runtime.RunRecord{PipelineID: "p", Outcome: runtime.OutcomeSucceeded, End: time.Now()}); err != nil {
+	if err := b.FinishRun(context.Background(), history.Record{PipelineID: "p", Outcome: history.OutcomeSucceeded, End: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	if st, err := a.FailureState(context.Background(), "p"); err != nil || st.Count != 0 {
@@ -263,7 +264,7 @@ func TestFailureStateIsLostWithAnEmptyRedisRestart(t *testing.T) {
 		ok, err := b.TryAcquireLease(context.Background(), "p", slot)
 		return ok && err == nil
 	})
-	rec := runtime.RunRecord{PipelineID: "p", Outcome: runtime.OutcomeFailed, Error: "after", End: time.Now()}
+	rec := history.Record{PipelineID: "p", Outcome: history.OutcomeFailed, Error: "after", End: time.Now()}
 	if err := b.FinishRun(context.Background(), rec); err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/agora-etl/agora/runtime"
+	"github.com/agora-etl/agora/runtime/history"
 )
 
 // foreignInspector is an Inspector on r's server that logs to logs.
@@ -235,8 +236,8 @@ func TestHistoryMembersThatAreNotRunsAreSkippedAndCounted(t *testing.T) {
 	c := startCoordinator(t, r.options(time.Minute), "w1", []string{"p"})
 	lease := mustAcquire(t, c, "p", liveSlot())
 	end := time.Now()
-	if err := c.FinishRun(ctx, runtime.RunRecord{PipelineID: "p", RunNumber: lease.RunNumber, FencingToken: lease.FencingToken,
-		WorkerID: "w1", Start: end.Add(-time.Second), End: end, Duration: time.Second, Outcome: runtime.OutcomeSucceeded}); err != nil {
+	if err := c.FinishRun(ctx, history.Record{PipelineID: "p", RunNumber: lease.RunNumber, FencingToken: lease.FencingToken,
+		WorkerID: "w1", Start: end.Add(-time.Second), End: end, Duration: time.Second, Outcome: history.OutcomeSucceeded}); err != nil {
 		t.Fatal(err)
 	}
 	admin := r.client(0)

@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/agora-etl/agora/runtime"
+	"github.com/agora-etl/agora/runtime/history"
 )
 
 // The run history lives in a pipeline's completed-slot sorted set (see
@@ -39,7 +40,7 @@ const historyScoreFloor = 1e11
 const historyTrimShare = 4
 
 // historyPolicy returns the coordinator's run history bounds with defaults.
-func (c *RedisWorkerCoordinator) historyPolicy() runtime.RunHistoryPolicy {
+func (c *RedisWorkerCoordinator) historyPolicy() history.Policy {
 	return c.s.RunHistory.WithDefaults()
 }
 
@@ -55,22 +56,22 @@ type historyEntry struct {
 }
 
 // FinishRun gives the lease of rec.PipelineID back, completing it when
-// rec.Outcome is runtime.OutcomeSucceeded, and records rec in the
+// rec.Outcome is history.OutcomeSucceeded, and records rec in the
 // pipeline's run history in the same pipelined round trip (see the top of
 // history.go). RunNumber, FencingToken and WorkerID are taken from the
 // lease this worker holds. With the history off it is ReleaseLease or
 // CompleteLease.
-func (c *RedisWorkerCoordinator) FinishRun(ctx context.Context, rec runtime.RunRecord) error {
+func (c *RedisWorkerCoordinator) FinishRun(ctx context.Context, rec history.Record) error {
 	// A slot the database found done by another run is completed too, so
 	// the fleet skips it.
-	done := rec.Outcome == runtime.OutcomeSucceeded || rec.Outcome == runtime.OutcomeSlotDone
+	done := rec.Outcome == history.OutcomeSucceeded || rec.Outcome == history.OutcomeSlotDone
 	return c.finishWith(ctx, rec.PipelineID, done, &rec)
 }
 
 // historyFor encodes rec for h's run (nil: the lease is gone, rec keeps
 // what the pool knew of it) and decides whether this one trims; c.mu is
 // held. It returns nil when the history is off.
-func (c *RedisWorkerCoordinator) historyFor(h *heldLease, rec *runtime.RunRecord) *historyEntry {
+func (c *RedisWorkerCoordinator) historyFor(h *heldLease, rec *history.Record) *historyEntry {
 	p := c.s.RunHistory
 	if rec == nil || p.Off {
 		return nil
@@ -127,7 +128,7 @@ func (c *RedisWorkerCoordinator) writeHistory(ctx context.Context, pipelineID st
 // RunHistory reads the newest runs of pipelineID from Redis, newest first,
 // at most limit (<= 0: the policy's Limit), none older than the policy's
 // MaxAge. It needs only Connect.
-func (c *RedisWorkerCoordinator) RunHistory(ctx context.Context, pipelineID string, limit int) ([]runtime.RunRecord, error) {
+func (c *RedisWorkerCoordinator) RunHistory(ctx context.Context, pipelineID string, limit int) ([]history.Record, error) {
 	all, err := c.RunHistories(ctx, []string{pipelineID}, limit)
 	if err != nil {
 		return nil, err
@@ -137,7 +138,7 @@ func (c *RedisWorkerCoordinator) RunHistory(ctx context.Context, pipelineID stri
 
 // RunHistories is RunHistory for many pipelines in one pipelined round
 // trip; the answer at index i is pipelineIDs[i]'s.
-func (c *RedisWorkerCoordinator) RunHistories(ctx context.Context, pipelineIDs []string, limit int) ([][]runtime.RunRecord, error) {
+func (c *RedisWorkerCoordinator) RunHistories(ctx context.Context, pipelineIDs []string, limit int) ([][]history.Record, error) {
 	pol := c.historyPolicy()
 	if limit <= 0 {
 		limit = pol.Limit
@@ -157,13 +158,13 @@ func (c *RedisWorkerCoordinator) RunHistories(ctx context.Context, pipelineIDs [
 	if err != nil && !errors.Is(err, redis.Nil) && !isWrongType(err) {
 		return nil, c.failure("read the run history", err)
 	}
-	out := make([][]runtime.RunRecord, len(pipelineIDs))
+	out := make([][]history.Record, len(pipelineIDs))
 	for i, cmd := range cmds {
 		members, err := cmd.Result()
 		if isWrongType(err) {
 			c.warnForeign(c.keys.done(pipelineIDs[i]), "not a sorted set: no run history can be read from it")
 		}
-		out[i] = make([]runtime.RunRecord, 0, len(members))
+		out[i] = make([]history.Record, 0, len(members))
 		for _, z := range members {
 			m, _ := z.Member.(string)
 			if rec, ok := decodeRunMember(pipelineIDs[i], m, z.Score); ok {

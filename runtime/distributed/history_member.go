@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agora-etl/agora/runtime"
+	"github.com/agora-etl/agora/runtime/history"
 )
 
 // A run history member is a JSON array, not the RunRecord object, because
@@ -16,7 +17,7 @@ import (
 // every run several microseconds of server time. The array is positional:
 //
 //	[run_number, token_offset, worker_id, duration_µs, outcome,
-//	 triggered, in, out, dead_lettered, filtered, error]
+//	 triggered, in, out, dead_lettered, filtered, error, params]
 //
 // with trailing zero values left out and a success's outcome too, so a
 // scheduled success by a worker named as runtime names them on Kubernetes
@@ -30,8 +31,11 @@ import (
 //
 // A failed run's error text makes its member long, and a pipeline's key
 // turns into a skip list for good once one member is over 64 bytes: a
-// cost only pipelines that fail pay. A reader that meets an object (a
-// record in RunRecord's own JSON) decodes that too.
+// cost only pipelines that fail pay, and so do triggered runs with
+// parameters: params is a JSON object of the run's parameters, after an
+// error that is "" for a run without one, and readers that predate it
+// ignore it. A reader that meets an object (a record in RunRecord's own
+// JSON) decodes that too.
 
 // tokenBase is what a run's fencing token is stored relative to: the
 // slot's start in microseconds for a slot run (Unix seconds), the run
@@ -47,16 +51,16 @@ func tokenBase(run int64) int64 {
 
 // outcomeCodes are the one-letter names of the outcomes in a member; an
 // outcome without one is written in full.
-var outcomeCodes = map[runtime.RunOutcome]string{
-	runtime.OutcomeSucceeded: "s",
-	runtime.OutcomeFailed:    "f",
-	runtime.OutcomeCancelled: "c",
-	runtime.OutcomeStale:     "x",
-	runtime.OutcomeSlotDone:  "d",
+var outcomeCodes = map[history.Outcome]string{
+	history.OutcomeSucceeded: "s",
+	history.OutcomeFailed:    "f",
+	history.OutcomeCancelled: "c",
+	history.OutcomeStale:     "x",
+	history.OutcomeSlotDone:  "d",
 }
 
-var outcomeByCode = func() map[string]runtime.RunOutcome {
-	m := make(map[string]runtime.RunOutcome, len(outcomeCodes))
+var outcomeByCode = func() map[string]history.Outcome {
+	m := make(map[string]history.Outcome, len(outcomeCodes))
 	for o, c := range outcomeCodes {
 		m[c] = o
 	}
@@ -64,7 +68,7 @@ var outcomeByCode = func() map[string]runtime.RunOutcome {
 }()
 
 // encodeRunMember returns rec as a run history member.
-func encodeRunMember(rec *runtime.RunRecord) string {
+func encodeRunMember(rec *history.Record) string {
 	b := make([]byte, 0, 64+len(rec.WorkerID)+len(rec.Error))
 	b = append(b, '[')
 	b = strconv.AppendInt(b, rec.RunNumber, 10)
@@ -84,10 +88,10 @@ func encodeRunMember(rec *runtime.RunRecord) string {
 	for last >= 0 && tail[last] == 0 {
 		last--
 	}
-	if rec.Error != "" {
+	if rec.Error != "" || len(rec.Params) > 0 {
 		last = len(tail) - 1
 	}
-	if last >= 0 || rec.Outcome != runtime.OutcomeSucceeded {
+	if last >= 0 || rec.Outcome != history.OutcomeSucceeded {
 		code, ok := outcomeCodes[rec.Outcome]
 		if !ok {
 			code = string(rec.Outcome)
@@ -99,9 +103,14 @@ func encodeRunMember(rec *runtime.RunRecord) string {
 		b = append(b, ',')
 		b = strconv.AppendInt(b, v, 10)
 	}
-	if rec.Error != "" {
+	if rec.Error != "" || len(rec.Params) > 0 {
 		b = append(b, ',')
 		b = appendJSONString(b, rec.Error)
+	}
+	if len(rec.Params) > 0 {
+		b = append(b, ',')
+		p, _ := json.Marshal(rec.Params) // strings always marshal
+		b = append(b, p...)
 	}
 	b = append(b, ']')
 	return string(b)
@@ -132,7 +141,7 @@ func appendJSONString(b []byte, s string) []byte {
 
 // decodeRunMember reads a member of pipelineID's history scored endMs; ok
 // is false for a member that is not a run record.
-func decodeRunMember(pipelineID, member string, endMs float64) (rec runtime.RunRecord, ok bool) {
+func decodeRunMember(pipelineID, member string, endMs float64) (rec history.Record, ok bool) {
 	if len(member) == 0 {
 		return rec, false
 	}
@@ -140,7 +149,7 @@ func decodeRunMember(pipelineID, member string, endMs float64) (rec runtime.RunR
 		// An older record as an object: one without its pipeline, worker
 		// and end ({"a":1}) is not a run, whatever else it holds.
 		if json.Unmarshal([]byte(member), &rec) != nil || rec.PipelineID == "" || rec.WorkerID == "" || rec.End.IsZero() {
-			return runtime.RunRecord{}, false
+			return history.Record{}, false
 		}
 		return rec, true
 	}
@@ -152,7 +161,7 @@ func decodeRunMember(pipelineID, member string, endMs float64) (rec runtime.RunR
 		return rec, false
 	}
 	var durationUs, tokenOffset int64
-	code := outcomeCodes[runtime.OutcomeSucceeded]
+	code := outcomeCodes[history.OutcomeSucceeded]
 	if json.Unmarshal(fields[0], &rec.RunNumber) != nil ||
 		json.Unmarshal(fields[1], &tokenOffset) != nil ||
 		json.Unmarshal(fields[2], &rec.WorkerID) != nil ||
@@ -161,7 +170,7 @@ func decodeRunMember(pipelineID, member string, endMs float64) (rec runtime.RunR
 		return rec, false
 	}
 	rec.FencingToken = tokenBase(rec.RunNumber) + tokenOffset
-	rec.Outcome = runtime.RunOutcome(code)
+	rec.Outcome = history.Outcome(code)
 	if o, known := outcomeByCode[code]; known {
 		rec.Outcome = o
 	}
@@ -182,6 +191,9 @@ func decodeRunMember(pipelineID, member string, endMs float64) (rec runtime.RunR
 	}
 	if len(fields) > 10 && json.Unmarshal(fields[10], &rec.Error) != nil {
 		return rec, false
+	}
+	if len(fields) > 11 && (json.Unmarshal(fields[11], &rec.Params) != nil || runtime.ValidateParams(rec.Params) != nil) {
+		return history.Record{}, false
 	}
 	rec.PipelineID = pipelineID
 	rec.Duration = time.Duration(durationUs) * time.Microsecond

@@ -7,35 +7,41 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agora-etl/agora/runtime"
+	"github.com/agora-etl/agora/runtime/history"
 )
 
 func TestRunMemberRoundTrips(t *testing.T) {
 	end := time.UnixMilli(1764635401234)
-	base := runtime.RunRecord{PipelineID: "orders", RunNumber: 1764635400, FencingToken: 1764635400123456,
+	base := history.Record{PipelineID: "orders", RunNumber: 1764635400, FencingToken: 1764635400123456,
 		WorkerID: "etl-worker-7d9f8c6b5-xk2p9-1-ab12cd34", End: end, Duration: 2031 * time.Microsecond,
-		Outcome: runtime.OutcomeSucceeded}
+		Outcome: history.OutcomeSucceeded}
 	base.Start = end.Add(-base.Duration)
 	tests := []struct {
 		name   string
-		change func(r *runtime.RunRecord)
+		change func(r *history.Record)
 		member string // "" when only the round trip is checked
 	}{
-		{"scheduled success", func(*runtime.RunRecord) {}, `[1764635400,123456,"etl-worker-7d9f8c6b5-xk2p9-1-ab12cd34",2031]`},
-		{"failure with an error", func(r *runtime.RunRecord) {
-			r.Outcome, r.Error = runtime.OutcomeFailed, `pq: "orders" \ it's gone`+"\n\u00e9"
+		{"scheduled success", func(*history.Record) {}, `[1764635400,123456,"etl-worker-7d9f8c6b5-xk2p9-1-ab12cd34",2031]`},
+		{"failure with an error", func(r *history.Record) {
+			r.Outcome, r.Error = history.OutcomeFailed, `pq: "orders" \ it's gone`+"\n\u00e9"
 		}, ""},
-		{"triggered", func(r *runtime.RunRecord) { r.Triggered = true }, `[1764635400,123456,"etl-worker-7d9f8c6b5-xk2p9-1-ab12cd34",2031,"s",1]`},
-		{"records", func(r *runtime.RunRecord) {
-			r.Records = runtime.RecordCounts{In: 10, Out: 7, DeadLettered: 2, Filtered: 1}
+		{"triggered", func(r *history.Record) { r.Triggered = true }, `[1764635400,123456,"etl-worker-7d9f8c6b5-xk2p9-1-ab12cd34",2031,"s",1]`},
+		{"triggered with params", func(r *history.Record) {
+			r.Triggered, r.Params = true, map[string]string{"day": "2026-01-01"}
+		}, `[1764635400,123456,"etl-worker-7d9f8c6b5-xk2p9-1-ab12cd34",2031,"s",1,0,0,0,0,"",{"day":"2026-01-01"}]`},
+		{"failed with params", func(r *history.Record) {
+			r.Triggered, r.Outcome, r.Error, r.Params = true, history.OutcomeFailed, "boom", map[string]string{"a": "x\"y", "b": ""}
+		}, ""},
+		{"records", func(r *history.Record) {
+			r.Records = history.RecordCounts{In: 10, Out: 7, DeadLettered: 2, Filtered: 1}
 		}, `[1764635400,123456,"etl-worker-7d9f8c6b5-xk2p9-1-ab12cd34",2031,"s",0,10,7,2,1]`},
-		{"stale", func(r *runtime.RunRecord) { r.Outcome = runtime.OutcomeStale }, `[1764635400,123456,"etl-worker-7d9f8c6b5-xk2p9-1-ab12cd34",2031,"x"]`},
-		{"slot done", func(r *runtime.RunRecord) { r.Outcome = runtime.OutcomeSlotDone }, ""},
-		{"cancelled", func(r *runtime.RunRecord) { r.Outcome = runtime.OutcomeCancelled }, ""},
-		{"an outcome without a code", func(r *runtime.RunRecord) { r.Outcome = "vanished" }, ""},
-		{"run numbered by its token", func(r *runtime.RunRecord) { r.RunNumber = r.FencingToken }, ""},
-		{"a counter", func(r *runtime.RunRecord) { r.RunNumber = 3 }, ""},
-		{"a token before the slot", func(r *runtime.RunRecord) { r.FencingToken = 1764635399750000 }, ""},
+		{"stale", func(r *history.Record) { r.Outcome = history.OutcomeStale }, `[1764635400,123456,"etl-worker-7d9f8c6b5-xk2p9-1-ab12cd34",2031,"x"]`},
+		{"slot done", func(r *history.Record) { r.Outcome = history.OutcomeSlotDone }, ""},
+		{"cancelled", func(r *history.Record) { r.Outcome = history.OutcomeCancelled }, ""},
+		{"an outcome without a code", func(r *history.Record) { r.Outcome = "vanished" }, ""},
+		{"run numbered by its token", func(r *history.Record) { r.RunNumber = r.FencingToken }, ""},
+		{"a counter", func(r *history.Record) { r.RunNumber = 3 }, ""},
+		{"a token before the slot", func(r *history.Record) { r.FencingToken = 1764635399750000 }, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -64,13 +70,14 @@ func TestRunMemberRoundTrips(t *testing.T) {
 }
 
 func TestRunMemberDecodesObjectsAndRefusesOthers(t *testing.T) {
-	old := runtime.RunRecord{PipelineID: "p", RunNumber: 5, FencingToken: 9, WorkerID: "w", Outcome: runtime.OutcomeFailed, Error: "boom",
+	old := history.Record{PipelineID: "p", RunNumber: 5, FencingToken: 9, WorkerID: "w", Outcome: history.OutcomeFailed, Error: "boom",
 		End: time.UnixMilli(1_700_000_000_000).UTC()}
 	b, _ := json.Marshal(old)
 	if got, ok := decodeRunMember("p", string(b), 0); !ok || got.Error != "boom" || got.RunNumber != 5 {
 		t.Errorf("an object record decoded as %+v, %v", got, ok)
 	}
-	for _, m := range []string{"", "slot", "[1,2]", `[1,2,3,4]`, `["a",2,"w",4]`, `[1,2,"w",4,5]`, `[1,2,"w",4,"s","x"]`, "{", "[1", `{"a":1}`, `{"pipeline_id":"p","worker_id":"w"}`} {
+	for _, m := range []string{"", "slot", "[1,2]", `[1,2,3,4]`, `["a",2,"w",4]`, `[1,2,"w",4,5]`, `[1,2,"w",4,"s","x"]`, "{", "[1", `{"a":1}`, `{"pipeline_id":"p","worker_id":"w"}`,
+		`[1,2,"w",4,"s",1,0,0,0,0,"",[1]]`, `[1,2,"w",4,"s",1,0,0,0,0,"",{"a-b":"1"}]`, `[1,2,"w",4,"s",1,0,0,0,0,"",{"a":1}]`} {
 		if got, ok := decodeRunMember("p", m, 0); ok {
 			t.Errorf("decode(%q) = %+v, want refused", m, got)
 		}
@@ -92,7 +99,7 @@ func TestRunHistoryKeepsTheCompletedKeyCompact(t *testing.T) {
 		run := start + int64(i)
 		mustAcquire(t, c, "p", run)
 		end := time.Now()
-		rec := runtime.RunRecord{PipelineID: "p", Start: end.Add(-time.Millisecond), End: end, Duration: time.Millisecond, Outcome: runtime.OutcomeSucceeded}
+		rec := history.Record{PipelineID: "p", Start: end.Add(-time.Millisecond), End: end, Duration: time.Millisecond, Outcome: history.OutcomeSucceeded}
 		if err := c.FinishRun(context.Background(), rec); err != nil {
 			t.Fatal(err)
 		}
@@ -120,8 +127,8 @@ func TestAppendJSONStringMatchesEncodingJSON(t *testing.T) {
 }
 
 func BenchmarkEncodeRunMember(b *testing.B) {
-	rec := runtime.RunRecord{RunNumber: 1764635400, FencingToken: 1764635400123456,
-		WorkerID: "etl-worker-7d9f8c6b5-xk2p9-1-ab12cd34", Duration: 2031 * time.Microsecond, Outcome: runtime.OutcomeSucceeded}
+	rec := history.Record{RunNumber: 1764635400, FencingToken: 1764635400123456,
+		WorkerID: "etl-worker-7d9f8c6b5-xk2p9-1-ab12cd34", Duration: 2031 * time.Microsecond, Outcome: history.OutcomeSucceeded}
 	b.ReportAllocs()
 	for b.Loop() {
 		_ = encodeRunMember(&rec)

@@ -7,14 +7,15 @@ import (
 	"time"
 
 	"github.com/agora-etl/agora/runtime"
+	"github.com/agora-etl/agora/runtime/history"
 )
 
 // finishRun acquires run of p on c and finishes it with outcome.
-func finishRun(t *testing.T, c *RedisWorkerCoordinator, p string, run int64, outcome runtime.RunOutcome, errText string, end time.Time) {
+func finishRun(t *testing.T, c *RedisWorkerCoordinator, p string, run int64, outcome history.Outcome, errText string, end time.Time) {
 	t.Helper()
 	mustAcquire(t, c, p, run)
-	rec := runtime.RunRecord{PipelineID: p, Start: end.Add(-time.Second), End: end, Duration: time.Second,
-		Outcome: outcome, Error: errText, Records: runtime.RecordCounts{In: 3, Out: 2, DeadLettered: 1}}
+	rec := history.Record{PipelineID: p, Start: end.Add(-time.Second), End: end, Duration: time.Second,
+		Outcome: outcome, Error: errText, Records: history.RecordCounts{In: 3, Out: 2, DeadLettered: 1}}
 	if err := c.FinishRun(context.Background(), rec); err != nil {
 		t.Fatalf("FinishRun: %v", err)
 	}
@@ -26,14 +27,14 @@ func TestRunHistoryRecordsEveryRunNewestFirst(t *testing.T) {
 	hook := &tripCounter{}
 	c.client.AddHook(hook)
 	now := u.clock.Now()
-	trips, cmds := hook.measure(func() { finishRun(t, c, "p", 100, runtime.OutcomeSucceeded, "", now) })
+	trips, cmds := hook.measure(func() { finishRun(t, c, "p", 100, history.OutcomeSucceeded, "", now) })
 	// The acquire's round trip plus two for the completion: the ZADD, which
 	// carries the record (no command is added), then the LREM once the slot
 	// is recorded.
 	if trips != 3 || cmds != 3 {
 		t.Errorf("a recorded successful slot run took %d round trips and %d commands, want 3 and 3 (acquire; ZADD; LREM)", trips, cmds)
 	}
-	trips, cmds = hook.measure(func() { finishRun(t, c, "p", 101, runtime.OutcomeFailed, "boom", now.Add(time.Second)) })
+	trips, cmds = hook.measure(func() { finishRun(t, c, "p", 101, history.OutcomeFailed, "boom", now.Add(time.Second)) })
 	if trips != 2 || cmds != 3 {
 		t.Errorf("a recorded failed run took %d round trips and %d commands, want 2 and 3 (acquire; ZADD+LREM)", trips, cmds)
 	}
@@ -45,16 +46,16 @@ func TestRunHistoryRecordsEveryRunNewestFirst(t *testing.T) {
 	if len(runs) != 2 {
 		t.Fatalf("history has %d runs, want 2: %+v", len(runs), runs)
 	}
-	if runs[0].RunNumber != 101 || runs[0].Outcome != runtime.OutcomeFailed || runs[0].Error != "boom" {
+	if runs[0].RunNumber != 101 || runs[0].Outcome != history.OutcomeFailed || runs[0].Error != "boom" {
 		t.Errorf("newest = %+v, want run 101 failed with boom", runs[0])
 	}
-	if runs[1].RunNumber != 100 || runs[1].Outcome != runtime.OutcomeSucceeded || runs[1].WorkerID != "w1" || runs[1].FencingToken == 0 {
+	if runs[1].RunNumber != 100 || runs[1].Outcome != history.OutcomeSucceeded || runs[1].WorkerID != "w1" || runs[1].FencingToken == 0 {
 		t.Errorf("oldest = %+v, want run 100 succeeded by w1 with a token", runs[1])
 	}
 	if runs[0].FencingToken <= runs[1].FencingToken {
 		t.Errorf("tokens %d then %d: not increasing", runs[1].FencingToken, runs[0].FencingToken)
 	}
-	if runs[1].Records != (runtime.RecordCounts{In: 3, Out: 2, DeadLettered: 1}) {
+	if runs[1].Records != (history.RecordCounts{In: 3, Out: 2, DeadLettered: 1}) {
 		t.Errorf("records = %+v", runs[1].Records)
 	}
 	// The slot is still recorded, and the history did not disturb it.
@@ -66,11 +67,11 @@ func TestRunHistoryRecordsEveryRunNewestFirst(t *testing.T) {
 func TestRunHistoryIsBoundedByCountAndAge(t *testing.T) {
 	u := newUnit(t)
 	opts := u.options()
-	opts.RunHistory = runtime.RunHistoryPolicy{Limit: 8, MaxAge: time.Hour}
+	opts.RunHistory = history.Policy{Limit: 8, MaxAge: time.Hour}
 	c := u.started(opts, "w1")
 	now := u.clock.Now()
 	for i := range 40 {
-		finishRun(t, c, "p", int64(1000+i), runtime.OutcomeSucceeded, "", now.Add(time.Duration(i)*time.Second))
+		finishRun(t, c, "p", int64(1000+i), history.OutcomeSucceeded, "", now.Add(time.Duration(i)*time.Second))
 	}
 	runs, err := c.RunHistory(context.Background(), "p", 0)
 	if err != nil {
@@ -91,7 +92,7 @@ func TestRunHistoryIsBoundedByCountAndAge(t *testing.T) {
 		t.Errorf("after 2 h with MaxAge 1 h, %d runs shown", len(runs))
 	}
 	for i := range 2 {
-		finishRun(t, c, "p", int64(9000+i), runtime.OutcomeSucceeded, "", u.clock.Now())
+		finishRun(t, c, "p", int64(9000+i), history.OutcomeSucceeded, "", u.clock.Now())
 	}
 	n, _ = c.client.ZCard(context.Background(), c.keys.done("p")).Result()
 	if n != 1+2 {
@@ -105,11 +106,11 @@ func TestRunHistoryIsBoundedByCountAndAge(t *testing.T) {
 func TestRunHistoryOffAddsNothing(t *testing.T) {
 	u := newUnit(t)
 	opts := u.options()
-	opts.RunHistory = runtime.RunHistoryPolicy{Off: true}
+	opts.RunHistory = history.Policy{Off: true}
 	c := u.started(opts, "w1")
 	hook := &tripCounter{}
 	c.client.AddHook(hook)
-	_, cmds := hook.measure(func() { finishRun(t, c, "p", 7, runtime.OutcomeFailed, "x", u.clock.Now()) })
+	_, cmds := hook.measure(func() { finishRun(t, c, "p", 7, history.OutcomeFailed, "x", u.clock.Now()) })
 	if cmds != 2 {
 		t.Errorf("history off: a failed run took %d commands, want 2 (acquire, LREM)", cmds)
 	}
@@ -122,7 +123,7 @@ func TestRunHistoryOfContinuousRunsAndLimit(t *testing.T) {
 	u := newUnit(t)
 	c := u.started(u.options(), "w1")
 	for i := range 3 {
-		finishRun(t, c, "c", runtime.RunNumberAuto, runtime.OutcomeSucceeded, "", u.clock.Now().Add(time.Duration(i)*time.Millisecond))
+		finishRun(t, c, "c", runtime.RunNumberAuto, history.OutcomeSucceeded, "", u.clock.Now().Add(time.Duration(i)*time.Millisecond))
 	}
 	runs, err := c.RunHistory(context.Background(), "c", 2)
 	if err != nil {
@@ -161,13 +162,13 @@ func TestRunHistoryRecordsARunWhoseLeaseWasLost(t *testing.T) {
 	a.mu.Lock()
 	delete(a.leases, "p")
 	a.mu.Unlock()
-	rec := runtime.RunRecord{PipelineID: "p", RunNumber: lease.RunNumber, FencingToken: lease.FencingToken, WorkerID: "a",
-		Start: u.clock.Now(), End: u.clock.Now(), Outcome: runtime.OutcomeCancelled, Error: "run context cancelled: lease lost"}
+	rec := history.Record{PipelineID: "p", RunNumber: lease.RunNumber, FencingToken: lease.FencingToken, WorkerID: "a",
+		Start: u.clock.Now(), End: u.clock.Now(), Outcome: history.OutcomeCancelled, Error: "run context cancelled: lease lost"}
 	if err := a.FinishRun(context.Background(), rec); err == nil {
 		t.Fatal("FinishRun without the lease: nil error, want ErrLeaseNotHeld")
 	}
 	runs, err := a.RunHistory(context.Background(), "p", 0)
-	if err != nil || len(runs) != 1 || runs[0].Outcome != runtime.OutcomeCancelled || runs[0].FencingToken != lease.FencingToken {
+	if err != nil || len(runs) != 1 || runs[0].Outcome != history.OutcomeCancelled || runs[0].FencingToken != lease.FencingToken {
 		t.Fatalf("history after a lost lease: %+v, %v", runs, err)
 	}
 }

@@ -49,7 +49,7 @@ func (e *inspectError) Unwrap() error { return e.kind }
 // leases, control and history), under the same KeyPrefix.
 //
 // Its result types (WorkerInfo, LeaseInfo, PipelineInfo, PauseInfo,
-// ControlResult, AuditEntry and runtime.RunRecord) carry the JSON that "fleet ...
+// ControlResult, AuditEntry and history.Record) carry the JSON that "fleet ...
 // --json" prints and the dashboard's /api/ pages serve. In that JSON times
 // are RFC 3339 strings and durations integer nanoseconds, named with an
 // "_ns" suffix (expires_in_ns, duration_ns).

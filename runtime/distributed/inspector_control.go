@@ -81,10 +81,11 @@ func (in *Inspector) Resume(ctx context.Context, pipelineID string, opts ...Cont
 
 // Trigger asks for one run of pipelineID now, on exactly one replica,
 // under its own lease (see RedisWorkerCoordinator.Trigger); the schedule
-// is unchanged. The request is appended to the audit log, with WithActor,
-// WithFrom and WithReason's values. A paused pipeline is refused with an
-// error wrapping ErrPipelinePaused, one no live worker runs with
-// ErrUnknownPipeline.
+// is unchanged. WithParams gives the run its parameters. The request is
+// appended to the audit log, with WithActor, WithFrom, WithReason and
+// WithParams' values. A paused pipeline is refused with an error wrapping
+// ErrPipelinePaused, one no live worker runs with ErrUnknownPipeline, a
+// pending request with other parameters with ErrTriggerPending.
 func (in *Inspector) Trigger(ctx context.Context, pipelineID string, opts ...ControlOption) (ControlResult, error) {
 	req, err := newControlRequest(opts)
 	if err != nil {
@@ -101,12 +102,16 @@ func (in *Inspector) Trigger(ctx context.Context, pipelineID string, opts ...Con
 		return ControlResult{}, &inspectError{kind: ErrPipelinePaused,
 			msg: fmt.Sprintf("distributed: pipeline %q is paused; resume it first", pipelineID)}
 	}
-	if err := in.c.Trigger(ctx, pipelineID); err != nil {
+	if err := in.c.writeTrigger(ctx, pipelineID, req.params); err != nil {
 		return ControlResult{}, err
 	}
-	in.audit(ctx, AuditEntry{PipelineID: pipelineID, Action: AuditTrigger, Actor: req.actor, From: req.from, Reason: req.reason})
+	in.audit(ctx, AuditEntry{PipelineID: pipelineID, Action: AuditTrigger, Actor: req.actor, From: req.from, Reason: req.reason, Params: req.params})
+	with := ""
+	if len(req.params) > 0 {
+		with = " with " + paramsText(req.params)
+	}
 	return ControlResult{PipelineID: pipelineID, Action: "trigger", Changed: true, Message: fmt.Sprintf(
-		"triggered %s: one replica runs it within about %s, under its own lease; the schedule is unchanged", pipelineID, in.PollInterval())}, nil
+		"triggered %s%s: one replica runs it within about %s, under its own lease; the schedule is unchanged", pipelineID, with, in.PollInterval())}, nil
 }
 
 // audit appends e after its action was done. A failure to append is

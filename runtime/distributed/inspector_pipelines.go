@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agora-etl/agora/runtime"
+	"github.com/agora-etl/agora/runtime/history"
 )
 
 // PipelineInfo is what the fleet knows of one pipeline: its schedule and
@@ -39,7 +40,7 @@ type PipelineInfo struct {
 	OnceCompleted bool `json:"once_completed"`
 	// LastOutcome is the outcome of the newest run in the history ("" when
 	// none is kept).
-	LastOutcome runtime.RunOutcome `json:"last_outcome,omitempty"`
+	LastOutcome history.Outcome `json:"last_outcome,omitempty"`
 	// LastError is that run's error text.
 	LastError string `json:"last_error,omitempty"`
 	// LastSuccess is when the newest successful run in the history ended.
@@ -152,7 +153,7 @@ func schedulesOf(ws []WorkerInfo) map[string]string {
 
 // plan sets NextRun from the newest runs and the fleet's failure state:
 // empty while paused or stopped, since no scheduled attempt is made.
-func (r *PipelineInfo) plan(runs []runtime.RunRecord, st runtime.FailureState, now time.Time) {
+func (r *PipelineInfo) plan(runs []history.Record, st runtime.FailureState, now time.Time) {
 	r.NextRun = nextRun(r.Schedule, r.NextFire, runs, now)
 	r.fromFailures(st)
 	if r.Paused || r.FailedStop {
@@ -162,16 +163,16 @@ func (r *PipelineInfo) plan(runs []runtime.RunRecord, st runtime.FailureState, n
 
 // fromHistory fills the fields read from the pipeline's run history,
 // newest run first.
-func (r *PipelineInfo) fromHistory(runs []runtime.RunRecord) {
+func (r *PipelineInfo) fromHistory(runs []history.Record) {
 	for i, run := range runs {
 		if i == 0 {
 			r.LastOutcome, r.LastError = run.Outcome, run.Error
 		}
-		if run.Outcome == runtime.OutcomeSucceeded && r.LastSuccess == nil {
+		if run.Outcome == history.OutcomeSucceeded && r.LastSuccess == nil {
 			t := run.End.UTC()
 			r.LastSuccess = &t
 		}
-		if run.Outcome == runtime.OutcomeStale {
+		if run.Outcome == history.OutcomeStale {
 			r.StaleRefusals++
 		}
 	}
@@ -191,7 +192,7 @@ func nextFire(schedule string, now time.Time) (time.Time, bool) {
 
 // nextRun is a cron schedule's next slot, or an interval's next run after
 // the newest run's end (now when it is overdue or never ran).
-func nextRun(schedule string, fire *time.Time, runs []runtime.RunRecord, now time.Time) *time.Time {
+func nextRun(schedule string, fire *time.Time, runs []history.Record, now time.Time) *time.Time {
 	if fire != nil {
 		return fire
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agora-etl/agora/runtime"
+	"github.com/agora-etl/agora/runtime/history"
 )
 
 func TestInspectorPipelinesSummarizesScheduleLeaseHistoryAndPause(t *testing.T) {
@@ -16,9 +17,9 @@ func TestInspectorPipelinesSummarizesScheduleLeaseHistoryAndPause(t *testing.T) 
 		map[string]string{"hourly": `cron="0 * * * *"`, "minutely": "every=1m0s", "stream": "continuous"})
 	ctx := context.Background()
 	slot := inspectAt.Truncate(time.Hour).Unix()
-	finishRun(t, cs[0], "hourly", slot-3600, runtime.OutcomeSucceeded, "", inspectAt.Add(-time.Hour))
-	finishRun(t, cs[1], "hourly", slot, runtime.OutcomeStale, "fencing: stale writer", inspectAt.Add(-20*time.Second))
-	finishRun(t, cs[0], "minutely", inspectAt.Unix()-40, runtime.OutcomeFailed, "boom", inspectAt.Add(-40*time.Second))
+	finishRun(t, cs[0], "hourly", slot-3600, history.OutcomeSucceeded, "", inspectAt.Add(-time.Hour))
+	finishRun(t, cs[1], "hourly", slot, history.OutcomeStale, "fencing: stale writer", inspectAt.Add(-20*time.Second))
+	finishRun(t, cs[0], "minutely", inspectAt.Unix()-40, history.OutcomeFailed, "boom", inspectAt.Add(-40*time.Second))
 	stream := mustAcquire(t, cs[1], "stream", runtime.RunNumberAuto)
 	if err := cs[0].Pause(ctx, "minutely", "ops"); err != nil {
 		t.Fatal(err)
@@ -41,14 +42,14 @@ func TestInspectorPipelinesSummarizesScheduleLeaseHistoryAndPause(t *testing.T) 
 	nextHour := inspectAt.Truncate(time.Hour).Add(time.Hour)
 	h := ps[0]
 	if h.Schedule != `cron="0 * * * *"` || len(h.Workers) != 2 || h.NextFire == nil || !h.NextFire.Equal(nextHour) ||
-		h.NextRun == nil || !h.NextRun.Equal(nextHour) || h.LastOutcome != runtime.OutcomeStale || h.LastError != "fencing: stale writer" ||
+		h.NextRun == nil || !h.NextRun.Equal(nextHour) || h.LastOutcome != history.OutcomeStale || h.LastError != "fencing: stale writer" ||
 		h.LastSuccess == nil || !h.LastSuccess.Equal(inspectAt.Add(-time.Hour)) || h.StaleRefusals != 1 ||
 		h.LastCompleted == nil || h.LastCompleted.Unix() != slot-3600 || h.Paused || h.Lease.Held {
 		t.Fatalf("hourly = %+v", h)
 	}
 	m := ps[1]
 	if !m.Paused || m.PausedBy != "ops" || m.PausedAt == nil || !m.PausedAt.Equal(inspectAt) || m.NextFire != nil ||
-		m.NextRun != nil || m.LastOutcome != runtime.OutcomeFailed || m.LastSuccess != nil {
+		m.NextRun != nil || m.LastOutcome != history.OutcomeFailed || m.LastSuccess != nil {
 		t.Fatalf("minutely = %+v (paused: no next run)", m)
 	}
 	if rt := ps[2]; !rt.Paused || len(rt.Workers) != 0 || rt.Workers == nil || rt.Schedule != "" || rt.NextRun != nil {
@@ -77,7 +78,7 @@ func TestInspectorPipelinesShowTheFleetsFailures(t *testing.T) {
 	ctx := context.Background()
 	for _, id := range []string{"cronp", "everyp", "stopped"} {
 		mustAcquire(t, c, id, liveSlot())
-		if err := c.FinishRun(ctx, runtime.RunRecord{PipelineID: id, Outcome: runtime.OutcomeFailed, Error: "boom " + id, End: inspectAt}); err != nil {
+		if err := c.FinishRun(ctx, history.Record{PipelineID: id, Outcome: history.OutcomeFailed, Error: "boom " + id, End: inspectAt}); err != nil {
 			t.Fatal(err)
 		}
 	}

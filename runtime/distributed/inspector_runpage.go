@@ -11,8 +11,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/agora-etl/agora/runtime"
 	"github.com/agora-etl/agora/runtime/distributed/internal/leasebackend"
+	"github.com/agora-etl/agora/runtime/history"
 )
 
 // RunFilter selects runs of the fleet's history. Every field set must
@@ -23,7 +23,7 @@ type RunFilter struct {
 	// worker runs. A named pipeline need not be live.
 	PipelineIDs []string
 	// Outcomes keeps the runs with one of these outcomes.
-	Outcomes []runtime.RunOutcome
+	Outcomes []history.Outcome
 	// Failed keeps only the runs that did not succeed.
 	Failed bool
 	// Worker keeps the runs this worker ran.
@@ -37,11 +37,11 @@ type RunFilter struct {
 }
 
 // Keep reports whether run passes f (its pipeline is not checked).
-func (f RunFilter) Keep(run runtime.RunRecord) bool {
+func (f RunFilter) Keep(run history.Record) bool {
 	switch {
 	case len(f.Outcomes) > 0 && !containsOutcome(f.Outcomes, run.Outcome):
 		return false
-	case f.Failed && run.Outcome == runtime.OutcomeSucceeded:
+	case f.Failed && run.Outcome == history.OutcomeSucceeded:
 		return false
 	case f.Worker != "" && run.WorkerID != f.Worker:
 		return false
@@ -55,7 +55,7 @@ func (f RunFilter) Keep(run runtime.RunRecord) bool {
 	return true
 }
 
-func containsOutcome(list []runtime.RunOutcome, o runtime.RunOutcome) bool {
+func containsOutcome(list []history.Outcome, o history.Outcome) bool {
 	for _, v := range list {
 		if v == o {
 			return true
@@ -77,7 +77,7 @@ type RunPageQuery struct {
 // end, then pipeline id).
 type RunPage struct {
 	// Runs are the page's runs.
-	Runs []runtime.RunRecord `json:"runs"`
+	Runs []history.Record `json:"runs"`
 	// Total is how many runs pass the filter, on every page.
 	Total int `json:"total"`
 	// Next is the cursor of the next page; "" on the last.
@@ -292,7 +292,7 @@ func (c *RedisWorkerCoordinator) matchRuns(ctx context.Context, ids []string, f 
 // fetchHits reads the members of hits (one ZREVRANGEBYSCORE per pipeline
 // over its hits' span, one round trip) and returns them in hits' order,
 // each checked against f again.
-func (c *RedisWorkerCoordinator) fetchHits(ctx context.Context, ids []string, hits []hit, f RunFilter) ([]runtime.RunRecord, error) {
+func (c *RedisWorkerCoordinator) fetchHits(ctx context.Context, ids []string, hits []hit, f RunFilter) ([]history.Record, error) {
 	type span struct{ lo, hi int64 }
 	spans := map[int]*span{}
 	var order []int
@@ -321,9 +321,9 @@ func (c *RedisWorkerCoordinator) fetchHits(ctx context.Context, ids []string, hi
 	}
 	// The runs of each pipeline by end, in the order Redis answers
 	// (member order within one end, as the script saw them).
-	byEnd := map[int]map[int64][]runtime.RunRecord{}
+	byEnd := map[int]map[int64][]history.Record{}
 	for _, i := range order {
-		m := map[int64][]runtime.RunRecord{}
+		m := map[int64][]history.Record{}
 		zs, _ := cmds[i].Result()
 		for _, z := range zs {
 			member, _ := z.Member.(string)
@@ -333,7 +333,7 @@ func (c *RedisWorkerCoordinator) fetchHits(ctx context.Context, ids []string, hi
 		}
 		byEnd[i] = m
 	}
-	runs := make([]runtime.RunRecord, 0, len(hits))
+	runs := make([]history.Record, 0, len(hits))
 	for _, h := range hits {
 		list := byEnd[h.pipeline][h.score]
 		if len(list) == 0 {

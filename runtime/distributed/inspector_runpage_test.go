@@ -8,15 +8,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agora-etl/agora/runtime/history"
 	"github.com/redis/go-redis/v9"
-
-	"github.com/agora-etl/agora/runtime"
 )
 
 // pageAll follows RunPage's cursors to the end.
-func pageAll(t *testing.T, in *Inspector, q RunPageQuery) ([]runtime.RunRecord, int) {
+func pageAll(t *testing.T, in *Inspector, q RunPageQuery) ([]history.Record, int) {
 	t.Helper()
-	var all []runtime.RunRecord
+	var all []history.Record
 	total := -1
 	for pages := 0; ; pages++ {
 		if pages > 1000 {
@@ -54,7 +53,7 @@ func TestRunPageAgreesWithFilteringTheWholeHistory(t *testing.T) {
 	filters := []RunFilter{
 		{},
 		{Failed: true},
-		{Outcomes: []runtime.RunOutcome{runtime.OutcomeStale, runtime.OutcomeCancelled}},
+		{Outcomes: []history.Outcome{history.OutcomeStale, history.OutcomeCancelled}},
 		{Worker: "w2"},
 		{Worker: "w3"},
 		{Text: "timeout"},
@@ -65,7 +64,7 @@ func TestRunPageAgreesWithFilteringTheWholeHistory(t *testing.T) {
 		{PipelineIDs: []string{"gone"}},
 	}
 	for _, f := range filters {
-		var want []runtime.RunRecord
+		var want []history.Record
 		for i, id := range ids {
 			if len(f.PipelineIDs) > 0 && !contains(f.PipelineIDs, id) {
 				continue
@@ -90,7 +89,7 @@ func TestRunPageAgreesWithFilteringTheWholeHistory(t *testing.T) {
 }
 
 // sortRuns orders runs as RunPage does: newest end first, then pipeline.
-func sortRuns(runs []runtime.RunRecord) {
+func sortRuns(runs []history.Record) {
 	for i := 1; i < len(runs); i++ {
 		for j := i; j > 0; j-- {
 			a, b := runs[j-1], runs[j]
@@ -102,7 +101,7 @@ func sortRuns(runs []runtime.RunRecord) {
 	}
 }
 
-func describe(runs []runtime.RunRecord) string {
+func describe(runs []history.Record) string {
 	s := ""
 	for _, r := range runs {
 		s += fmt.Sprintf("  %s %d %s %s\n", r.PipelineID, r.RunNumber, r.End.Format(time.TimeOnly), r.Outcome)

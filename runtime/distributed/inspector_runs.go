@@ -5,7 +5,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/agora-etl/agora/runtime"
+	"github.com/agora-etl/agora/runtime/history"
 )
 
 // RunQuery selects runs from the fleet's run history for Inspector.Runs.
@@ -24,8 +24,8 @@ type RunQuery struct {
 }
 
 // keep reports whether run passes q at now.
-func (q RunQuery) keep(run runtime.RunRecord, now time.Time) bool {
-	if q.Failed && run.Outcome == runtime.OutcomeSucceeded {
+func (q RunQuery) keep(run history.Record, now time.Time) bool {
+	if q.Failed && run.Outcome == history.OutcomeSucceeded {
 		return false
 	}
 	return q.Since <= 0 || !run.End.Before(now.Add(-q.Since))
@@ -35,7 +35,7 @@ func (q RunQuery) keep(run runtime.RunRecord, now time.Time) bool {
 // first (by end), filtered and cut to q.Limit: the data of "fleet runs".
 // It returns an empty list, not an error, when the history is off or
 // empty. History is read in one round trip for every pipeline.
-func (in *Inspector) Runs(ctx context.Context, q RunQuery) ([]runtime.RunRecord, error) {
+func (in *Inspector) Runs(ctx context.Context, q RunQuery) ([]history.Record, error) {
 	ids := q.PipelineIDs
 	if len(ids) == 0 {
 		ws, err := in.Workers(ctx)
@@ -49,7 +49,7 @@ func (in *Inspector) Runs(ctx context.Context, q RunQuery) ([]runtime.RunRecord,
 		return nil, err
 	}
 	now := in.now()
-	all := []runtime.RunRecord{}
+	all := []history.Record{}
 	for _, h := range histories {
 		for _, run := range h {
 			if q.keep(run, now) {

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agora-etl/agora/runtime"
+	"github.com/agora-etl/agora/runtime/history"
 )
 
 func TestInspectorRunsMergesFiltersAndLimits(t *testing.T) {
@@ -13,10 +13,10 @@ func TestInspectorRunsMergesFiltersAndLimits(t *testing.T) {
 	cs, in := r.inspected([]string{"w1"}, []string{"a", "b"}, nil)
 	ctx := context.Background()
 	base := inspectAt.Unix()
-	finishRun(t, cs[0], "a", base-300, runtime.OutcomeSucceeded, "", inspectAt.Add(-5*time.Minute))
-	finishRun(t, cs[0], "b", base-200, runtime.OutcomeFailed, "boom", inspectAt.Add(-3*time.Minute))
-	finishRun(t, cs[0], "a", base-100, runtime.OutcomeSucceeded, "", inspectAt.Add(-time.Minute))
-	finishRun(t, cs[0], "gone", base-50, runtime.OutcomeSucceeded, "", inspectAt.Add(-30*time.Second)) // not run by a live worker now
+	finishRun(t, cs[0], "a", base-300, history.OutcomeSucceeded, "", inspectAt.Add(-5*time.Minute))
+	finishRun(t, cs[0], "b", base-200, history.OutcomeFailed, "boom", inspectAt.Add(-3*time.Minute))
+	finishRun(t, cs[0], "a", base-100, history.OutcomeSucceeded, "", inspectAt.Add(-time.Minute))
+	finishRun(t, cs[0], "gone", base-50, history.OutcomeSucceeded, "", inspectAt.Add(-30*time.Second)) // not run by a live worker now
 
 	ends := func(q RunQuery) []int64 {
 		t.Helper()
@@ -54,9 +54,9 @@ func TestInspectorRunsMergesFiltersAndLimits(t *testing.T) {
 func TestInspectorRunsIsEmptyWithTheHistoryOff(t *testing.T) {
 	r := newReal(t)
 	opts := r.options(time.Minute)
-	opts.RunHistory = runtime.RunHistoryPolicy{Off: true}
+	opts.RunHistory = history.Policy{Off: true}
 	c := startCoordinator(t, opts, "w1", []string{"a"})
-	finishRun(t, c, "a", time.Now().Unix(), runtime.OutcomeSucceeded, "", time.Now())
+	finishRun(t, c, "a", time.Now().Unix(), history.OutcomeSucceeded, "", time.Now())
 	in, err := NewInspector(context.Background(), Options{RedisURL: r.srv.URL()})
 	if err != nil {
 		t.Fatal(err)

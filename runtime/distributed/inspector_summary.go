@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/agora-etl/agora/runtime"
+	"github.com/agora-etl/agora/runtime/history"
 )
 
 // historyMinScore is the lowest score a reader shows: the history floor or
@@ -29,10 +30,10 @@ const summaryChunk = 100
 
 // newestRuns reads the newest run of each of ids (nil: none kept), in
 // round trips of summaryChunk pipelines.
-func (c *RedisWorkerCoordinator) newestRuns(ctx context.Context, ids []string) ([]*runtime.RunRecord, error) {
+func (c *RedisWorkerCoordinator) newestRuns(ctx context.Context, ids []string) ([]*history.Record, error) {
 	// Below the failure state's members (failures.go), which share the set.
 	by := &redis.ZRangeBy{Max: "(" + strconv.FormatInt(failBand, 10), Min: strconv.FormatFloat(c.historyMinScore(), 'f', 0, 64), Count: 1}
-	out := make([]*runtime.RunRecord, len(ids))
+	out := make([]*history.Record, len(ids))
 	for lo := 0; lo < len(ids); lo += summaryChunk {
 		chunk := ids[lo:min(lo+summaryChunk, len(ids))]
 		opCtx, cancel := c.opContext(ctx, opHistory)
@@ -119,10 +120,10 @@ func (in *Inspector) Summaries(ctx context.Context) (Overview, error) {
 	rows := make([]PipelineInfo, len(ids))
 	for i, id := range ids {
 		rows[i] = in.row(id, schedules[id], by[id], leases[i], paused, now)
-		var runs []runtime.RunRecord
+		var runs []history.Record
 		if n := newest[i]; n != nil {
 			rows[i].LastOutcome, rows[i].LastError = n.Outcome, n.Error
-			runs = []runtime.RunRecord{*n}
+			runs = []history.Record{*n}
 		}
 		rows[i].plan(runs, failures[i], now)
 	}
@@ -156,7 +157,7 @@ func (in *Inspector) row(id, schedule string, workers []string, l LeaseInfo, pau
 // (newest first), reading that pipeline's keys only (and the worker
 // registry, which says who runs it). found is false when no live worker
 // runs it, it is not paused and it has no history.
-func (in *Inspector) Pipeline(ctx context.Context, id string) (info PipelineInfo, runs []runtime.RunRecord, found bool, err error) {
+func (in *Inspector) Pipeline(ctx context.Context, id string) (info PipelineInfo, runs []history.Record, found bool, err error) {
 	ws, err := in.Workers(ctx)
 	if err != nil {
 		return PipelineInfo{}, nil, false, err
@@ -166,7 +167,7 @@ func (in *Inspector) Pipeline(ctx context.Context, id string) (info PipelineInfo
 
 // PipelineAmong is Pipeline with the live workers already read (as
 // Summaries returns them): the registry is scanned once for many pages.
-func (in *Inspector) PipelineAmong(ctx context.Context, id string, ws []WorkerInfo) (info PipelineInfo, runs []runtime.RunRecord, found bool, err error) {
+func (in *Inspector) PipelineAmong(ctx context.Context, id string, ws []WorkerInfo) (info PipelineInfo, runs []history.Record, found bool, err error) {
 	_, by := knownPipelines(ws)
 	paused, err := in.c.PausedPipelines(ctx)
 	if err != nil {
@@ -202,13 +203,13 @@ type PipelineFilter struct {
 	Worker string
 	// Outcome keeps the pipelines whose last run had it; "none" keeps
 	// those without a run in the history.
-	Outcome runtime.RunOutcome
+	Outcome history.Outcome
 	// Paused keeps the paused pipelines.
 	Paused bool
 }
 
 // OutcomeNone is PipelineFilter.Outcome for pipelines with no run kept.
-const OutcomeNone runtime.RunOutcome = "none"
+const OutcomeNone history.Outcome = "none"
 
 // Keep reports whether r passes f.
 func (f PipelineFilter) Keep(r PipelineInfo) bool {

@@ -8,9 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agora-etl/agora/runtime/history"
 	"github.com/redis/go-redis/v9"
-
-	"github.com/agora-etl/agora/runtime"
 )
 
 // seedHistories writes, straight into Redis, a history for each of ids in
@@ -21,19 +20,19 @@ import (
 func seedHistories(t *testing.T, c *RedisWorkerCoordinator, ids []string) {
 	t.Helper()
 	ctx := context.Background()
-	outcomes := []runtime.RunOutcome{runtime.OutcomeSucceeded, runtime.OutcomeFailed, runtime.OutcomeStale, runtime.OutcomeCancelled, runtime.OutcomeSlotDone}
+	outcomes := []history.Outcome{history.OutcomeSucceeded, history.OutcomeFailed, history.OutcomeStale, history.OutcomeCancelled, history.OutcomeSlotDone}
 	errs := []string{"", "load: Timeout <db> & \"quoted\"", "fencing: stale writer", "ctx cancelled: é", ""}
 	for n, id := range ids {
 		key := c.keys.done(id)
 		var zs []redis.Z
 		for i := range 12 + n {
 			k := (i + n) % len(outcomes)
-			rec := runtime.RunRecord{PipelineID: id, RunNumber: int64(1000 + i), WorkerID: []string{"w1", "w2"}[i%2],
+			rec := history.Record{PipelineID: id, RunNumber: int64(1000 + i), WorkerID: []string{"w1", "w2"}[i%2],
 				Duration: time.Duration(i+1) * time.Second, Outcome: outcomes[k], Error: errs[k],
 				End: inspectAt.Add(-time.Duration(i) * time.Minute)}
 			zs = append(zs, redis.Z{Score: float64(rec.End.UnixMilli()), Member: encodeRunMember(&rec)})
 		}
-		obj, _ := json.Marshal(runtime.RunRecord{PipelineID: id, RunNumber: 7, WorkerID: "w3", Outcome: runtime.OutcomeFailed,
+		obj, _ := json.Marshal(history.Record{PipelineID: id, RunNumber: 7, WorkerID: "w3", Outcome: history.OutcomeFailed,
 			Error: "OLD object TIMEOUT", End: inspectAt.Add(-90 * time.Second), Duration: time.Second})
 		zs = append(zs,
 			redis.Z{Score: float64(inspectAt.Add(-90 * time.Second).UnixMilli()), Member: string(obj)},
@@ -91,7 +90,7 @@ func TestSummariesAgreeWithOverviewButForWhatEveryRunTells(t *testing.T) {
 	if len(got.Pipelines) != 7 {
 		t.Fatalf("Summaries has %d pipelines, want 7 (six live, one paused)", len(got.Pipelines))
 	}
-	seen := map[runtime.RunOutcome]bool{}
+	seen := map[history.Outcome]bool{}
 	for i := range want.Pipelines {
 		seen[want.Pipelines[i].LastOutcome] = true
 		if got.Pipelines[i].LastSuccess != nil || got.Pipelines[i].StaleRefusals != 0 {
@@ -160,10 +159,10 @@ func TestPipelineReadsOnePipelineAsOverviewShowsIt(t *testing.T) {
 
 func TestOverviewPageFiltersAndPages(t *testing.T) {
 	o := Overview{Pipelines: []PipelineInfo{
-		{PipelineID: "Orders", Workers: []string{"w1"}, LastOutcome: runtime.OutcomeFailed},
-		{PipelineID: "orders-eu", Workers: []string{"w2"}, LastOutcome: runtime.OutcomeSucceeded, Paused: true},
+		{PipelineID: "Orders", Workers: []string{"w1"}, LastOutcome: history.OutcomeFailed},
+		{PipelineID: "orders-eu", Workers: []string{"w2"}, LastOutcome: history.OutcomeSucceeded, Paused: true},
 		{PipelineID: "loader", Workers: []string{"w1", "w2"}},
-		{PipelineID: "orders-us", Workers: []string{"w1"}, LastOutcome: runtime.OutcomeFailed},
+		{PipelineID: "orders-us", Workers: []string{"w1"}, LastOutcome: history.OutcomeFailed},
 	}}
 	ids := func(p PipelinePage) []string {
 		var out []string
@@ -183,7 +182,7 @@ func TestOverviewPageFiltersAndPages(t *testing.T) {
 		{PipelineFilter{}, 4, 2, nil, 4},
 		{PipelineFilter{Text: "ORDERS"}, 0, 10, []string{"Orders", "orders-eu", "orders-us"}, 3},
 		{PipelineFilter{Worker: "w2"}, 0, 10, []string{"orders-eu", "loader"}, 2},
-		{PipelineFilter{Outcome: runtime.OutcomeFailed}, 1, 10, []string{"orders-us"}, 2},
+		{PipelineFilter{Outcome: history.OutcomeFailed}, 1, 10, []string{"orders-us"}, 2},
 		{PipelineFilter{Outcome: OutcomeNone}, 0, 10, []string{"loader"}, 1},
 		{PipelineFilter{Paused: true, Text: "eu"}, 0, 10, []string{"orders-eu"}, 1},
 	} {
@@ -211,8 +210,8 @@ func TestSummariesReadEveryBatchOfPipelines(t *testing.T) {
 	cs, in := r.inspected([]string{"w1"}, ids, nil)
 	ctx := context.Background()
 	for i, id := range ids {
-		rec := runtime.RunRecord{PipelineID: id, RunNumber: int64(i + 1), WorkerID: "w1", Duration: time.Second,
-			Outcome: []runtime.RunOutcome{runtime.OutcomeSucceeded, runtime.OutcomeFailed}[i%2], End: inspectAt.Add(-time.Minute)}
+		rec := history.Record{PipelineID: id, RunNumber: int64(i + 1), WorkerID: "w1", Duration: time.Second,
+			Outcome: []history.Outcome{history.OutcomeSucceeded, history.OutcomeFailed}[i%2], End: inspectAt.Add(-time.Minute)}
 		if i%2 == 1 {
 			rec.Error = id
 		}
@@ -228,7 +227,7 @@ func TestSummariesReadEveryBatchOfPipelines(t *testing.T) {
 		t.Fatalf("%d rows, want %d", len(o.Pipelines), len(ids))
 	}
 	for i, row := range o.Pipelines {
-		want := []runtime.RunOutcome{runtime.OutcomeSucceeded, runtime.OutcomeFailed}[i%2]
+		want := []history.Outcome{history.OutcomeSucceeded, history.OutcomeFailed}[i%2]
 		if row.PipelineID != ids[i] || row.LastOutcome != want || (i%2 == 1 && row.LastError != ids[i]) {
 			t.Errorf("row %d = %s %s %q, want %s %s", i, row.PipelineID, row.LastOutcome, row.LastError, ids[i], want)
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/agora-etl/agora/runtime"
+	"github.com/agora-etl/agora/runtime/metrics"
 )
 
 // scrapeHTTP GETs /metrics from a pool's health server and parses it.
@@ -70,7 +71,7 @@ func TestMetricsOfARedisCoordinatorOverHTTP(t *testing.T) {
 	t.Cleanup(func() { _ = coord.Close() })
 	ran := make(chan struct{})
 	pool := runtime.NewWorkerPool(runtime.WithCoordinator(coord), runtime.WithLogger(opts.Logger),
-		runtime.WithHealthAddr("127.0.0.1:0"), runtime.WithSignalHandling(false)).
+		runtime.WithHealthAddr("127.0.0.1:0"), runtime.WithSignalHandling(false), runtime.WithMetrics(metrics.New())).
 		Register(&runtime.ScheduledPipeline{PipelineID: "p", Schedule: runtime.Continuous(),
 			Factory: func(context.Context) (runtime.Pipeline, error) {
 				return runtime.PipelineFunc(func(ctx context.Context) error {

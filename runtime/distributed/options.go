@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/agora-etl/agora/runtime"
+	"github.com/agora-etl/agora/runtime/history"
 )
 
 // Defaults of Options. A zero field means "use the default".
@@ -75,7 +76,7 @@ type Options struct {
 	// RunHistory bounds the run history kept per pipeline in Redis (default
 	// the last 100 runs, for 7 days; Off keeps none). See history.go and
 	// docs/dashboard.md.
-	RunHistory runtime.RunHistoryPolicy
+	RunHistory history.Policy
 	// Logger receives the coordinator's logs (default slog.Default()).
 	Logger *slog.Logger
 	// Clock is the time source (default runtime.SystemClock).

@@ -14,6 +14,7 @@ import (
 
 	"github.com/agora-etl/agora/internal/redistest"
 	"github.com/agora-etl/agora/runtime"
+	"github.com/agora-etl/agora/runtime/metrics"
 )
 
 // Rule: a Redis that answers the coordinator's writes with an error reply
@@ -31,7 +32,7 @@ func TestRefusedWritesUnderOOMMakeTheWorkerUnreadyUntilMemoryIsFreed(t *testing.
 	}
 	t.Cleanup(func() { _ = coord.Close() })
 	pool := runtime.NewWorkerPool(runtime.WithCoordinator(coord), runtime.WithLogger(opts.Logger),
-		runtime.WithHealthAddr("127.0.0.1:0"), runtime.WithSignalHandling(false)).
+		runtime.WithHealthAddr("127.0.0.1:0"), runtime.WithSignalHandling(false), runtime.WithMetrics(metrics.New())).
 		Register(&runtime.ScheduledPipeline{PipelineID: "p", Schedule: runtime.Every(time.Hour),
 			Factory: func(context.Context) (runtime.Pipeline, error) {
 				return runtime.PipelineFunc(func(context.Context) error { return nil }), nil

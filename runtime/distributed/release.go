@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/agora-etl/agora/runtime"
+	"github.com/agora-etl/agora/runtime/history"
 )
 
 // releaseAttempts bounds how often a release is tried when Redis does not
@@ -36,7 +36,7 @@ func (c *RedisWorkerCoordinator) finish(ctx context.Context, pipelineID string, 
 }
 
 // finishWith is finish recording rec, when not nil, in the run history.
-func (c *RedisWorkerCoordinator) finishWith(ctx context.Context, pipelineID string, completed bool, rec *runtime.RunRecord) error {
+func (c *RedisWorkerCoordinator) finishWith(ctx context.Context, pipelineID string, completed bool, rec *history.Record) error {
 	c.mu.Lock()
 	h := c.leases[pipelineID]
 	if h == nil {

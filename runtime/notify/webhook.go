@@ -14,8 +14,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/agora-etl/agora/internal/redact"
 )
 
@@ -57,11 +55,12 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// Webhook POSTs events to a URL from one goroutine. It is a
-// prometheus.Collector of agora_notify_sent_total,
-// agora_notify_failures_total (events given up after every attempt) and
-// agora_notify_dropped_total (events dropped on a full queue or after
-// Close); a pool given it with runtime.WithNotifier serves them on /metrics.
+// Webhook POSTs events to a URL from one goroutine. It counts what it
+// sent, gave up and dropped (Stats); a pool given it with
+// runtime.WithNotifier and runtime/metrics serves them on /metrics as
+// agora_notify_sent_total, agora_notify_failures_total (events given up
+// after every attempt) and agora_notify_dropped_total (events dropped on a
+// full queue or after Close).
 type Webhook struct {
 	o        Options
 	shown    string // the URL as logs show it
@@ -183,7 +182,8 @@ type Stats struct {
 	Retries uint64
 }
 
-// Stats returns the counts so far.
+// Stats returns the counts so far; runtime/metrics serves them as
+// agora_notify_*, so the webhook itself links no metrics library.
 func (w *Webhook) Stats() Stats {
 	return Stats{Sent: w.sent.Load(), Failed: w.failed.Load(), Dropped: w.dropped.Load(), Retries: w.retries.Load()}
 }
@@ -273,27 +273,4 @@ func (w *Webhook) post(body []byte) (retry bool, err error) {
 	default:
 		return false, fmt.Errorf("POST %s: %s", w.shown, resp.Status)
 	}
-}
-
-var (
-	descSent = prometheus.NewDesc("agora_notify_sent_total",
-		"Notification events the webhook accepted.", nil, nil)
-	descFailed = prometheus.NewDesc("agora_notify_failures_total",
-		"Notification events given up after every attempt failed.", nil, nil)
-	descDropped = prometheus.NewDesc("agora_notify_dropped_total",
-		"Notification events dropped because the queue was full or the worker was stopping.", nil, nil)
-)
-
-// Describe sends the webhook's metric descriptors.
-func (w *Webhook) Describe(ch chan<- *prometheus.Desc) {
-	ch <- descSent
-	ch <- descFailed
-	ch <- descDropped
-}
-
-// Collect sends the webhook's counts.
-func (w *Webhook) Collect(ch chan<- prometheus.Metric) {
-	ch <- prometheus.MustNewConstMetric(descSent, prometheus.CounterValue, float64(w.sent.Load()))
-	ch <- prometheus.MustNewConstMetric(descFailed, prometheus.CounterValue, float64(w.failed.Load()))
-	ch <- prometheus.MustNewConstMetric(descDropped, prometheus.CounterValue, float64(w.dropped.Load()))
 }

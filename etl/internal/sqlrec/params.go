@@ -1,7 +1,10 @@
 package sqlrec
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -21,6 +24,18 @@ const (
 // ParamNames lists the named parameters, in documentation order.
 var ParamNames = []string{ParamRunNumber, ParamFencingToken, ParamSlotTime, ParamLastSlotTime}
 
+// RunParamPrefix starts a named parameter that reads a run parameter:
+// :param_day is the run's parameter day (runtime.ParamsFromContext, with
+// the pipeline's declared defaults filled in), bound as text.
+const RunParamPrefix = "param_"
+
+// RunParam returns the run parameter a named parameter reads, if it is one
+// (:param_<name> with a name that is an identifier).
+func RunParam(name string) (string, bool) {
+	rest, ok := strings.CutPrefix(name, RunParamPrefix)
+	return rest, ok && runtime.ValidParamName(rest)
+}
+
 // Query is a source query with its named parameters replaced by
 // positional ones.
 type Query struct {
@@ -33,11 +48,45 @@ type Query struct {
 // Uses reports whether the query uses the named parameter.
 func (q Query) Uses(name string) bool { return slices.Contains(q.Params, name) }
 
+// RunParams returns the run parameters the query reads (day for
+// :param_day), in order of first use.
+func (q Query) RunParams() []string {
+	var out []string
+	for _, p := range q.Params {
+		if name, ok := RunParam(p); ok {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// ErrMissingRunParam is wrapped by RunParamValue's error: the run has no
+// value for a parameter the query reads.
+var ErrMissingRunParam = errors.New("sqlrec: the run has no value for a run parameter the query reads")
+
+// RunParamValue returns the value of the named parameter name
+// (:param_<key>) in the run of ctx, or an error naming it and the
+// parameters the run has.
+func RunParamValue(ctx context.Context, name string) (string, error) {
+	key, _ := RunParam(name)
+	params := runtime.ParamsFromContext(ctx)
+	if v, ok := params[key]; ok {
+		return v, nil
+	}
+	have := "none"
+	if len(params) > 0 {
+		have = strings.Join(slices.Sorted(maps.Keys(params)), ", ")
+	}
+	return "", fmt.Errorf("%w: :%s (the run's parameters: %s); declare %s in the pipeline's params with a default, or trigger it with --param %s=VALUE",
+		ErrMissingRunParam, name, have, key, key)
+}
+
 // ParseQuery replaces each :name in query (outside string literals, quoted
 // identifiers, comments and PostgreSQL's :: casts) by a positional
 // parameter written by placeholder(n), n counting from 1; a name used
-// twice gets the same number. A :name that is not one of ParamNames is an
-// error naming it and its byte offset.
+// twice gets the same number. A :name that is not one of ParamNames nor a
+// run parameter (:param_<name>, RunParam) is an error naming it and its
+// byte offset.
 func ParseQuery(query string, placeholder func(n int) string) (Query, error) {
 	var out strings.Builder
 	var q Query
@@ -81,8 +130,9 @@ func ParseQuery(query string, placeholder func(n int) string) (Query, error) {
 				j++
 			}
 			name := query[i+1 : j]
-			if !slices.Contains(ParamNames, name) {
-				return Query{}, fmt.Errorf("unknown parameter :%s at offset %d (known: :%s)", name, i, strings.Join(ParamNames, ", :"))
+			if _, run := RunParam(name); !run && !slices.Contains(ParamNames, name) {
+				return Query{}, fmt.Errorf("unknown parameter :%s at offset %d (known: :%s, and :%s<name> for a run parameter)",
+					name, i, strings.Join(ParamNames, ", :"), RunParamPrefix)
 			}
 			n := slices.Index(q.Params, name)
 			if n < 0 {

@@ -1,6 +1,8 @@
 package sqlrec
 
 import (
+	"context"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -48,5 +50,29 @@ func TestSlotTime(t *testing.T) {
 	}
 	if got := SlotTime(runtime.Lease{RunNumber: runtime.RunNumberOnce}, now); !got.Equal(now) {
 		t.Errorf("outside a pool: %v", got)
+	}
+}
+
+func TestParseQueryReadsRunParams(t *testing.T) {
+	q, err := ParseQuery("SELECT * FROM t WHERE d = :param_day AND n > :param_n AND d2 = :param_day AND s = :slot_time", DollarPlaceholder)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q.SQL != "SELECT * FROM t WHERE d = $1 AND n > $2 AND d2 = $1 AND s = $3" || !slices.Equal(q.RunParams(), []string{"day", "n"}) {
+		t.Fatalf("%s %v", q.SQL, q.RunParams())
+	}
+	if _, err := ParseQuery("SELECT :param_", DollarPlaceholder); err == nil || !strings.Contains(err.Error(), ":param_<name> for a run parameter") {
+		t.Fatalf(":param_ alone: %v", err)
+	}
+}
+
+func TestRunParamValue(t *testing.T) {
+	ctx := runtime.ContextWithParams(context.Background(), map[string]string{"day": "2026-01-01"})
+	if v, err := RunParamValue(ctx, "param_day"); err != nil || v != "2026-01-01" {
+		t.Fatalf("%q, %v", v, err)
+	}
+	_, err := RunParamValue(context.Background(), "param_day")
+	if !errors.Is(err, ErrMissingRunParam) || !strings.Contains(err.Error(), "(the run's parameters: none)") || !strings.Contains(err.Error(), "--param day=VALUE") {
+		t.Fatalf("none: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package runtime
+package history
 
 import (
 	"encoding/binary"
@@ -7,11 +7,11 @@ import (
 	"time"
 )
 
-// runRing holds a pipeline's last runs for the LocalCoordinator's history,
-// encoded in one byte buffer: 10,000 pipelines running every second keep
-// up to a million runs, which as RunRecords (about 180 bytes each) would
-// outweigh everything else a pool holds. The ring lives by value in the
-// pipeline's localEntry; its zero value is an empty ring.
+// ring holds a pipeline's last runs for a Memory, encoded in one byte
+// buffer: 10,000 pipelines running every second keep up to a million
+// runs, which as Records (about 180 bytes each) would outweigh everything
+// else a pool holds. The ring lives by value in the pipeline's entry of
+// the Memory; its zero value is an empty ring.
 //
 // Runs are kept at the precision of the shared (Redis) history: the end
 // in Unix milliseconds, the duration in microseconds (truncated toward
@@ -29,8 +29,8 @@ import (
 //	         bit 7: records dead-lettered or filtered;
 //	         bit 6 (ringRare): a second flags byte follows, for what the
 //	         local coordinator never records: a pipeline id other than the
-//	         one the ring is for (the pool and FinishRun record a run in
-//	         its own pipeline's entry), a worker id other than the ring's
+//	         one the ring is for (Memory.Add keeps a run in its own
+//	         pipeline's entry), a worker id other than the ring's
 //	         first run's, a fencing token.
 //	varints  the run number's step from the run before; the end's step in
 //	         ms less the run number's step × 1000 (a slot's run number is
@@ -59,7 +59,7 @@ import (
 // 576-byte buffer), and shrunk when its runs use under a quarter of a
 // buffer of 1 KiB or more. So once it has grown to what its runs need, a
 // run is recorded without allocating. The ring itself is 64 bytes.
-type runRing struct {
+type ring struct {
 	buf      []byte // runs from head on, oldest first
 	workerID string // of the ring's first run kept; others are written out
 	// lastRun and lastEndMs are the newest run's number and end (Unix ms),
@@ -89,7 +89,7 @@ const (
 
 // ringOutcomes are the outcomes stored as a code in the header; the rest
 // are written out.
-var ringOutcomes = [...]RunOutcome{"", OutcomeSucceeded, OutcomeFailed, OutcomeCancelled, OutcomeStale, OutcomeSlotDone}
+var ringOutcomes = [...]Outcome{"", OutcomeSucceeded, OutcomeFailed, OutcomeCancelled, OutcomeStale, OutcomeSlotDone}
 
 // The codes must leave ringOutcomeWritten free.
 var _ [ringOutcomeWritten - len(ringOutcomes)]struct{}
@@ -102,7 +102,7 @@ const ringMaxRun = 2 + 8*binary.MaxVarintLen64
 // than its runs need is shrunk.
 const ringShrinkCap = 1024
 
-func outcomeCode(o RunOutcome) byte {
+func outcomeCode(o Outcome) byte {
 	for i, known := range ringOutcomes {
 		if o == known {
 			return byte(i)
@@ -113,7 +113,7 @@ func outcomeCode(o RunOutcome) byte {
 
 // add records rec, the newest run of pipelineID (the pipeline whose ring
 // this is), keeping at most limit runs.
-func (r *runRing) add(rec RunRecord, pipelineID string, limit int) {
+func (r *ring) add(rec Record, pipelineID string, limit int) {
 	limit = min(limit, math.MaxInt32)
 	for int(r.n) >= limit && r.n > 0 {
 		r.dropOldest()
@@ -220,7 +220,7 @@ func appendString(b []byte, s string) []byte {
 }
 
 // reserve makes room for need more bytes at the end of the buffer.
-func (r *runRing) reserve(need int) {
+func (r *ring) reserve(need int) {
 	kept := r.buf[r.head:]
 	want := len(kept) + need
 	switch {
@@ -238,7 +238,7 @@ func (r *runRing) reserve(need int) {
 }
 
 // dropOldest forgets the oldest run: it skips its bytes.
-func (r *runRing) dropOldest() {
+func (r *ring) dropOldest() {
 	_, _, size := ringSteps(r.buf[r.head:])
 	r.n--
 	if r.n == 0 {
@@ -298,7 +298,7 @@ func ringSteps(b []byte) (dRun, dEnd int64, size int) {
 // decode reads the run at the start of b, whose predecessor ran as number
 // prevRun and ended at prevEndMs; it returns the run's end in ms and its
 // length in bytes.
-func (r *runRing) decode(b []byte, pipelineID string, prevRun, prevEndMs int64) (rec RunRecord, endMs int64, size int) {
+func (r *ring) decode(b []byte, pipelineID string, prevRun, prevEndMs int64) (rec Record, endMs int64, size int) {
 	header, off := b[0], 1
 	var rare byte
 	if header&ringRare != 0 {
@@ -316,7 +316,7 @@ func (r *runRing) decode(b []byte, pipelineID string, prevRun, prevEndMs int64) 
 		return s
 	}
 	dRun := varint()
-	rec = RunRecord{PipelineID: pipelineID, WorkerID: r.workerID, RunNumber: prevRun + dRun, Triggered: header&ringTriggered != 0}
+	rec = Record{PipelineID: pipelineID, WorkerID: r.workerID, RunNumber: prevRun + dRun, Triggered: header&ringTriggered != 0}
 	endMs = prevEndMs + dRun*1000 + varint()
 	rec.Duration = time.Duration(varint()) * time.Microsecond
 	rec.End = time.UnixMilli(endMs)
@@ -338,7 +338,7 @@ func (r *runRing) decode(b []byte, pipelineID string, prevRun, prevEndMs int64) 
 		rec.Error = str()
 	}
 	if header&ringOutcomeBits == ringOutcomeWritten {
-		rec.Outcome = RunOutcome(str())
+		rec.Outcome = Outcome(str())
 	}
 	if rare&ringPipelineID != 0 {
 		rec.PipelineID = str()
@@ -352,7 +352,7 @@ func (r *runRing) decode(b []byte, pipelineID string, prevRun, prevEndMs int64) 
 // newest returns up to limit records (<= 0: all) of pipelineID (the
 // pipeline whose ring this is), newest first, that keep accepts (nil:
 // all).
-func (r *runRing) newest(pipelineID string, limit int, keep func(RunRecord) bool) []RunRecord {
+func (r *ring) newest(pipelineID string, limit int, keep func(Record) bool) []Record {
 	kept := r.buf[r.head:]
 	// The oldest run's predecessor: the newest less every step kept.
 	run, endMs := r.lastRun, r.lastEndMs
@@ -360,13 +360,13 @@ func (r *runRing) newest(pipelineID string, limit int, keep func(RunRecord) bool
 		dRun, dEnd, size := ringSteps(kept[off:])
 		run, endMs, off = run-dRun, endMs-dEnd, off+size
 	}
-	all := make([]RunRecord, 0, r.n)
+	all := make([]Record, 0, r.n)
 	for off := 0; off < len(kept); {
 		rec, end, size := r.decode(kept[off:], pipelineID, run, endMs)
 		all = append(all, rec)
 		run, endMs, off = rec.RunNumber, end, off+size
 	}
-	out := make([]RunRecord, 0, len(all))
+	out := make([]Record, 0, len(all))
 	for i := len(all) - 1; i >= 0; i-- {
 		if keep != nil && !keep(all[i]) {
 			continue

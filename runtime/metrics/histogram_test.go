@@ -1,4 +1,4 @@
-package runtime
+package metrics
 
 import (
 	"bytes"
@@ -29,16 +29,16 @@ func (c histogramCollector) Collect(ch chan<- prometheus.Metric) {
 // histograms (names, HELP, bucket bounds, cumulative counts, sum, count),
 // as it was when they were client_golang histograms.
 func TestHistogramExposition(t *testing.T) {
-	r := &runner{}
-	m := &poolMetrics{}
+	m := New()
+	m.ObservePipelines(1)
 	for _, d := range []time.Duration{5 * time.Millisecond, 30 * time.Millisecond, 2 * time.Second, 2 * time.Hour} {
-		m.observeDuration(r, d)
+		m.RunEnded(0, d)
 	}
 	for _, d := range []time.Duration{-time.Millisecond, 3 * time.Millisecond, 20 * time.Second} {
-		m.observeLateness(r, d)
+		m.RunStarted(0, d)
 	}
 	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(histogramCollector{r.hist.Load()})
+	reg.MustRegister(histogramCollector{m.hists.Load().load(0)})
 	fams, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
@@ -83,7 +83,7 @@ agora_run_lateness_seconds_count{pipeline="orders"} 3
 		t.Errorf("exposition:\n%s\nwant:\n%s", buf.String(), want)
 	}
 	// A pipeline's histograms are one small allocation, made once.
-	if allocs := testing.AllocsPerRun(100, func() { m.observeDuration(r, time.Second); m.observeLateness(r, time.Millisecond) }); allocs != 0 {
+	if allocs := testing.AllocsPerRun(100, func() { m.RunEnded(0, time.Second); m.RunStarted(0, time.Millisecond) }); allocs != 0 {
 		t.Errorf("%v allocations per observation", allocs)
 	}
 }

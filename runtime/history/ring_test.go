@@ -1,4 +1,4 @@
-package runtime
+package history
 
 import (
 	"math"
@@ -12,10 +12,10 @@ import (
 // ringRecord is run i of a varied history: on schedule and late, fenced,
 // failed with a long error, with records, triggered, an outcome the ring
 // has no code for, another worker, a clock set back during the run.
-func ringRecord(i int) RunRecord {
+func ringRecord(i int) Record {
 	start := time.Unix(1_700_000_000+int64(i), int64(i%7)*1_234_567)
 	d := time.Duration(i%5)*3*time.Millisecond + time.Duration(i%3)*1234
-	rec := RunRecord{PipelineID: "p", WorkerID: "w", RunNumber: 1_700_000_000 + int64(i), FencingToken: int64(i / 3),
+	rec := Record{PipelineID: "p", WorkerID: "w", RunNumber: 1_700_000_000 + int64(i), FencingToken: int64(i / 3),
 		Start: start, End: start.Add(d), Duration: d, Outcome: OutcomeSucceeded}
 	switch i % 6 {
 	case 1:
@@ -37,7 +37,7 @@ func ringRecord(i int) RunRecord {
 // quantized is rec at the precision of the ring and of the shared
 // history: the end in ms, the duration in µs, the start the end less the
 // duration.
-func quantized(rec RunRecord) RunRecord {
+func quantized(rec Record) Record {
 	rec.End = time.UnixMilli(rec.End.UnixMilli())
 	rec.Duration = time.Duration(rec.Duration.Microseconds()) * time.Microsecond
 	rec.Start = rec.End.Add(-rec.Duration)
@@ -46,7 +46,7 @@ func quantized(rec RunRecord) RunRecord {
 
 // sameRun compares a record read back from the ring with the one given to
 // it, quantized, by instant; times come back in the local zone.
-func sameRun(t testing.TB, got, given RunRecord) {
+func sameRun(t testing.TB, got, given Record) {
 	t.Helper()
 	want := quantized(given)
 	if !got.Start.Equal(want.Start) || !got.End.Equal(want.End) || got.End.Location() != time.Local {
@@ -60,7 +60,7 @@ func sameRun(t testing.TB, got, given RunRecord) {
 
 // checkRing compares everything r keeps with the newest of all, and
 // checks the buffer holds no more than four times its runs.
-func checkRing(t testing.TB, r *runRing, all []RunRecord, limit int) {
+func checkRing(t testing.TB, r *ring, all []Record, limit int) {
 	t.Helper()
 	got := r.newest("p", 0, nil)
 	if want := min(len(all), limit); len(got) != want || int(r.n) != want {
@@ -74,10 +74,10 @@ func checkRing(t testing.TB, r *runRing, all []RunRecord, limit int) {
 	}
 }
 
-func TestRunRingKeepsTheNewest(t *testing.T) {
+func TestRingKeepsTheNewest(t *testing.T) {
 	for _, limit := range []int{1, 3, 100} {
-		var r runRing
-		var all []RunRecord
+		var r ring
+		var all []Record
 		for i := range 250 {
 			rec := ringRecord(i)
 			all = append(all, rec)
@@ -87,12 +87,12 @@ func TestRunRingKeepsTheNewest(t *testing.T) {
 	}
 }
 
-func TestRunRingLimitAndFilter(t *testing.T) {
-	var r runRing
+func TestRingLimitAndFilter(t *testing.T) {
+	var r ring
 	for i := range 10 {
 		r.add(ringRecord(i), "p", 10)
 	}
-	got := r.newest("p", 2, func(rec RunRecord) bool { return rec.RunNumber%2 == 0 })
+	got := r.newest("p", 2, func(rec Record) bool { return rec.RunNumber%2 == 0 })
 	if len(got) != 2 || got[0].RunNumber != 1_700_000_008 || got[1].RunNumber != 1_700_000_006 {
 		t.Fatalf("got %+v", got)
 	}
@@ -108,20 +108,20 @@ func TestRunRingLimitAndFilter(t *testing.T) {
 		t.Fatalf("limit MaxInt: %+v", got)
 	}
 	// A ring emptied by a limit takes the next run's worker as its own.
-	r.add(RunRecord{PipelineID: "p", WorkerID: "w2", RunNumber: 1}, "p", 1)
+	r.add(Record{PipelineID: "p", WorkerID: "w2", RunNumber: 1}, "p", 1)
 	if got = r.newest("p", 0, nil); len(got) != 1 || got[0].WorkerID != "w2" || r.workerID != "w2" {
 		t.Fatalf("limit 1: %+v, ring worker %q", got, r.workerID)
 	}
 }
 
-// TestRunRingScheduledSuccessBytes: a success on schedule, a few ms late,
+// TestRingScheduledSuccessBytes: a success on schedule, a few ms late,
 // is 4 or 5 bytes; a success that moved hundreds of records 3 more.
-func TestRunRingScheduledSuccessBytes(t *testing.T) {
+func TestRingScheduledSuccessBytes(t *testing.T) {
 	for _, tc := range []struct {
 		records bool
 		max     float64
 	}{{false, 5}, {true, 8}} {
-		var r runRing
+		var r ring
 		for k := range 200 {
 			r.add(historyRun(7, k, tc.records), "p7", 100)
 		}
@@ -135,31 +135,31 @@ func TestRunRingScheduledSuccessBytes(t *testing.T) {
 	}
 }
 
-// TestRunRingNoAllocationPerRun: once its buffer has grown, a ring at its
+// TestRingNoAllocationPerRun: once its buffer has grown, a ring at its
 // limit records a run without allocating, also when the run it drops
 // carries an error text or record counts.
-func TestRunRingNoAllocationPerRun(t *testing.T) {
+func TestRingNoAllocationPerRun(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		edit func(rec *RunRecord, i int64)
+		edit func(rec *Record, i int64)
 	}{
-		{"successes", func(*RunRecord, int64) {}},
-		{"records", func(rec *RunRecord, i int64) { rec.Records = RecordCounts{In: 3 + i%5, Out: 3} }},
-		{"errors", func(rec *RunRecord, i int64) {
+		{"successes", func(*Record, int64) {}},
+		{"records", func(rec *Record, i int64) { rec.Records = RecordCounts{In: 3 + i%5, Out: 3} }},
+		{"errors", func(rec *Record, i int64) {
 			rec.Outcome, rec.Error = OutcomeFailed, "dial tcp 10.0.0.7:5432: connect: connection refused"
 		}},
-		{"other outcome and worker", func(rec *RunRecord, i int64) {
+		{"other outcome and worker", func(rec *Record, i int64) {
 			rec.Outcome, rec.WorkerID, rec.FencingToken = "custom", "w2", 1_700_000_000_000_000+i
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var r runRing
+			var r ring
 			start := time.Unix(1_700_000_000, 0)
 			i := int64(0)
-			var rec RunRecord // made once: the closure's &rec would escape
+			var rec Record // made once: the closure's &rec would escape
 			next := func() {
 				i++
-				rec = RunRecord{PipelineID: "p", WorkerID: "w", Outcome: OutcomeSucceeded, RunNumber: 1_700_000_000 + i,
+				rec = Record{PipelineID: "p", WorkerID: "w", Outcome: OutcomeSucceeded, RunNumber: 1_700_000_000 + i,
 					Start: start.Add(time.Duration(i)*time.Second + time.Duration(i%9)*time.Millisecond + time.Duration(i%1000))}
 				rec.Duration = time.Duration(i%4)*time.Microsecond + time.Duration(i%300)*time.Millisecond
 				rec.End = rec.Start.Add(rec.Duration)
@@ -182,7 +182,7 @@ func TestRunRingNoAllocationPerRun(t *testing.T) {
 // randomRecord is a record the ring may be given, however unlikely: any
 // outcome (codes and not), texts, counts, ids, tokens, run numbers and
 // times anywhere, steps backwards.
-func randomRecord(rng *rand.Rand, prev RunRecord) RunRecord {
+func randomRecord(rng *rand.Rand, prev Record) Record {
 	pick := func(n int) bool { return rng.IntN(n) == 0 }
 	anyInt := func() int64 {
 		switch rng.IntN(4) {
@@ -195,7 +195,7 @@ func randomRecord(rng *rand.Rand, prev RunRecord) RunRecord {
 		}
 		return rng.Int64N(1 << 40)
 	}
-	rec := RunRecord{PipelineID: "p", WorkerID: "w", Outcome: OutcomeSucceeded}
+	rec := Record{PipelineID: "p", WorkerID: "w", Outcome: OutcomeSucceeded}
 	switch rng.IntN(5) {
 	case 0:
 		rec.RunNumber = anyInt()
@@ -222,7 +222,7 @@ func randomRecord(rng *rand.Rand, prev RunRecord) RunRecord {
 	}
 	rec.Start = rec.End.Add(-rec.Duration)
 	if pick(3) {
-		outcomes := append(ringOutcomes[:], "custom", "bien_fait", RunOutcome(strings.Repeat("x", 300)))
+		outcomes := append(ringOutcomes[:], "custom", "bien_fait", Outcome(strings.Repeat("x", 300)))
 		rec.Outcome = outcomes[rng.IntN(len(outcomes))]
 	}
 	if pick(3) {
@@ -244,15 +244,15 @@ func randomRecord(rng *rand.Rand, prev RunRecord) RunRecord {
 	return rec
 }
 
-// TestRunRingRoundTripsRandomRuns: whatever it is given, the ring gives
+// TestRingRoundTripsRandomRuns: whatever it is given, the ring gives
 // back the newest runs quantized to the shared history's precision.
-func TestRunRingRoundTripsRandomRuns(t *testing.T) {
+func TestRingRoundTripsRandomRuns(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for round := range 200 {
 		limit := []int{1, 2, 7, 50}[round%4]
-		var r runRing
-		var all []RunRecord
-		prev := RunRecord{RunNumber: 1_764_000_000, End: time.Unix(1_764_000_000, 0)}
+		var r ring
+		var all []Record
+		prev := Record{RunNumber: 1_764_000_000, End: time.Unix(1_764_000_000, 0)}
 		for range 1 + rng.IntN(120) {
 			rec := randomRecord(rng, prev)
 			all = append(all, rec)
@@ -263,23 +263,23 @@ func TestRunRingRoundTripsRandomRuns(t *testing.T) {
 	}
 }
 
-// FuzzRunRing records a run after two ordinary ones and reads all three
+// FuzzRing records a run after two ordinary ones and reads all three
 // back.
-func FuzzRunRing(f *testing.F) {
+func FuzzRing(f *testing.F) {
 	f.Add(int64(1_764_000_002), int64(1_764_000_002_003_456_789), int64(123_456), "", "", int64(0), int64(5), false, "w")
 	f.Add(int64(-5), int64(-1), int64(-1_999), "custom", "boom", int64(math.MaxInt64), int64(math.MinInt64), true, "")
 	f.Add(int64(math.MaxInt64), int64(math.MinInt64), int64(math.MinInt64), "failed", strings.Repeat("e", 200), int64(-7), int64(0), false, "w2")
 	f.Fuzz(func(t *testing.T, run, endNs, durNs int64, outcome, errText string, token, in int64, triggered bool, worker string) {
 		base := time.Unix(1_764_000_000, 0)
-		all := []RunRecord{
+		all := []Record{
 			{PipelineID: "p", WorkerID: "w", RunNumber: 1_764_000_000, Start: base.Add(time.Millisecond), End: base.Add(2 * time.Millisecond), Duration: time.Millisecond, Outcome: OutcomeSucceeded},
 			{PipelineID: "p", WorkerID: "w", RunNumber: 1_764_000_001, Start: base.Add(time.Second), End: base.Add(time.Second + 3*time.Millisecond), Duration: 3 * time.Millisecond, Outcome: OutcomeFailed, Error: "x"},
 		}
 		end := time.Unix(0, endNs)
-		all = append(all, RunRecord{PipelineID: "p", WorkerID: worker, RunNumber: run, FencingToken: token,
-			Start: end.Add(-time.Duration(durNs)), End: end, Duration: time.Duration(durNs), Outcome: RunOutcome(outcome),
+		all = append(all, Record{PipelineID: "p", WorkerID: worker, RunNumber: run, FencingToken: token,
+			Start: end.Add(-time.Duration(durNs)), End: end, Duration: time.Duration(durNs), Outcome: Outcome(outcome),
 			Error: errText, Records: RecordCounts{In: in}, Triggered: triggered})
-		var r runRing
+		var r ring
 		for _, rec := range all {
 			r.add(rec, "p", 3)
 		}
@@ -289,20 +289,20 @@ func FuzzRunRing(f *testing.F) {
 	})
 }
 
-// TestRunRingBufferShrinks: once runs with long error texts are dropped,
+// TestRingBufferShrinks: once runs with long error texts are dropped,
 // the buffer they needed is given back.
-func TestRunRingBufferShrinks(t *testing.T) {
-	var r runRing
-	var all []RunRecord
+func TestRingBufferShrinks(t *testing.T) {
+	var r ring
+	var all []Record
 	for k := range 300 {
 		rec := historyRun(1, k, false)
 		rec.PipelineID = "p"
 		if k < 100 {
-			rec.Outcome, rec.Error = OutcomeFailed, strings.Repeat("x", MaxRunErrorLen)
+			rec.Outcome, rec.Error = OutcomeFailed, strings.Repeat("x", MaxErrorLen)
 		}
 		all = append(all, rec)
 		r.add(rec, "p", 100)
-		if k == 99 && cap(r.buf) < 100*MaxRunErrorLen {
+		if k == 99 && cap(r.buf) < 100*MaxErrorLen {
 			t.Fatalf("100 failures in %d bytes", cap(r.buf))
 		}
 	}
