@@ -29,6 +29,7 @@ func TestDocsDescribeEveryKey(t *testing.T) {
 	}
 	keys = append(keys, workerKeys...)
 	keys = append(keys, pipelineKeys...)
+	keys = append(keys, afterKeys...)
 	keys = append(keys, tracingKeys...)
 	for _, mode := range modeNames {
 		keys = append(keys, `"`+mode+`"`)

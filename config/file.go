@@ -85,6 +85,14 @@ type Pipeline struct {
 	// Deadline is how long after its fire time a cron or every slot must
 	// have succeeded (runtime.ScheduledPipeline.Deadline); 0 means none.
 	Deadline time.Duration
+	// After names the pipelines of the file whose same slot must have
+	// completed before this pipeline's starts
+	// (runtime.ScheduledPipeline.After); nil: none.
+	After []string
+	// AfterTimeout bounds the wait for them
+	// (runtime.ScheduledPipeline.AfterTimeout); 0 means until the next
+	// slot.
+	AfterTimeout time.Duration
 	// Params are the run parameters the pipeline declares, with their
 	// defaults (params = { day = "2026-01-01" }); nil for none. See
 	// ErrUndeclaredParam.
@@ -94,6 +102,8 @@ type Pipeline struct {
 	// readState is where sources that remember what they read (the file
 	// source) keep it, when the pool coordinates through Redis.
 	readState etl.ReadState
+	// afterAt is where each id of After is written, for diagnostics.
+	afterAt []path
 }
 
 // PipelineIDs returns the pipeline ids in file order.
@@ -158,6 +168,7 @@ func (d *decoder) document(doc map[string]any) *File {
 		}
 	}
 	d.oneWriterPerFile(f)
+	d.afterAcross(f)
 	return f
 }
 
@@ -193,7 +204,7 @@ func (d *decoder) pipeline(id string, m map[string]any, at path) *Pipeline {
 	if err := runtime.ValidatePipelineID(id); err != nil {
 		d.atKey(at, "%s", err)
 	}
-	d.knownKeys(m, at, pipelineKeys)
+	d.knownKeys(m, at, slices.Concat(pipelineKeys, afterKeys))
 	p := &Pipeline{ID: id, BatchSize: DefaultBatchSize, ErrorBackoff: runtime.DefaultErrorBackoff, MaxDeadLetters: -1}
 	p.Params = d.params(m, at)
 
@@ -257,6 +268,7 @@ func (d *decoder) pipeline(id string, m map[string]any, at path) *Pipeline {
 			d.atKey(at.child("deadline"), "%s: deadline needs an every interval of at least a second, not %s: faster runs have no slot to judge", at.child("deadline"), p.Schedule.Every)
 		}
 	}
+	d.after(m, at, p)
 	if n, ok := d.integer(m, at, "max_consecutive_errors", 0, math.MaxInt); ok {
 		p.MaxConsecutiveErrors = n
 	}

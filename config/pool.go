@@ -104,6 +104,7 @@ func (f *File) ScheduledPipelines() []*runtime.ScheduledPipeline {
 			CatchUp:              p.Schedule.catchUpPolicy(),
 		}
 		out[i].RerunInterrupted = p.Schedule.RerunInterrupted
+		out[i].After, out[i].AfterTimeout = p.After, p.AfterTimeout
 		if g := p.Schedule.Grace; g != nil {
 			out[i].Grace = *g
 		}

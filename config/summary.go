@@ -41,6 +41,9 @@ func (f *File) Summary() string {
 		if p.DLQ != nil {
 			fmt.Fprintf(&b, "  dlq:    %s\n", p.DLQ.describe(f.known))
 		}
+		if len(p.After) > 0 {
+			fmt.Fprintf(&b, "  after:  %s\n", p.afterText())
+		}
 		dead := "unlimited"
 		if p.MaxDeadLetters >= 0 {
 			dead = fmt.Sprint(p.MaxDeadLetters)

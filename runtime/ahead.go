@@ -43,7 +43,8 @@ import (
 // ahead.
 func (d *dispatcher) planAhead(r *runner, now int64) {
 	if d.ahead <= 0 || now == 0 || r.askAt != 0 || r.next == 0 || r.pre != nil || r.deferred() != 0 ||
-		r.retry || r.probe || r.sp.Schedule.Kind() != ScheduleCron || r.catchingUp() || r.sp.RerunInterrupted {
+		r.retry || r.probe || r.sp.Schedule.Kind() != ScheduleCron || r.catchingUp() || r.sp.RerunInterrupted ||
+		len(r.sp.After) > 0 {
 		return
 	}
 	var interval int64

@@ -80,6 +80,10 @@ type Capabilities struct {
 	// nil: every worker reports each slot it does not know succeeded (by
 	// its own runs and CompletionReader): once per worker, not per fleet.
 	DeadlineReporter DeadlineReporter
+	// SlotCompletionReader tells whether one slot of a pipeline completed,
+	// which ScheduledPipeline.After waits for. nil: a pipeline with After
+	// is refused before the pool starts.
+	SlotCompletionReader SlotCompletionReader
 }
 
 // DeadlineReporter is the optional capability (Capabilities) that reports

@@ -602,8 +602,11 @@ func (d *dispatcher) acquireBatch(batch []*runner) {
 	var now leaseAsk
 	queued := batch[:0:0]
 	for _, r := range batch {
-		if r.isStopped() {
-			queued = append(queued, r) // its executor finishes it
+		if r.isStopped() || len(r.sp.After) > 0 {
+			// Stopped: its executor finishes it. With After: its executor
+			// asks for the lease once the upstreams completed the slot
+			// (after.go).
+			queued = append(queued, r)
 			continue
 		}
 		ownSlot := r.deferred() != 0 // back from a deferral: ask now

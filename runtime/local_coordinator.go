@@ -288,6 +288,8 @@ func (c *LocalCoordinator) Capabilities() Capabilities {
 		HealthReporter:   c,
 		StatusReporter:   c,
 		DeadlineReporter: c,
+
+		SlotCompletionReader: c,
 	}
 	if c.runs != nil {
 		caps.RunRecorder, caps.RunHistoryReader = c, c

@@ -80,6 +80,11 @@ func (r *runner) read(rd *PipelineReading) int64 {
 		rd.times[5] = time.Unix(rs.lastMissedSlot, 0).UTC()
 		lastMissed = &rd.times[5]
 	}
+	var awaiting *time.Time // After: the slot waiting for its upstreams
+	if rs.awaitingSlot != 0 {
+		t := time.Unix(0, rs.awaitingSlot)
+		awaiting = &t
+	}
 	var lastRun *LastRunStatus
 	if st.lastEnd != 0 {
 		rd.lastRun = lastRunOf(st)
@@ -114,6 +119,9 @@ func (r *runner) read(rd *PipelineReading) int64 {
 		StaleWritesRefused: rs.staleRefused,
 		LastFencingToken:   st.lastToken,
 		LastSuccess:        at(6, st.lastSuccess),
+		SkippedUpstream:    rs.skippedUpstream,
+		LastSkipReason:     rs.lastSkipReason,
+		AwaitingUpstream:   awaiting,
 	}
 	return planned
 }

@@ -576,6 +576,7 @@ func (p *WorkerPool) validate() error {
 	if len(p.pipelines) == 0 {
 		errs = append(errs, fmt.Errorf("%w: no pipelines registered", ErrInvalidPipeline))
 	}
+	errs = append(errs, afterPoolProblems(p.pipelines, p.cfg.coordinator)...)
 	return errors.Join(errs...)
 }
 

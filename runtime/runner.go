@@ -179,6 +179,12 @@ type rareStats struct {
 	// their deadline (deadline.go), lastMissedSlot is the last (Unix s).
 	deadlinesMissed uint64
 	lastMissedSlot  int64
+	// After (after.go): slots skipped because an upstream had not
+	// completed them, the last reason, and the slot waited for now (Unix
+	// ns, 0: none).
+	skippedUpstream uint64
+	lastSkipReason  string
+	awaitingSlot    int64
 	// heldLogged is when heldElsewhere last logged at info level (Unix ns).
 	heldLogged int64
 	// missedLog holds the skipped slots not yet logged (missed_slots.go).
@@ -195,6 +201,8 @@ type rarePlan struct {
 	// deferredSlot is the plan (next) a deferred lease request was decided
 	// for, while the runner waits out the deferral; 0 otherwise.
 	deferredSlot int64
+	// after is the slot a pipeline with After waits for (after.go).
+	after *afterWait
 }
 
 // rareLocked returns the runner's rare state, making it; r.mu is held.
@@ -346,7 +354,7 @@ func (r *runner) begin(now time.Time) {
 // time, so after a jump back no slot runs twice; the pipeline just waits for
 // the clock to reach its next slot again.
 func (r *runner) shift(d time.Duration) bool {
-	if r.next == 0 || (r.sp.Schedule.Kind() == ScheduleCron && !r.retry) {
+	if r.next == 0 || (r.sp.Schedule.Kind() == ScheduleCron && !r.retry && !r.awaitingUpstream()) {
 		return false
 	}
 	r.next -= int64(d)
@@ -374,6 +382,8 @@ func (r *runner) step(now time.Time) (end time.Time, done bool, err error) {
 	)
 	if p := r.pre; p != nil {
 		runNumber, run = p.runNumber, p.run
+	} else if len(r.sp.After) > 0 {
+		runNumber, run, planned = r.decideAfter(now, planned)
 	} else {
 		runNumber, run = r.decide(now)
 	}

@@ -82,6 +82,27 @@ type ScheduledPipeline struct {
 	// (its run number). 0, the default, means no deadline; a negative one,
 	// or one on a continuous or once schedule, is invalid.
 	Deadline time.Duration
+	// After names the pipelines this one depends on, by PipelineID: slot
+	// S of this pipeline starts only once each of them completed slot S
+	// (the same fire time; an every slot is its interval window),
+	// fleet-wide, so a load never reads what its extract has not written
+	// yet. Both must have the same schedule. The slot is waited for
+	// without holding a lease or blocking other pipelines, asking the
+	// coordinator every AfterPollInterval, for at most AfterTimeout; a
+	// slot whose upstream has not completed by then is skipped with the
+	// reason "upstream … has not completed slot …" (a WARN line,
+	// notify.UpstreamNotCompleted, agora_attempts_skipped_total with
+	// reason upstream, /status). An upstream must be registered in the
+	// same pool, unless the coordinator is fleet-wide (the Redis one),
+	// where it may run in another binary. Cron and every schedules only;
+	// the coordinator must be a SlotCompletionReader.
+	After []string
+	// AfterTimeout is how long after a slot's fire time (or after it came
+	// due, for a slot run late) the slot waits for its upstreams (After)
+	// before it is skipped; 0 means until the next slot's fire time.
+	// Longer than the interval, the slots after it start late, as after a
+	// run that overran them. Only with After.
+	AfterTimeout time.Duration
 	// TracerProvider traces this pipeline's runs (see WithTracerProvider),
 	// in place of the pool's; nil means the pool's, and untraced when
 	// started alone. Start flushes it at the end; it is never shut down
@@ -147,6 +168,7 @@ func (sp *ScheduledPipeline) problems() []error {
 	if err := sp.deadlineProblem(); err != nil {
 		errs = append(errs, err)
 	}
+	errs = append(errs, sp.afterProblems()...)
 	if sp.Grace < 0 {
 		errs = append(errs, fmt.Errorf("negative Grace %s", sp.Grace))
 	}

@@ -101,6 +101,16 @@ type PipelineStatus struct {
 	// LastMissedSlot is the fire time of the last slot this worker
 	// reported as missing its deadline; nil before the first.
 	LastMissedSlot *time.Time `json:"last_missed_slot,omitempty"`
+	// SkippedUpstream counts the slots skipped because an upstream
+	// (ScheduledPipeline.After) had not completed them within
+	// AfterTimeout.
+	SkippedUpstream uint64 `json:"skipped_upstream,omitempty"`
+	// LastSkipReason says why the last such slot was skipped: `upstream
+	// "extract" has not completed slot 2026-01-02T03:04:00Z`.
+	LastSkipReason string `json:"last_skip_reason,omitempty"`
+	// AwaitingUpstream is the slot (its fire time) waiting for its
+	// upstreams right now; nil when none is.
+	AwaitingUpstream *time.Time `json:"awaiting_upstream,omitempty"`
 	// Outcomes splits the runs and skipped attempts by how they ended,
 	// which alerts tell apart (a panic from an error, a lease held
 	// elsewhere from a completed slot).

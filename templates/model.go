@@ -107,6 +107,12 @@ type Pipeline struct {
 	// RerunInterrupted re-runs a slot whose holder died
 	// (runtime.ScheduledPipeline.RerunInterrupted).
 	RerunInterrupted bool
+	// After names the pipelines whose same slot must have completed first
+	// (runtime.ScheduledPipeline.After), in the order written; nil: none.
+	After []string
+	// AfterTimeout bounds the wait for them
+	// (runtime.ScheduledPipeline.AfterTimeout); 0 keeps the default.
+	AfterTimeout time.Duration
 }
 
 // ScheduleKind is the kind of a Schedule.

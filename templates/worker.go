@@ -175,6 +175,16 @@ func getWorkerBody(g *jen.Group, imp *imports, w Worker, pipelines []Pipeline) {
 		if p.RerunInterrupted {
 			fields = append(fields, field("RerunInterrupted", jen.True()))
 		}
+		if len(p.After) > 0 {
+			ids := make([]jen.Code, len(p.After))
+			for i, id := range p.After {
+				ids[i] = jen.Lit(id)
+			}
+			fields = append(fields, field("After", jen.Index().String().Values(ids...)))
+		}
+		if p.AfterTimeout > 0 {
+			fields = append(fields, field("AfterTimeout", imp.duration(p.AfterTimeout)))
+		}
 		fields = append(fields, jen.Line())
 		g.Id("pool").Dot("Register").Call(jen.Op("&").Add(rt("ScheduledPipeline")).Values(fields...))
 	}

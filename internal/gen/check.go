@@ -35,6 +35,8 @@ type pipelineDecl struct {
 	templates.Pipeline
 	dir   *directive
 	idPos token.Position
+	// afterAt is where each id of After is written, for diagnostics.
+	afterAt []token.Position
 	// at is the factory's "file.go:line", for diagnostics only: the
 	// generated file names the file alone (Source), so that lines added
 	// above a factory leave it byte-identical.
@@ -189,6 +191,7 @@ func (c *checker) checkSchedule(d *directive) (pipelineDecl, bool) {
 		}
 		p.Deadline = v.Duration
 	}
+	c.checkAfterKeys(d, vals, kinds, &p)
 	if v, has := vals["rerun_interrupted"]; has {
 		if len(kinds) == 1 && kinds[0].Key.Name != "cron" && kinds[0].Key.Name != "every" {
 			fail(d.pos(c.fset, v.KeyOff), "rerun_interrupted applies to cron and every schedules only, not %s: it re-runs a slot", kinds[0].Key.Name)

@@ -48,6 +48,7 @@ func checkPackage(l *loaded, pkg *packages.Package, forceMain bool, ds *Diagnost
 	}
 	decls := c.checkSchedules(s.schedules)
 	generated := c.checkNames(decls, w)
+	c.checkAfter(decls, w)
 	beforeCompile := ds.Len()
 	c.compileErrors(generated)
 	if ds.Len() > before {

@@ -123,6 +123,8 @@ var Registry = []*Directive{
 			{Name: "grace", Type: Duration, Doc: "cron only: how late a slot may start and still run under catch_up=skip (positive; default 1m)"},
 			{Name: "timeout", Type: Duration, Doc: "cancel a run still going after this long; it counts as failed and its lease is released (positive; default: no limit)"},
 			{Name: "deadline", Type: Duration, Doc: "cron and every only: how long after its fire time a slot must have succeeded; a slot that has not is reported once as missed (positive; default: none)"},
+			{Name: "after", Type: String, Doc: "cron and every only: the pipelines this one depends on, by id, comma-separated (after=extract, after=\"extract,clean\"); slot S starts only once each of them completed slot S, fleet-wide; both need the same schedule"},
+			{Name: "after_timeout", Type: Duration, Doc: "with after only: how long after its fire time a slot waits for its upstreams before it is skipped (positive; default: until the next slot)"},
 			{Name: "timezone", Type: String, Doc: "cron only: the IANA time zone the expression's times are read in, such as Europe/Berlin (the form of a CRON_TZ=<zone> prefix; default: the worker's local zone)"},
 			{Name: "rerun_interrupted", Type: Flag, Doc: "cron and every only: re-run a slot whose holder died before completing it, on the worker that takes the lease over, with a new fencing token (with a fenced upsert sink: effectively once)"},
 		},

@@ -29,6 +29,8 @@ func capabilityCases() []testCase {
 		{name: "NothingPaused", run: testNotPaused},
 		{name: "MissedDeadline", run: testMissedDeadline},
 		{name: "FleetMissedDeadlineOnce", fleet: true, run: testFleetMissedDeadline},
+		{name: "SlotCompleted", run: testSlotCompleted},
+		{name: "FleetSlotCompleted", fleet: true, run: testFleetSlotCompleted},
 	}
 }
 
@@ -447,5 +449,78 @@ func testFleetMissedDeadline(t *testing.T, f *fleet) {
 	}
 	if ra == rb {
 		t.Fatalf("MissedDeadline answered %v and %v; want exactly one worker to report the slot", ra, rb)
+	}
+}
+
+// SlotCompleted answers for one slot: its own completion, never a later
+// slot's, a failed run's, or another pipeline's. With a RunRecorder, an
+// earlier slot whose success was recorded stays completed after later
+// ones complete.
+func testSlotCompleted(t *testing.T, f *fleet) {
+	w := f.worker("p", "q")
+	f.needs(w.caps.SlotCompletionReader != nil, "SlotCompletionReader")
+	completed := func(pipelineID string, slot int64) bool {
+		t.Helper()
+		ok, err := w.caps.SlotCompletionReader.SlotCompleted(ctx(t), pipelineID, runtime.RunValue(slot))
+		if err != nil {
+			t.Fatalf("SlotCompleted(%q, %d): %v", pipelineID, runtime.RunValue(slot), err)
+		}
+		return ok
+	}
+	if completed("p", f.slot(1)) {
+		t.Fatal("SlotCompleted: a slot of a pipeline that never ran")
+	}
+	w.mustAcquire("p", f.slot(1))
+	w.release("p") // failed
+	if completed("p", f.slot(1)) {
+		t.Fatal("SlotCompleted: a slot whose run failed")
+	}
+	w.mustAcquire("p", f.slot(2))
+	w.complete("p")
+	if !completed("p", f.slot(2)) {
+		t.Fatal("SlotCompleted: not the slot just completed")
+	}
+	if completed("p", f.slot(1)) {
+		t.Fatal("SlotCompleted: a slot that failed, once a later one completed")
+	}
+	if completed("p", f.slot(3)) || completed("q", f.slot(2)) {
+		t.Fatal("SlotCompleted: a later slot, or another pipeline's")
+	}
+	if w.caps.RunRecorder == nil {
+		return
+	}
+	finish := func(slot int64, outcome history.Outcome) {
+		t.Helper()
+		lease := w.mustAcquire("p", slot)
+		end := time.Now()
+		rec := history.Record{PipelineID: "p", RunNumber: lease.RunNumber, FencingToken: lease.FencingToken, WorkerID: lease.WorkerID,
+			Start: end.Add(-time.Millisecond), End: end, Duration: time.Millisecond, Outcome: outcome}
+		if outcome != history.OutcomeSucceeded {
+			rec.Error = "failed"
+		}
+		if err := w.caps.RunRecorder.FinishRun(ctx(t), rec); err != nil {
+			t.Fatalf("FinishRun: %v", err)
+		}
+	}
+	finish(f.slot(3), history.OutcomeSucceeded)
+	finish(f.slot(4), history.OutcomeFailed)
+	finish(f.slot(5), history.OutcomeSlotDone)
+	finish(f.slot(6), history.OutcomeSucceeded)
+	for i, want := range map[int]bool{3: true, 4: false, 5: true, 6: true} {
+		if got := completed("p", f.slot(i)); got != want {
+			t.Errorf("SlotCompleted(slot %d) = %v after later slots completed, want %v (recorded in the run history)", i, got, want)
+		}
+	}
+}
+
+// A slot completed by one worker is completed for every worker.
+func testFleetSlotCompleted(t *testing.T, f *fleet) {
+	a, b := f.worker("p"), f.worker("p")
+	f.needs(b.caps.SlotCompletionReader != nil, "SlotCompletionReader")
+	a.mustAcquire("p", f.slot(1))
+	a.complete("p")
+	ok, err := b.caps.SlotCompletionReader.SlotCompleted(ctx(t), "p", runtime.RunValue(f.slot(1)))
+	if err != nil || !ok {
+		t.Fatalf("SlotCompleted on another worker = %v, %v; want true", ok, err)
 	}
 }

@@ -8,7 +8,8 @@ import "github.com/agora-etl/agora/runtime"
 // Redis), reports health, status and lease holders, reads the last
 // completed slots for catch-up, carries fleet commands and schedules,
 // re-runs interrupted slots, keeps a run history, and counts failed runs
-// and backs off fleet-wide.
+// and backs off fleet-wide, and tells whether a slot completed for the
+// pipelines that wait for their upstreams.
 func (c *RedisWorkerCoordinator) Capabilities() runtime.Capabilities {
 	return runtime.Capabilities{
 		FailureSharer:       c,
@@ -25,5 +26,7 @@ func (c *RedisWorkerCoordinator) Capabilities() runtime.Capabilities {
 		RunRecorder:         c,
 		RunHistoryReader:    c,
 		DeadlineReporter:    c,
+
+		SlotCompletionReader: c,
 	}
 }

@@ -19,7 +19,7 @@ var (
 	descRuns = prometheus.NewDesc("agora_runs_total",
 		"Finished runs by how they ended: success, error, panic or cancelled.", []string{"pipeline", "status"}, nil)
 	descSkipped = prometheus.NewDesc("agora_attempts_skipped_total",
-		"Attempts not run, by reason: lease_held (another replica has it), coordinator_unavailable, paused, missed (cron slots past the grace), completed (the slot already ran).",
+		"Attempts not run, by reason: lease_held (another replica has it), coordinator_unavailable, paused, missed (cron slots past the grace), completed (the slot already ran), upstream (an upstream had not completed the slot in time).",
 		[]string{"pipeline", "reason"}, nil)
 	descLeaseHeld = prometheus.NewDesc("agora_lease_held",
 		"1 while this replica holds the pipeline's lease for a run, else 0.", []string{"pipeline"}, nil)
@@ -109,6 +109,9 @@ func (c *poolCollector) Collect(ch chan<- prometheus.Metric) {
 		counter(descSkipped, st.SkippedPaused, id, "paused")
 		counter(descSkipped, st.MissedSlots, id, "missed")
 		counter(descSkipped, o.SkippedCompleted, id, "completed")
+		if len(rd.Pipeline.After) > 0 {
+			counter(descSkipped, st.SkippedUpstream, id, "upstream")
+		}
 		gauge(descLeaseHeld, b2f(st.RunningSince != nil), id)
 		counter(descLeaseLost, st.LeaseLost, id)
 		gauge(descToken, float64(st.LastFencingToken), id)

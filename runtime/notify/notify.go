@@ -36,6 +36,13 @@ const (
 	// Redis one), by the worker that found it; never while the pipeline is
 	// paused.
 	DeadlineMissed Kind = "deadline_missed"
+	// UpstreamNotCompleted: a slot of a pipeline with dependencies
+	// (runtime.ScheduledPipeline.After) was skipped because an upstream
+	// had not completed the same slot in time. RunNumber is the slot (its
+	// fire time in Unix seconds), Upstream the pipeline waited for, Error
+	// the reason ("upstream … has not completed slot …"). Sent by the
+	// worker that skipped it.
+	UpstreamNotCompleted Kind = "upstream_not_completed"
 )
 
 // Event is what the webhook receives, as a JSON object.
@@ -57,6 +64,9 @@ type Event struct {
 	// Deadline is the pipeline's deadline as a Go duration ("15m0s"), set
 	// for DeadlineMissed only.
 	Deadline string `json:"deadline,omitempty"`
+	// Upstream names the pipeline a skipped slot waited for, set for
+	// UpstreamNotCompleted only.
+	Upstream string `json:"upstream,omitempty"`
 	// Time is when it happened.
 	Time time.Time `json:"time"`
 }

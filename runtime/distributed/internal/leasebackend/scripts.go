@@ -19,7 +19,8 @@ import (
 // EpochInitScript keep the state epoch (runtime/distributed's epoch.go),
 // FailScript records a failed run and gives its lease back, and
 // FailResetScript clears a stopped pipeline's failure state (failures.go),
-// and DeadlineScript decides who reports a missed deadline (deadline.go).
+// DeadlineScript decides who reports a missed deadline (deadline.go), and
+// SlotCompletedScript tells whether one slot completed (after.go).
 var (
 	//go:embed lua/acquire.lua
 	acquireSource string
@@ -37,6 +38,8 @@ var (
 	failResetSource string
 	//go:embed lua/deadline.lua
 	deadlineSource string
+	//go:embed lua/slot_completed.lua
+	slotCompletedSource string
 
 	AcquireScript   = newScript(acquireSource)
 	RenewScript     = newScript(renewSource)
@@ -46,6 +49,9 @@ var (
 	FailScript      = newScript(failSource)
 	FailResetScript = newScript(failResetSource)
 	DeadlineScript  = newScript(deadlineSource)
+	// SlotCompletedScript is not loaded at connect: only workers with a
+	// downstream pipeline run it, and the first call loads it.
+	SlotCompletedScript = newScript(slotCompletedSource)
 
 	// PrimaryScripts are the scripts the primary Redis runs, loaded when
 	// the coordinator connects (the epoch bump runs once per new

@@ -15,9 +15,9 @@ import (
 func TestEveryScriptHasItsSourceAndItsSHA1(t *testing.T) {
 	all := append(slices.Clone(PrimaryScripts), EpochBumpScript)
 	all = append(all, QuorumScripts...)
-	all = append(all, HistoryMatchScript)
-	if len(all) != 12 {
-		t.Fatalf("%d scripts, want the 12 of lua/", len(all))
+	all = append(all, HistoryMatchScript, SlotCompletedScript)
+	if len(all) != 13 {
+		t.Fatalf("%d scripts, want the 13 of lua/", len(all))
 	}
 	for _, s := range all {
 		src := Source(s)
