@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/agora-etl/agora/internal/typo"
 	"github.com/agora-etl/agora/runtime"
@@ -56,11 +55,12 @@ func (d *decoder) after(m map[string]any, at path, p *Pipeline) {
 	// to lack slots is reported here.
 	switch mode := p.Schedule.Mode; {
 	case mode == "continuous" || mode == "once":
-		d.atKey(at.child("after"), "%s: after needs a cron or every schedule (mode = %q has no slots to wait for)", at.child("after"), mode)
+		d.atKey(at.child("after"), "%s: after needs a cron schedule (mode = %q has no slots to wait for)", at.child("after"), mode)
 		p.After, p.afterAt = nil, nil
-	case mode == "every" && p.Schedule.Every > 0 && p.Schedule.Every < time.Second:
-		// The pool refuses it too: runs this frequent have no slot.
-		d.atKey(at.child("after"), "%s: after needs an every interval of at least a second, not %s: faster runs have no slot to wait for", at.child("after"), p.Schedule.Every)
+	case mode == "every":
+		// An every run starts an interval after the previous one finished,
+		// so upstream and downstream slots drift apart (docs/schedules.md).
+		d.atKey(at.child("after"), "%s: after needs a cron schedule, not mode = \"every\": an every run starts an interval after the previous one finished, so its slots drift with run times and rarely match an upstream's; mode = \"cron\" with expr = \"@every <interval>\" keeps the interval on a fixed grid", at.child("after"))
 		p.After, p.afterAt = nil, nil
 	}
 }

@@ -87,6 +87,12 @@ source = { type = "iterable", records = [{ id = 1 }] }
 sinks = [{ type = "stdout" }]
 schedule = { mode = "cron", expr = "0 * * * *" }
 
+[pipelines.drift]
+after = ["hourly"]
+source = { type = "iterable", records = [{ id = 1 }] }
+sinks = [{ type = "stdout" }]
+schedule = { mode = "every", hours = 1 }
+
 [pipelines.pang]
 after = ["pang2"]
 source = { type = "iterable", records = [{ id = 1 }] }
@@ -113,11 +119,12 @@ schedule = { mode = "cron", expr = "0 * * * *" }
 		`c.toml:8:40: pipelines.daily.after[3]: "hourly" is named twice`,
 		`c.toml:8:50: pipelines.daily.after[4]: want a string, got an integer`,
 		`c.toml:8:53: pipelines.daily.after[5]: an empty pipeline id`,
-		`c.toml:14:1: pipelines.stream.after: after needs a cron or every schedule (mode = "continuous" has no slots to wait for)`,
+		`c.toml:14:1: pipelines.stream.after: after needs a cron schedule (mode = "continuous" has no slots to wait for)`,
+		`c.toml:39:1: pipelines.drift.after: after needs a cron schedule, not mode = "every": an every run starts an interval after the previous one finished, so its slots drift`,
 		`c.toml:20:1: pipelines.lone.after_timeout: after_timeout without after`,
 		`pipelines.ping.after_timeout:`,
 		`pipelines.pong.after: want an array of pipeline ids, got a string`,
-		`c.toml:45:10: pipelines.pang2.after[0]: after makes a cycle, pang → pang2 → pang: none of them would ever start`,
+		`c.toml:51:10: pipelines.pang2.after[0]: after makes a cycle, pang → pang2 → pang: none of them would ever start`,
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("diagnostics lack %q:\n%s", want, got)

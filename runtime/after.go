@@ -57,8 +57,9 @@ type SlotCompletionReader interface {
 	SlotCompleted(ctx context.Context, pipelineID string, slot int64) (bool, error)
 }
 
-// errAfterSchedule is the problem of After on a schedule without slots.
-var errAfterSchedule = errors.New("after needs a cron or every schedule")
+// errAfterSchedule is the problem of After on a schedule without fixed
+// slots.
+var errAfterSchedule = errors.New("after needs a cron schedule")
 
 // afterProblems lists the problems of sp's own After settings; those
 // between pipelines are the pool's (afterPoolProblems).
@@ -76,11 +77,16 @@ func (sp *ScheduledPipeline) afterProblems() []error {
 	switch sp.Schedule.Kind() {
 	case ScheduleCron:
 	case ScheduleEvery:
-		if iv := sp.Schedule.Interval(); iv < time.Second {
-			// Such runs are numbered by the coordinator, not by a slot
-			// (everyRunNumber): there is no slot to wait for.
-			errs = append(errs, fmt.Errorf("%w of at least a second, not %s", errAfterSchedule, iv))
+		// An every run starts an interval after the previous one
+		// finished and is numbered by the window it starts in, so an
+		// upstream and its downstream, each drifting by its own run
+		// times, rarely share a window: the downstream would skip most
+		// of its slots. "@every" is the same interval on a fixed grid.
+		msg := "an every run starts an interval after the previous one finished, so its slots drift with run times and rarely match an upstream's"
+		if iv := sp.Schedule.Interval(); iv >= time.Second {
+			msg += fmt.Sprintf("; cron=\"@every %s\" keeps the interval on a fixed grid", iv)
 		}
+		errs = append(errs, fmt.Errorf("%w, not %s: %s", errAfterSchedule, sp.Schedule.String(), msg))
 	default:
 		errs = append(errs, fmt.Errorf("%w, not %s", errAfterSchedule, sp.Schedule.String()))
 	}
@@ -119,7 +125,7 @@ func afterPoolProblems(pipelines []*ScheduledPipeline, coord Coordinator) []erro
 		if _, dup := byID[sp.PipelineID]; !dup {
 			byID[sp.PipelineID] = sp
 		}
-		if k := sp.Schedule.Kind(); len(sp.After) > 0 && (k == ScheduleCron || k == ScheduleEvery) {
+		if len(sp.After) > 0 && sp.Schedule.Kind() == ScheduleCron {
 			// Other kinds are refused by afterProblems already.
 			downstream = append(downstream, sp)
 		}

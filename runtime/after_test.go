@@ -191,27 +191,6 @@ func TestAfterSkipsEverySlotWhileTheUpstreamIsPaused(t *testing.T) {
 	}
 }
 
-// Every schedules: the slot is the interval window; a downstream window
-// waits for the upstream's same window, up to the next window by default.
-func TestAfterOnEverySchedules(t *testing.T) {
-	clock := clocktest.NewFake(t0) // 10:07:30
-	c := newChain(clock)
-	d := &poolDriver{clock: clock, logs: &syncBuffer{}}
-	every := runtime.Every(time.Minute)
-	d.start(t,
-		&runtime.ScheduledPipeline{PipelineID: "load", Schedule: every, Factory: c.load, After: []string{"extract"}},
-		&runtime.ScheduledPipeline{PipelineID: "extract", Schedule: every, Factory: c.extract},
-	)
-	advanceTo(t, clock, d, hms(10, 10, 0))
-	if err := d.stop(t); err != nil {
-		t.Fatal(err)
-	}
-	loads, early, _ := c.snapshot()
-	if len(early) > 0 || len(loads) == 0 || loads[0] != hms(10, 7, 0).Unix() {
-		t.Fatalf("load ran windows %v (early: %v); want the 10:07 window first, none early", loads, early)
-	}
-}
-
 // The pool refuses what cannot work, naming each problem before anything
 // starts.
 func TestAfterProblemsAreRefusedAtRun(t *testing.T) {
@@ -242,13 +221,15 @@ func TestAfterProblemsAreRefusedAtRun(t *testing.T) {
 			{PipelineID: "c", Schedule: runtime.Continuous(), Factory: noop, After: []string{"x"}},
 			{PipelineID: "o", Schedule: runtime.Once(), Factory: noop, After: []string{"x"}},
 			{PipelineID: "s", Schedule: runtime.Every(100 * time.Millisecond), Factory: noop, After: []string{"x"}},
+			{PipelineID: "e", Schedule: runtime.Every(time.Minute), Factory: noop, After: []string{"x"}},
 			{PipelineID: "self", Schedule: minute, Factory: noop, After: []string{"self", "x", "x", ""}},
 			{PipelineID: "t", Schedule: minute, Factory: noop, AfterTimeout: time.Minute},
 			{PipelineID: "n", Schedule: minute, Factory: noop, After: []string{"x"}, AfterTimeout: -time.Second},
 		}, []string{
-			`("c"): after needs a cron or every schedule, not continuous`,
-			`("o"): after needs a cron or every schedule, not once`,
-			`("s"): after needs a cron or every schedule of at least a second, not 100ms`,
+			`("c"): after needs a cron schedule, not continuous`,
+			`("o"): after needs a cron schedule, not once`,
+			`("s"): after needs a cron schedule, not every=100ms`,
+			`("e"): after needs a cron schedule, not every=1m0s: an every run starts an interval after the previous one finished, so its slots drift with run times and rarely match an upstream's; cron="@every 1m0s" keeps the interval on a fixed grid`,
 			`depends on itself: "self" in After`,
 			`"x" twice in After`,
 			`an empty pipeline id in After`,

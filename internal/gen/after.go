@@ -28,13 +28,19 @@ func (c *checker) checkAfterKeys(d *directive, vals map[string]*value, kinds []*
 	if !has {
 		return
 	}
-	if len(kinds) == 1 && kinds[0].Key.Name != "cron" && kinds[0].Key.Name != "every" {
-		c.ds.Add(d.pos(c.fset, v.KeyOff), "after needs cron= or every=, not %s: a slot waits for the same slot of its upstreams", kinds[0].Key.Name)
+	if e, ok := vals["every"]; ok && len(kinds) == 1 {
+		// An every run starts an interval after the previous one finished,
+		// so upstream and downstream slots drift apart (the pool refuses
+		// it too).
+		msg := fmt.Sprintf("after needs cron=, not every=%s: an every run starts an interval after the previous one finished, so its slots drift with run times and rarely match an upstream's", e.Value)
+		if e.Duration >= time.Second {
+			msg += fmt.Sprintf("; cron=\"@every %s\" keeps the interval on a fixed grid", e.Value)
+		}
+		c.ds.Add(d.pos(c.fset, v.KeyOff), "%s", msg)
 		return
 	}
-	if e, ok := vals["every"]; ok && e.Duration > 0 && e.Duration < time.Second {
-		// The pool refuses it too: runs this frequent have no slot.
-		c.ds.Add(d.pos(c.fset, v.KeyOff), "after needs every= of at least a second, not every=%s: faster runs have no slot to wait for", e.Value)
+	if len(kinds) == 1 && kinds[0].Key.Name != "cron" {
+		c.ds.Add(d.pos(c.fset, v.KeyOff), "after needs cron=, not %s: a slot waits for the same slot of its upstreams", kinds[0].Key.Name)
 		return
 	}
 	raw, base := v.Value, v.ValueOff

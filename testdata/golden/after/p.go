@@ -29,14 +29,3 @@ func BuildLoad(context.Context) (*Job, error) { return &Job{}, nil }
 //
 //agora:schedule cron="0 * * * *" after=load,billing-export
 func BuildReport(context.Context) (*Job, error) { return &Job{}, nil }
-
-// BuildRollup runs every 15 minutes after an upstream of the same
-// interval.
-//
-//agora:schedule every=15m after=tick
-func BuildRollup(context.Context) (*Job, error) { return &Job{}, nil }
-
-// BuildTick runs every 15 minutes.
-//
-//agora:schedule every=15m
-func BuildTick(context.Context) (*Job, error) { return &Job{}, nil }

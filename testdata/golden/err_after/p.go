@@ -49,6 +49,11 @@ func BuildZero(context.Context) (*Job, error) { return &Job{}, nil }
 //agora:schedule every=500ms after=hourly
 func BuildFast(context.Context) (*Job, error) { return &Job{}, nil }
 
+// BuildRollup runs 15 minutes after its last run ended: its slots drift.
+//
+//agora:schedule every=15m after=hourly
+func BuildRollup(context.Context) (*Job, error) { return &Job{}, nil }
+
 // BuildPing and BuildPong wait for each other.
 //
 //agora:schedule cron="0 * * * *" after=pong

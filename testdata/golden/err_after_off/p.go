@@ -13,10 +13,10 @@ func (*Job) Run(context.Context) error { return nil }
 
 // BuildExtract reads.
 //
-//agora:schedule every=1h
+//agora:schedule cron="0 * * * *"
 func BuildExtract(context.Context) (*Job, error) { return &Job{}, nil }
 
 // BuildLoad misspells its upstream.
 //
-//agora:schedule every=1h after=extrac
+//agora:schedule cron="0 * * * *" after=extrac
 func BuildLoad(context.Context) (*Job, error) { return &Job{}, nil }

@@ -20,10 +20,6 @@ const (
 	PipelineLoad = "load"
 	// PipelineReport runs BuildReport (p.go) on cron "0 * * * *".
 	PipelineReport = "report"
-	// PipelineRollup runs BuildRollup (p.go) every 15m.
-	PipelineRollup = "rollup"
-	// PipelineTick runs BuildTick (p.go) every 15m.
-	PipelineTick = "tick"
 )
 
 // Each guard stops the build when its factory's signature no longer matches
@@ -33,8 +29,6 @@ var (
 	_ func(context.Context) (*Job, error) = BuildExtract // p.go: signature changed? re-run go generate
 	_ func(context.Context) (*Job, error) = BuildLoad    // p.go: signature changed? re-run go generate
 	_ func(context.Context) (*Job, error) = BuildReport  // p.go: signature changed? re-run go generate
-	_ func(context.Context) (*Job, error) = BuildRollup  // p.go: signature changed? re-run go generate
-	_ func(context.Context) (*Job, error) = BuildTick    // p.go: signature changed? re-run go generate
 )
 
 // GetWorker returns a worker pool that runs every pipeline declared in this
@@ -68,17 +62,6 @@ func GetWorker() (*runtime.WorkerPool, error) {
 		Factory:    runtime.FactoryOf(BuildReport),
 		Schedule:   runtime.MustCron("0 * * * *"),
 		After:      []string{"load", "billing-export"},
-	})
-	pool.Register(&runtime.ScheduledPipeline{
-		PipelineID: PipelineRollup,
-		Factory:    runtime.FactoryOf(BuildRollup),
-		Schedule:   runtime.Every(15 * time.Minute),
-		After:      []string{"tick"},
-	})
-	pool.Register(&runtime.ScheduledPipeline{
-		PipelineID: PipelineTick,
-		Factory:    runtime.FactoryOf(BuildTick),
-		Schedule:   runtime.Every(15 * time.Minute),
 	})
 	return pool, nil
 }
