@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agora-etl/agora/internal/aftergraph"
 	"github.com/agora-etl/agora/internal/typo"
 	"github.com/agora-etl/agora/runtime"
 )
@@ -93,38 +94,19 @@ func (d *decoder) afterAcross(f *File) {
 			}
 		}
 	}
-	const (
-		unseen = iota
-		onPath
-		finished
-	)
-	state := map[string]int{}
-	var stack []string
-	var visit func(p *Pipeline)
-	visit = func(p *Pipeline) {
-		state[p.ID] = onPath
-		stack = append(stack, p.ID)
-		for i, id := range p.After {
-			up, ok := byID[id]
-			if !ok {
-				continue
-			}
-			switch state[id] {
-			case unseen:
-				visit(up)
-			case onPath:
-				start := slices.Index(stack, id)
-				cycle := strings.Join(append(slices.Clone(stack[start:]), id), " → ")
-				d.atValue(p.afterAt[i], "%s: after makes a cycle, %s: none of them would ever start", p.afterAt[i], cycle)
-			}
-		}
-		stack = stack[:len(stack)-1]
-		state[p.ID] = finished
+	roots := make([]string, len(f.Pipelines))
+	for i, p := range f.Pipelines {
+		roots[i] = p.ID
 	}
-	for _, p := range f.Pipelines {
-		if len(p.After) > 0 && state[p.ID] == unseen {
-			visit(p)
+	for _, c := range aftergraph.Cycles(roots, func(id string) ([]string, bool) {
+		p, ok := byID[id]
+		if !ok {
+			return nil, false
 		}
+		return p.After, true
+	}) {
+		at := byID[c.From].afterAt[c.Edge]
+		d.atValue(at, "%s: after makes a cycle, %s: none of them would ever start", at, strings.Join(c.Path, " → "))
 	}
 }
 

@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
+	"strings"
 	"time"
 
+	"github.com/agora-etl/agora/internal/aftergraph"
 	"github.com/agora-etl/agora/runtime/notify"
 )
 
@@ -169,47 +172,25 @@ func afterPoolProblems(pipelines []*ScheduledPipeline, coord Coordinator) []erro
 // afterCycles returns each cycle of After edges between the pipelines of
 // byID once, as "a → b → a", in the order of pipelines.
 func afterCycles(pipelines []*ScheduledPipeline, byID map[string]*ScheduledPipeline) []string {
-	const (
-		unseen = iota
-		onPath
-		finished
-	)
-	state := make(map[string]int, len(byID))
-	var (
-		path   []string
-		cycles []string
-		visit  func(id string)
-	)
-	visit = func(id string) {
-		state[id] = onPath
-		path = append(path, id)
-		for _, up := range byID[id].After {
-			if _, ok := byID[up]; !ok || up == id {
-				continue // unknown, or itself (afterProblems says so)
-			}
-			switch state[up] {
-			case unseen:
-				visit(up)
-			case onPath:
-				start := len(path) - 1
-				for path[start] != up {
-					start--
-				}
-				text := ""
-				for _, p := range path[start:] {
-					text += fmt.Sprintf("%q → ", p)
-				}
-				cycles = append(cycles, text+fmt.Sprintf("%q", up))
-			}
-		}
-		path = path[:len(path)-1]
-		state[id] = finished
-	}
+	roots := make([]string, 0, len(pipelines))
 	for _, sp := range pipelines {
-		if sp == nil || len(sp.After) == 0 || byID[sp.PipelineID] != sp || state[sp.PipelineID] != unseen {
-			continue
+		if sp != nil && byID[sp.PipelineID] == sp {
+			roots = append(roots, sp.PipelineID)
 		}
-		visit(sp.PipelineID)
+	}
+	var cycles []string
+	for _, c := range aftergraph.Cycles(roots, func(id string) ([]string, bool) {
+		sp, ok := byID[id]
+		if !ok {
+			return nil, false
+		}
+		return sp.After, true
+	}) {
+		quoted := make([]string, len(c.Path))
+		for i, id := range c.Path {
+			quoted[i] = strconv.Quote(id)
+		}
+		cycles = append(cycles, strings.Join(quoted, " → "))
 	}
 	return cycles
 }

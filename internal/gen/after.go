@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agora-etl/agora/internal/aftergraph"
 	"github.com/agora-etl/agora/runtime"
 	"github.com/agora-etl/agora/templates"
 )
@@ -106,41 +107,20 @@ func (c *checker) checkAfter(decls []pipelineDecl, w *templates.Worker) {
 // afterCycles reports each cycle of after= between the package's
 // pipelines once, at the after= of the pipeline where it was found.
 func (c *checker) afterCycles(decls []pipelineDecl, byID map[string]*pipelineDecl) {
-	const (
-		unseen = iota
-		onPath
-		finished
-	)
-	state := map[string]int{}
-	var path []string
-	var visit func(p *pipelineDecl)
-	visit = func(p *pipelineDecl) {
-		state[p.ID] = onPath
-		path = append(path, p.ID)
-		for j, id := range p.After {
-			up, ok := byID[id]
-			if !ok {
-				continue
-			}
-			switch state[id] {
-			case unseen:
-				visit(up)
-			case onPath:
-				start := len(path) - 1
-				for path[start] != id {
-					start--
-				}
-				cycle := strings.Join(append(append([]string{}, path[start:]...), id), " → ")
-				c.ds.Add(p.afterAt[j], "after makes a cycle, %s: none of them would ever start", cycle)
-			}
-		}
-		path = path[:len(path)-1]
-		state[p.ID] = finished
-	}
+	var roots []string
 	for i := range decls {
-		if p := &decls[i]; len(p.After) > 0 && byID[p.ID] == p && state[p.ID] == unseen {
-			visit(p)
+		if p := &decls[i]; byID[p.ID] == p {
+			roots = append(roots, p.ID)
 		}
+	}
+	for _, cy := range aftergraph.Cycles(roots, func(id string) ([]string, bool) {
+		p, ok := byID[id]
+		if !ok {
+			return nil, false
+		}
+		return p.After, true
+	}) {
+		c.ds.Add(byID[cy.From].afterAt[cy.Edge], "after makes a cycle, %s: none of them would ever start", strings.Join(cy.Path, " → "))
 	}
 }
 
