@@ -3,7 +3,6 @@ package distributed
 import (
 	"context"
 	"fmt"
-	"strconv"
 
 	"github.com/agora-etl/agora/runtime"
 	"github.com/agora-etl/agora/runtime/distributed/internal/leasebackend"
@@ -27,34 +26,19 @@ var _ runtime.SlotCompletionReader = (*RedisWorkerCoordinator)(nil)
 // completed. A completed key holding data agora did not write gives an
 // error wrapping ErrForeignData naming it. It needs only Connect.
 func (c *RedisWorkerCoordinator) SlotCompleted(ctx context.Context, pipelineID string, slot int64) (bool, error) {
-	if c.isClosed() {
-		return false, ErrClosed
-	}
-	b := c.failBackend()
-	if b == nil {
-		return false, fmt.Errorf("distributed: slot %d of %q: no backend to ask", slot, pipelineID)
-	}
-	ctx, cancel := c.opContext(ctx, opInspect)
-	defer cancel()
-	done := b.pipelineKeys(pipelineID)[2]
-	from := slot*1000 - c.s.LeaseTTL.Milliseconds()
-	cmd := leasebackend.RunPipelined(ctx, b.client, []leasebackend.Call{{
-		Script: leasebackend.SlotCompletedScript,
-		Keys:   []string{done},
-		Args:   []any{slot, from},
-	}})[0]
-	n, err := cmd.Int64()
+	n, err := c.slotScript(ctx, "ask about the completion of", pipelineID, slot, leasebackend.SlotCompletedScript,
+		func(b *singleBackend) []string { return []string{b.pipelineKeys(pipelineID)[2]} },
+		slot, slot*1000-c.s.LeaseTTL.Milliseconds())
 	if err != nil {
-		return false, c.failure("ask whether slot "+strconv.FormatInt(slot, 10)+" of "+strconv.Quote(pipelineID)+" completed", err)
+		return false, err
 	}
-	c.noteOK()
 	switch n {
 	case 1:
 		return true, nil
 	case 0:
 		return false, nil
 	case -6:
-		return false, foreignKeyError("read a completed slot", done, "is not the sorted set of completed slots agora writes")
+		return false, foreignKeyError("read a completed slot", c.keys.done(pipelineID), "is not the sorted set of completed slots agora writes")
 	}
 	return false, fmt.Errorf("distributed: the slot completion script answered %d for %q", n, pipelineID)
 }

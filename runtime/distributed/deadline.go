@@ -3,7 +3,6 @@ package distributed
 import (
 	"context"
 	"fmt"
-	"strconv"
 
 	"github.com/agora-etl/agora/runtime"
 	"github.com/agora-etl/agora/runtime/distributed/internal/leasebackend"
@@ -28,35 +27,23 @@ var _ runtime.DeadlineReporter = (*RedisWorkerCoordinator)(nil)
 // agora did not write gives an error wrapping ErrForeignData, and nothing
 // is written.
 func (c *RedisWorkerCoordinator) MissedDeadline(ctx context.Context, pipelineID string, slot int64) (bool, error) {
-	if c.isClosed() {
-		return false, ErrClosed
-	}
-	b := c.failBackend()
-	if b == nil {
-		return false, fmt.Errorf("distributed: deadline of %q: no backend to ask", pipelineID)
-	}
-	ctx, cancel := c.opContext(ctx, opInspect)
-	defer cancel()
-	done, reported := b.pipelineKeys(pipelineID)[2], c.keys.deadline(pipelineID)
-	cmd := leasebackend.RunPipelined(ctx, b.client, []leasebackend.Call{{
-		Script: leasebackend.DeadlineScript,
-		Keys:   []string{done, reported},
-		Args:   []any{slot, b.stateTTLArg},
-	}})[0]
-	n, err := cmd.Int64()
+	n, err := c.slotScript(ctx, "check the deadline of", pipelineID, slot, leasebackend.DeadlineScript,
+		func(b *singleBackend) []string {
+			return []string{b.pipelineKeys(pipelineID)[2], c.keys.deadline(pipelineID)}
+		},
+		slot, c.s.FencingKeyTTL.Milliseconds())
 	if err != nil {
-		return false, c.failure("check the deadline of slot "+strconv.FormatInt(slot, 10)+" of "+strconv.Quote(pipelineID), err)
+		return false, err
 	}
-	c.noteOK()
 	switch n {
 	case 1:
 		return true, nil
 	case 0:
 		return false, nil
 	case -6:
-		return false, foreignKeyError("check a missed deadline", done, "is not the sorted set of completed slots agora writes")
+		return false, foreignKeyError("check a missed deadline", c.keys.done(pipelineID), "is not the sorted set of completed slots agora writes")
 	case -7:
-		return false, foreignKeyError("check a missed deadline", reported, "holds no slot (another type, or a value that is not a number of Unix seconds)")
+		return false, foreignKeyError("check a missed deadline", c.keys.deadline(pipelineID), "holds no slot (another type, or a value that is not a number of Unix seconds)")
 	}
 	return false, fmt.Errorf("distributed: the deadline script answered %d for %q", n, pipelineID)
 }
