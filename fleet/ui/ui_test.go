@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -317,8 +318,8 @@ func TestCSRFTokenDiffersPerProcessHandler(t *testing.T) {
 }
 
 // TestPipelinePageShowsTheLastMissedDeadline: a slot the fleet reported
-// as missing its deadline is on the pipeline's page; a pipeline with none
-// has no such line.
+// as missing its deadline is on the pipeline's page and in its row of the
+// front page; a pipeline with none has no such line and a dash.
 func TestPipelinePageShowsTheLastMissedDeadline(t *testing.T) {
 	srv, f, _ := newServer(t, "")
 	const slot = 1772366400 // 2026-03-01T12:00:00Z, orders' failed run
@@ -331,5 +332,12 @@ func TestPipelinePageShowsTheLastMissedDeadline(t *testing.T) {
 	}
 	if _, body, _ = get(t, srv.Client(), srv.URL+"/pipelines/events"); strings.Contains(body, "deadline") {
 		t.Errorf("events' page mentions a deadline; it has none:\n%s", body)
+	}
+	_, body, _ = get(t, srv.Client(), srv.URL+"/")
+	for id, want := range map[string]string{"orders": "2026-03-01 12:00:00Z", "events": "-"} {
+		row := regexp.MustCompile(`(?s)<tr data-pipeline="` + id + `">.*?</tr>`).FindString(body)
+		if !strings.Contains(row, `<td class="deadline-missed">`+want+`</td>`) {
+			t.Errorf("front page row of %s lacks deadline missed %q:\n%s", id, want, row)
+		}
 	}
 }
