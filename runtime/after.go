@@ -198,8 +198,8 @@ func afterCycles(pipelines []*ScheduledPipeline, byID map[string]*ScheduledPipel
 // afterWait is the slot a downstream pipeline waits for, kept in the
 // runner's rare plan; touched only by the runner's driver.
 type afterWait struct {
-	slot  int64 // Unix ns: the cron fire time or every window start
-	plan  int64 // the plan the slot was decided from (an every run's lateness counts from it)
+	slot  int64 // Unix ns: the cron fire time
+	plan  int64 // the plan the slot was decided from, which the run's lateness counts from
 	limit int64 // Unix ns: when the slot is skipped if an upstream has still not completed it
 	// checked counts the upstreams (in After's order) found to have
 	// completed the slot, which are not asked again.
@@ -261,11 +261,7 @@ func (r *runner) decideAfter(now time.Time, plan int64) (int64, bool, int64) {
 	}
 	w.waiting = false
 	r.upstreamSkipped(w.slot, upstream, err)
-	if r.sp.Schedule.Kind() == ScheduleEvery {
-		r.next = max(nowN, w.slot+int64(r.sp.Schedule.Interval()))
-	} else {
-		r.next, r.following = r.nextCron(w.slot), 0
-	}
+	r.next, r.following = r.nextCron(w.slot), 0
 	r.setNext(r.stateOf())
 	return 0, false, plan
 }
