@@ -27,7 +27,7 @@ type PipelineReading struct {
 	// Planned (or now) and the one after it; 0 for continuous and once.
 	Interval time.Duration
 
-	times   [7]time.Time
+	times   [8]time.Time
 	lastRun LastRunStatus
 }
 
@@ -63,7 +63,7 @@ func (r *runner) read(rd *PipelineReading) int64 {
 		st.next = 0
 	}
 	rd.Index, rd.Pipeline, rd.Planned = int(r.index), r.sp, timeOf(planned)
-	rd.times = [7]time.Time{}
+	rd.times = [8]time.Time{}
 	at := func(i int, ns int64) *time.Time {
 		if ns == 0 {
 			return nil
@@ -79,11 +79,6 @@ func (r *runner) read(rd *PipelineReading) int64 {
 	if rs.lastMissedSlot != 0 {
 		rd.times[5] = time.Unix(rs.lastMissedSlot, 0).UTC()
 		lastMissed = &rd.times[5]
-	}
-	var awaiting *time.Time // After: the slot waiting for its upstreams
-	if rs.awaitingSlot != 0 {
-		t := time.Unix(0, rs.awaitingSlot)
-		awaiting = &t
 	}
 	var lastRun *LastRunStatus
 	if st.lastEnd != 0 {
@@ -121,7 +116,7 @@ func (r *runner) read(rd *PipelineReading) int64 {
 		LastSuccess:        at(6, st.lastSuccess),
 		SkippedUpstream:    rs.skippedUpstream,
 		LastSkipReason:     rs.lastSkipReason,
-		AwaitingUpstream:   awaiting,
+		AwaitingUpstream:   at(7, rs.awaitingSlot), // After: the slot waiting for its upstreams
 	}
 	return planned
 }

@@ -731,7 +731,7 @@ func (r *runner) status() PipelineStatus {
 	st := rd.Status
 	st.Schedule = r.sp.Schedule.String()
 	for _, t := range []**time.Time{&st.RunningSince, &st.LastRunStart, &st.LastRunEnd, &st.NextRun,
-		&st.BackoffUntil, &st.LastMissedSlot, &st.LastSuccess} {
+		&st.BackoffUntil, &st.LastMissedSlot, &st.LastSuccess, &st.AwaitingUpstream} {
 		if *t != nil {
 			v := **t
 			*t = &v
