@@ -2,10 +2,10 @@ package runtime
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/agora-etl/agora/runtime/history"
+	"github.com/agora-etl/agora/runtime/internal/engine"
 )
 
 // Run numbers with a special meaning, passed to Coordinator.TryAcquireLease.
@@ -31,11 +31,11 @@ const (
 // "completed"), its lease is completed rather than released, so the fleet
 // skips the slot too, it is logged at WARN, and the pipeline goes on to its
 // next slot.
-var ErrSlotCompleted = errors.New("runtime: slot already completed")
+var ErrSlotCompleted = engine.ErrSlotCompleted
 
 // ErrNilPipeline is reported when a factory returns a nil pipeline and no
 // error.
-var ErrNilPipeline = errors.New("runtime: factory returned a nil pipeline")
+var ErrNilPipeline = engine.ErrNilPipeline
 
 // Coordinator decides which worker owns a run. The pool asks for a lease before
 // every run and gives it back afterwards: completed after a success,

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/agora-etl/agora/runtime/internal/engine"
 )
 
 // ErrUnknownPipeline is wrapped by the error of RunNow when a pipeline id
@@ -18,14 +20,14 @@ var ErrUnknownPipeline = errors.New("runtime: unknown pipeline")
 
 // ErrLeaseHeld is wrapped by the error of RunNow for a pipeline whose lease
 // another worker holds, so the run did not start.
-var ErrLeaseHeld = errors.New("runtime: lease held by another worker")
+var ErrLeaseHeld = engine.ErrLeaseHeld
 
 // ErrRunFailed is matched (errors.Is) by the part of RunNow's error about
 // a pipeline whose run started and failed. The pool has logged that run's
 // error already, at ERROR ("run failed"), so a caller that logs RunNow's
 // error can leave those parts out and say each failure once. The error's
 // text is the pipeline's and the run's, without this sentinel's.
-var ErrRunFailed = errors.New("runtime: the run failed")
+var ErrRunFailed = engine.ErrRunFailed
 
 // runFailed is RunNow's error for a run that started and failed.
 type runFailed struct{ err error }
