@@ -15,10 +15,10 @@ const (
 	// RunNumberAuto asks the coordinator to number the run itself with a
 	// fleet-wide increasing number and to apply no slot rule. Continuous
 	// schedules use it.
-	RunNumberAuto int64 = 0
+	RunNumberAuto int64 = engine.RunNumberAuto
 	// RunNumberOnce marks the single run of a Once schedule: after one replica
 	// completes it, the others are refused with ErrSlotCompleted and stop.
-	RunNumberOnce int64 = -1
+	RunNumberOnce int64 = engine.RunNumberOnce
 )
 
 // ErrSlotCompleted is returned (with false) by TryAcquireLease when the slot
@@ -165,7 +165,7 @@ type LeaseAheader interface {
 }
 
 // MaxLeaseAhead bounds how long before a slot the pool asks for its lease.
-const MaxLeaseAhead = 250 * time.Millisecond
+const MaxLeaseAhead = engine.MaxLeaseAhead
 
 // LeaseRequest asks a BatchLeaser for one pipeline's lease.
 type LeaseRequest struct {

@@ -25,34 +25,17 @@ func (p *WorkerPool) Quiet() (quiet, ok bool) {
 	if pr == nil {
 		return false, false
 	}
-	quiet, ok = pr.d.quiet()
-	if quiet && pr.deadlines != nil && !pr.deadlines.sync() {
-		return false, false
-	}
-	return quiet, ok
+	return pr.eng.Quiet()
 }
 
 // Quiet is WorkerPool.Quiet for a pipeline Start runs: ok is false when it
 // is not started.
 func (sp *ScheduledPipeline) Quiet() (quiet, ok bool) {
 	r := sp.active.Load()
-	if r == nil || r.env.d == nil {
+	if r == nil {
 		return false, false
 	}
-	return r.env.d.quiet()
-}
-
-func (d *dispatcher) quiet() (quiet, ok bool) {
-	if d.running.Load() != 0 {
-		return false, true
-	}
-	before := d.dispatched.Load()
-	if !d.sync() {
-		return false, false
-	}
-	// A run dispatched and finished while the loop handled the sync may
-	// have moved the clock; only a pass that started nothing is quiet.
-	return d.running.Load() == 0 && d.dispatched.Load() == before, true
+	return r.Quiet()
 }
 
 // Executors returns how many executor goroutines the pool has and how many
@@ -62,7 +45,7 @@ func (p *WorkerPool) Executors() (total, busy int64) {
 	if pr == nil {
 		return 0, 0
 	}
-	return pr.d.executors.Load(), pr.d.busy.Load()
+	return pr.eng.Executors()
 }
 
 // NeverFiringCron is a cron schedule that never fires. Cron refuses such an

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/agora-etl/agora/runtime/internal/engine"
 )
 
 // FailureSharer is the capability (Capabilities.FailureSharer) of
@@ -40,7 +42,7 @@ type FailureRules struct {
 
 // Backoff returns the wait after the failures-th consecutive failed run.
 func (fr FailureRules) Backoff(failures int) time.Duration {
-	return backoffDelay(fr.ErrorBackoff, failures)
+	return engine.BackoffDelay(fr.ErrorBackoff, failures)
 }
 
 // FailureState is a pipeline's failure state, fleet-wide.
@@ -96,54 +98,4 @@ func failureRules(sps []*ScheduledPipeline) map[string]FailureRules {
 		out[sp.PipelineID] = FailureRules{MaxConsecutiveErrors: sp.MaxConsecutiveErrors, ErrorBackoff: sp.ErrorBackoff}
 	}
 	return out
-}
-
-// minFleetBackoffWait is the least a refused worker waits before asking
-// again, however little of the fleet's backoff was left: a refusal never
-// turns into a loop of asks.
-const minFleetBackoffWait = 50 * time.Millisecond
-
-// fleetFailures returns the fleet's failure state the coordinator learned
-// while giving the failed run's lease back; false with leases in memory
-// (LocalLeaser), which are given back without asking the coordinator, or
-// when it learned none.
-func (r *runner) fleetFailures() (FailureState, bool) {
-	fs := r.env.caps.FailureSharer
-	if fs == nil || r.env.local != nil {
-		return FailureState{}, false
-	}
-	return fs.Failures(r.id())
-}
-
-// planFleetFailing plans the next attempt after the coordinator refused
-// the lease for the fleet's failure state (runErr is its *FailingError):
-// the pipeline takes the fleet's count, and either waits out the fleet's
-// backoff or, once the count reached MaxConsecutiveErrors, stops with the
-// error a pipeline stops with after its own failed runs.
-func (r *runner) planFleetFailing(o outcome, runErr error, endN int64) (bool, error) {
-	var failing *FailingError
-	if !errors.As(runErr, &failing) {
-		failing = &FailingError{PipelineID: r.id()}
-	}
-	st := failing.State
-	r.failures, r.retry = int32(st.Count), false
-	if o == outcomeFleetStopped {
-		last := errors.New(st.LastError)
-		r.publish(o, runErr, endN, StateStopped)
-		r.notifyStopped(last, st.Count)
-		return true, &tooManyErrors{id: r.id(), failures: st.Count, last: last}
-	}
-	until := max(nsOf(st.Until), endN+int64(minFleetBackoffWait))
-	r.next = until
-	if r.sp.Schedule.Kind() == ScheduleCron {
-		// The slot asked for is asked for again after the backoff, unless
-		// its successor comes first, as after a failure here.
-		following := r.followingSlot()
-		r.retry = following == 0 || following > until
-		if !r.retry && r.catchUpFrom() == 0 {
-			r.next = r.nextCron(until - 1)
-		}
-	}
-	r.publish(o, runErr, endN, StateBackoff)
-	return false, nil
 }

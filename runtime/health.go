@@ -149,7 +149,7 @@ func (h *HealthServer) notReady(ctx context.Context) string {
 	if reason := stateNotReady(pr.state.Load()); reason != "" {
 		return reason
 	}
-	if hr := pr.env.caps.HealthReporter; hr != nil {
+	if hr := pr.caps.HealthReporter; hr != nil {
 		cctx, cancel := context.WithTimeout(ctx, healthCheckTimeout)
 		defer cancel()
 		if err := hr.Healthy(cctx); err != nil {

@@ -66,17 +66,3 @@ func bindMetrics(m Metrics, p *WorkerPool) {
 		m.Bind(p)
 	}
 }
-
-// observeLateness and observeDuration tell the pool's observer, if any,
-// of r's run.
-func (env *runEnv) observeLateness(r *runner, d time.Duration) {
-	if o := env.observer; o != nil {
-		o.RunStarted(int(r.index), d)
-	}
-}
-
-func (env *runEnv) observeDuration(r *runner, d time.Duration) {
-	if o := env.observer; o != nil {
-		o.RunEnded(int(r.index), d)
-	}
-}

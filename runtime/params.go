@@ -7,6 +7,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/agora-etl/agora/runtime/internal/engine"
 )
 
 // Run parameters are the key=value pairs an operator gives a triggered run
@@ -14,14 +16,11 @@ import (
 // to the replica that claims it, reach the run through its context, and are
 // kept with the run in the history. A scheduled run has none.
 
-type paramsKey struct{}
-
 // ParamsFromContext returns the parameters of the run ctx belongs to: those
 // its trigger gave, or nil for a scheduled run and outside a pool. The map
 // is the run's own; treat it as read-only.
 func ParamsFromContext(ctx context.Context) map[string]string {
-	p, _ := ctx.Value(paramsKey{}).(map[string]string)
-	return p
+	return engine.ParamsFromContext(ctx)
 }
 
 // ContextWithParams returns a copy of ctx whose ParamsFromContext is params,
@@ -29,7 +28,7 @@ func ParamsFromContext(ctx context.Context) map[string]string {
 // fake a trigger, and a pipeline wrapper to hand its parts the parameters
 // with defaults filled in.
 func ContextWithParams(ctx context.Context, params map[string]string) context.Context {
-	return context.WithValue(ctx, paramsKey{}, params)
+	return engine.ContextWithParams(ctx, params)
 }
 
 // ErrBadParam is wrapped by ValidateParams' errors: a parameter name that
@@ -84,18 +83,7 @@ func ValidateParams(params map[string]string) error {
 
 // FormatParams writes params as "k=v k2=v2", sorted by name, for logs and
 // tables; "" when there are none.
-func FormatParams(params map[string]string) string {
-	var b strings.Builder
-	for i, k := range slices.Sorted(maps.Keys(params)) {
-		if i > 0 {
-			b.WriteByte(' ')
-		}
-		b.WriteString(k)
-		b.WriteByte('=')
-		b.WriteString(params[k])
-	}
-	return b.String()
-}
+func FormatParams(params map[string]string) string { return engine.FormatParams(params) }
 
 // ParseParams reads "key=value" arguments (fleet trigger --param, one
 // line of the dashboard's form each) into parameters: the key is an

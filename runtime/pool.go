@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -14,6 +13,7 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/agora-etl/agora/runtime/internal/engine"
 	"github.com/agora-etl/agora/runtime/notify"
 )
 
@@ -23,9 +23,6 @@ const DefaultGracefulShutdownTimeout = 30 * time.Second
 
 // Shutdown bounds that are not configurable.
 const (
-	// abandonTimeout is how long Run still waits for runs whose contexts were
-	// cancelled before it stops the coordinator without them.
-	abandonTimeout = 5 * time.Second
 	// coordinatorStopTimeout bounds Coordinator.Stop at the end of Run.
 	coordinatorStopTimeout = 10 * time.Second
 	// forcedStopTimeout bounds Coordinator.Stop after a forced shutdown.
@@ -208,24 +205,12 @@ func (p *WorkerPool) HealthAddr() string {
 	return ""
 }
 
-// poolRun is the state of one Run.
+// poolRun is the state of one Run: the engine's pool that runs it, the
+// coordinator's capabilities, read once, and the pool's state.
 type poolRun struct {
-	pool    *WorkerPool
-	env     *runEnv
-	d       *dispatcher
-	runners []*runner
-	// byID is built on the first lost lease: the local coordinator never
-	// loses one, and then the map is not worth its memory.
-	byIDOnce sync.Once
-	byID     map[string]*runner
-
-	// deadlines watches the pipelines' deadlines; nil when none has one.
-	deadlines *deadlineWatch
-
-	state    atomic.Int32
-	terminal chan struct{} // closed at the first terminal pipeline error
-	errMu    sync.Mutex
-	errs     []error
+	eng   *engine.Pool
+	caps  Capabilities
+	state atomic.Int32
 }
 
 // Pool states as shown in /status.
@@ -300,44 +285,30 @@ func (p *WorkerPool) Run(ctx context.Context) error {
 	if cfg.alone {
 		parent = ctx
 	}
-	pr := &poolRun{
-		pool:     p,
-		env:      newRunEnv(cfg.clock, coord, logger, parent),
-		runners:  make([]*runner, 0, len(p.pipelines)),
-		terminal: make(chan struct{}),
-	}
-	pr.env.observer = cfg.metrics
+	caps := coord.Capabilities()
+	pr := &poolRun{caps: caps}
 	if cfg.metrics != nil {
 		cfg.metrics.ObservePipelines(len(p.pipelines))
 	}
-	pr.env.notifier, pr.env.workerID = cfg.notifier, cfg.workerID
-	pr.env.tracing.provider, pr.env.tracing.workerID = cfg.tracerProvider, cfg.workerID
-	pr.d = newDispatcher(cfg.clock, pr.onFinish, len(p.pipelines))
-	pr.env.d = pr.d
-	// Leases in memory are taken by each runner at once; a batch would
-	// ask for them a second time (Capabilities.LocalLeaser).
-	if b := pr.env.caps.BatchLeaser; b != nil && pr.env.local == nil {
-		pr.d.leaser, pr.d.deferrer = b, pr.env.caps.LeaseDeferrer
-		if a := pr.env.caps.LeaseAheader; a != nil {
-			pr.d.ahead = min(a.LeaseAhead(), MaxLeaseAhead)
-		}
-	}
+	specs := make([]*engine.Spec, len(p.pipelines))
+	indexes := make([]int, len(p.pipelines))
 	ids := make([]string, 0, len(p.pipelines))
 	for i, sp := range p.pipelines {
-		r := newRunner(sp, pr.env)
-		r.index = int32(i)
-		if !sp.active.CompareAndSwap(nil, r) {
-			for _, r := range pr.runners {
-				r.sp.active.CompareAndSwap(r, nil)
+		specs[i], indexes[i] = specOf(sp), i
+		ids = append(ids, sp.PipelineID)
+	}
+	pr.eng = engine.New(engineConfig(cfg, coord, caps, logger, parent), specs, indexes, true)
+	for i, sp := range p.pipelines {
+		if !sp.active.CompareAndSwap(nil, pr.eng.Runner(i)) {
+			for j := range i {
+				p.pipelines[j].active.CompareAndSwap(pr.eng.Runner(j), nil)
 			}
 			return fmt.Errorf("%w: pipeline %q is started elsewhere", ErrAlreadyRunning, sp.PipelineID)
 		}
-		pr.runners = append(pr.runners, r)
-		ids = append(ids, sp.PipelineID)
 	}
 	defer func() {
-		for _, r := range pr.runners {
-			r.sp.active.CompareAndSwap(r, nil)
+		for i, sp := range p.pipelines {
+			sp.active.CompareAndSwap(pr.eng.Runner(i), nil)
 		}
 		pr.state.Store(poolStopped)
 	}()
@@ -375,29 +346,21 @@ func (p *WorkerPool) Run(ctx context.Context) error {
 	for _, log := range cfg.startLogs {
 		log(logger)
 	}
-	reportSchedules(pr.env.caps, p.pipelines)
-	coord.SetLeaseLostCallback(pr.onLeaseLost)
-	if fc := pr.env.caps.FleetController; fc != nil {
-		fc.SetTriggerHandler(pr.onTrigger)
+	reportSchedules(caps, p.pipelines)
+	coord.SetLeaseLostCallback(func(pipelineID string, lease Lease) { pr.eng.LeaseLost(pipelineID, engine.Lease(lease)) })
+	if fc := caps.FleetController; fc != nil {
+		fc.SetTriggerHandler(func(t Trigger) { pr.eng.Trigger(t.PipelineID, t.Params, pr.state.Load() == poolRunning) })
 		defer fc.SetTriggerHandler(nil)
 	}
 	if err := coord.Start(ctx, cfg.workerID, ids); err != nil {
 		return fmt.Errorf("runtime: starting coordinator: %w", err)
 	}
 
-	now := pr.env.now()
-	for _, r := range pr.runners {
-		r.begin(now)
-		pr.d.add(r)
-	}
-	pr.deadlines = newDeadlineWatch(pr.env, pr.runners, now)
-	if pr.deadlines != nil {
-		pr.deadlines.start()
-	}
+	pr.eng.Start()
 	pr.state.Store(poolRunning)
-	go pr.d.loop()
+	pr.eng.Loop()
 	close(p.started)
-	logger.Info("worker pool started", slog.String("worker_id", cfg.workerID), slog.Int("pipelines", len(pr.runners)))
+	logger.Info("worker pool started", slog.String("worker_id", cfg.workerID), slog.Int("pipelines", len(p.pipelines)))
 
 	var reason string
 	select {
@@ -405,15 +368,15 @@ func (p *WorkerPool) Run(ctx context.Context) error {
 		reason = "context cancelled"
 	case sig := <-signals:
 		reason = "received " + sig.String()
-	case <-pr.terminal:
+	case <-pr.eng.Terminal():
 		reason = "a pipeline failed terminally"
-	case <-pr.d.allDone:
+	case <-pr.eng.AllDone():
 		reason = "every pipeline finished"
 	}
-	runErr := pr.shutdown(reason, cfg.gracefulTimeout, signals)
-	if pr.deadlines != nil {
-		pr.deadlines.stop() // before the coordinator it asks stops
-	}
+	// Step 1 of the shutdown; the engine makes steps 2 to 5.
+	pr.state.Store(poolShuttingDown)
+	runErr := pr.eng.Shutdown(reason, cfg.gracefulTimeout, signals)
+	pr.eng.StopDeadlines() // before the coordinator it asks stops
 
 	stopTimeout := coordinatorStopTimeout
 	if errors.Is(runErr, ErrForcedShutdown) {
@@ -443,106 +406,9 @@ func (p *WorkerPool) Run(ctx context.Context) error {
 	}
 	pr.state.Store(poolStopped)
 
-	pr.errMu.Lock()
-	errs := append(slices.Clone(pr.errs), runErr)
-	pr.errMu.Unlock()
+	errs := append(pr.eng.Errors(), runErr)
 	logger.Info("worker pool stopped")
 	return errors.Join(errs...)
-}
-
-// shutdown runs steps 1 to 5 of the shutdown sequence documented on Run.
-func (pr *poolRun) shutdown(reason string, graceful time.Duration, signals <-chan os.Signal) error {
-	logger := pr.env.logger
-	pr.state.Store(poolShuttingDown)
-	inFlight := pr.d.running.Load()
-	logger.Info("shutting down gracefully", slog.String("reason", reason),
-		slog.Int64("runs_in_flight", inFlight), slog.Duration("graceful_timeout", graceful))
-	for _, r := range pr.runners {
-		r.sp.Stop()
-	}
-	pr.d.stop()
-
-	finished := make(chan struct{})
-	go func() {
-		<-pr.d.idle()
-		// Runs handed back after the loop ended finish here.
-		pr.d.takeCompleted()
-		close(finished)
-	}()
-	timer := pr.env.clock.NewTimer(graceful)
-	defer timer.Stop()
-
-	var cause error
-	select {
-	case <-finished:
-		return nil
-	case <-timer.C():
-		cause = ErrGracefulTimeout
-	case sig := <-signals:
-		logger.Warn("second signal: cancelling every run now", slog.String("signal", sig.String()))
-		cause = ErrForcedShutdown
-	}
-	names := pr.runningIDs()
-	logger.Warn("cancelling runs still in flight", slog.Any("cause", cause), slog.Any("pipelines", names))
-	pr.env.cancelAll(cause)
-	for _, r := range pr.runners {
-		r.cancelRun(cause, 0)
-	}
-	// Real time, not the pool's clock: runs are cancelled by now, and a fake
-	// clock that no test moves any more must not hold the shutdown forever.
-	abandon := time.NewTimer(abandonTimeout)
-	defer abandon.Stop()
-	select {
-	case <-finished:
-	case <-abandon.C:
-		logger.Error("runs did not return after cancellation; abandoning them", slog.Any("pipelines", pr.runningIDs()))
-	case <-signals:
-		logger.Error("another signal: abandoning runs that ignore cancellation", slog.Any("pipelines", pr.runningIDs()))
-		if cause != ErrForcedShutdown {
-			// The user forced the exit after the graceful timeout.
-			return fmt.Errorf("%w: cancelled runs of %v; %w: a signal abandoned them", cause, names, ErrForcedShutdown)
-		}
-	}
-	return fmt.Errorf("%w: cancelled runs of %v", cause, names)
-}
-
-func (pr *poolRun) runningIDs() []string {
-	var ids []string
-	for _, r := range pr.runners {
-		if r.running() {
-			ids = append(ids, r.id())
-		}
-	}
-	return ids
-}
-
-// onFinish records a terminal pipeline error, which shuts the pool down.
-func (pr *poolRun) onFinish(r *runner, err error) {
-	if err == nil {
-		return
-	}
-	pr.errMu.Lock()
-	first := len(pr.errs) == 0
-	pr.errs = append(pr.errs, err)
-	pr.errMu.Unlock()
-	pr.env.logger.Error("pipeline stopped after too many consecutive errors", slog.String("pipeline_id", r.id()), slog.Any("error", err))
-	if first {
-		close(pr.terminal)
-	}
-}
-
-// onLeaseLost cancels the run holding the lost lease.
-func (pr *poolRun) onLeaseLost(pipelineID string, lease Lease) {
-	r := pr.runner(pipelineID)
-	if r == nil {
-		return
-	}
-	r.mu.Lock()
-	r.rareLocked().leaseLost++
-	r.mu.Unlock()
-	if r.cancelRun(ErrLeaseLost, lease.FencingToken) {
-		r.logRun(slog.LevelWarn, "lease lost: cancelling the run", lease)
-	}
 }
 
 // validate names every problem of the pool and its pipelines at once.
@@ -595,10 +461,10 @@ func (p *WorkerPool) Status() PoolStatus {
 		return st
 	}
 	st.State = poolStateName(pr.state.Load())
-	st.Pipelines = make([]PipelineStatus, len(pr.runners))
-	for i, r := range pr.runners {
-		st.Pipelines[i] = r.status()
+	st.Pipelines = make([]PipelineStatus, len(p.pipelines))
+	for i := range st.Pipelines {
+		st.Pipelines[i] = statusOf(pr.eng.Status(i))
 	}
-	st.Coordinator = coordinatorStatus(pr.env.caps.StatusReporter, pr.env.logger)
+	st.Coordinator = coordinatorStatus(pr.caps.StatusReporter, p.logger())
 	return st
 }

@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/agora-etl/agora/internal/isnil"
@@ -61,19 +60,4 @@ func (p *WorkerPool) RunHistory() HistoryStore {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.cfg.runHistory
-}
-
-// outcomeOf classifies a finished run's error.
-func outcomeOf(runErr, cancelCause error) history.Outcome {
-	if runErr == nil {
-		return history.OutcomeSucceeded
-	}
-	var oe history.OutcomeError
-	if errors.As(runErr, &oe) {
-		return oe.RunOutcome()
-	}
-	if cancelCause != nil && isPoolCause(cancelCause) {
-		return history.OutcomeCancelled
-	}
-	return history.OutcomeFailed
 }

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/agora-etl/agora/runtime/internal/engine"
 )
@@ -28,13 +27,6 @@ var ErrLeaseHeld = engine.ErrLeaseHeld
 // error can leave those parts out and say each failure once. The error's
 // text is the pipeline's and the run's, without this sentinel's.
 var ErrRunFailed = engine.ErrRunFailed
-
-// runFailed is RunNow's error for a run that started and failed.
-type runFailed struct{ err error }
-
-func (e runFailed) Error() string        { return e.err.Error() }
-func (e runFailed) Unwrap() error        { return e.err }
-func (e runFailed) Is(target error) bool { return target == ErrRunFailed }
 
 // RunNow runs every registered pipeline, or only those named by
 // pipelineIDs, once, now, in the foreground, and returns when every run has
@@ -86,46 +78,35 @@ func (p *WorkerPool) RunNow(ctx context.Context, pipelineIDs ...string) error {
 	if coord == nil {
 		coord = NewLocalCoordinator(cfg.clock, WithLocalRunHistory(cfg.runHistory))
 	}
-	env := newRunEnv(cfg.clock, coord, logger, ctx)
-	env.notifier, env.workerID = cfg.notifier, cfg.workerID
-	env.observer = cfg.metrics
 	if cfg.metrics != nil {
 		cfg.metrics.ObservePipelines(registered)
 	}
-	env.tracing.provider, env.tracing.workerID = cfg.tracerProvider, cfg.workerID
-	runners := make([]*runner, 0, len(selected))
+	caps := coord.Capabilities()
+	specs := make([]*engine.Spec, len(selected))
 	ids := make([]string, 0, len(selected))
 	for i, sp := range selected {
-		r := newRunner(sp, env)
-		r.index = int32(indexes[i])
-		if !sp.active.CompareAndSwap(nil, r) {
-			for _, r := range runners {
-				r.sp.active.CompareAndSwap(r, nil)
+		specs[i] = specOf(sp)
+		ids = append(ids, sp.PipelineID)
+	}
+	eng := engine.New(engineConfig(cfg, coord, caps, logger, ctx), specs, indexes, false)
+	for i, sp := range selected {
+		if !sp.active.CompareAndSwap(nil, eng.Runner(i)) {
+			for j := range i {
+				selected[j].active.CompareAndSwap(eng.Runner(j), nil)
 			}
 			return fmt.Errorf("%w: pipeline %q is started elsewhere", ErrAlreadyRunning, sp.PipelineID)
 		}
-		runners = append(runners, r)
-		ids = append(ids, sp.PipelineID)
 	}
 	defer func() {
-		for _, r := range runners {
-			r.sp.active.CompareAndSwap(r, nil)
+		for i, sp := range selected {
+			sp.active.CompareAndSwap(eng.Runner(i), nil)
 		}
 	}()
 
-	byID := make(map[string]*runner, len(runners))
-	for _, r := range runners {
-		byID[r.id()] = r
-	}
-	coord.SetLeaseLostCallback(func(id string, lease Lease) {
-		if r, ok := byID[id]; ok && r.cancelRun(ErrLeaseLost, lease.FencingToken) {
-			r.logRun(slog.LevelWarn, "lease lost: cancelling the run", lease)
-		}
-	})
+	coord.SetLeaseLostCallback(func(id string, lease Lease) { eng.CancelLost(id, engine.Lease(lease)) })
 	// Runs asked for now count no failure fleet-wide, and a worker that
 	// only runs them now is no replica starting a new count: the
 	// coordinator gets no failure rules.
-	caps := env.caps
 	caps.FailureSharer = nil
 	reportSchedules(caps, selected)
 	if err := coord.Start(ctx, cfg.workerID, ids); err != nil {
@@ -138,14 +119,7 @@ func (p *WorkerPool) RunNow(ctx context.Context, pipelineIDs ...string) error {
 			logger.Warn("stopping the coordinator failed", slog.Any("error", err))
 		}
 	}()
-
-	errs := make([]error, len(runners))
-	var wg sync.WaitGroup
-	for i, r := range runners {
-		wg.Go(func() { errs[i] = r.runNow() })
-	}
-	wg.Wait()
-	return errors.Join(errs...)
+	return eng.RunNow()
 }
 
 // selectPipelines returns the pipelines named by ids, in registration
@@ -184,26 +158,4 @@ func (p *WorkerPool) selectPipelines(ids []string) ([]*ScheduledPipeline, []int,
 		}
 	}
 	return out, indexes, errors.Join(errs...)
-}
-
-// runNow makes one attempt numbered by the coordinator and turns its
-// outcome into an error naming the pipeline.
-func (r *runner) runNow() error {
-	o, _, err := r.attempt(RunNumberAuto, r.now(), 0, true)
-	switch o {
-	case outcomeSuccess:
-		return nil
-	case outcomeFailure, outcomeSlotDone:
-		return runFailed{fmt.Errorf("pipeline %q: %w", r.id(), err)}
-	case outcomeLeaseError:
-		return fmt.Errorf("pipeline %q: cannot ask the coordinator for a lease: %w", r.id(), err)
-	case outcomeSlotCompleted:
-		return fmt.Errorf("pipeline %q: %w", r.id(), ErrSlotCompleted)
-	case outcomeBackingOff, outcomeFleetStopped:
-		return fmt.Errorf("pipeline %q: not run: %w", r.id(), err)
-	case outcomeStopped:
-		return fmt.Errorf("pipeline %q: stopped before the run started", r.id())
-	default:
-		return fmt.Errorf("pipeline %q: not run: %w", r.id(), ErrLeaseHeld)
-	}
 }

@@ -3,6 +3,8 @@ package runtime
 import (
 	"fmt"
 	"time"
+
+	"github.com/agora-etl/agora/runtime/internal/engine"
 )
 
 // Run numbers: what the int64 passed to Coordinator.TryAcquireLease (and
@@ -64,7 +66,7 @@ func (k RunKind) String() string {
 
 // slotRunFlag marks a run number as a slot. Unix seconds stay far below it
 // (year 292 billion), and every value with it set is above any counted run.
-const slotRunFlag int64 = 1 << 62
+const slotRunFlag int64 = engine.SlotRunFlag
 
 // MaxCountedRun is the largest counted run number.
 const MaxCountedRun = slotRunFlag - 1
@@ -116,17 +118,6 @@ func RunKindOf(run int64) RunKind {
 func RunValue(run int64) int64 {
 	if RunKindOf(run) == RunSlot {
 		return run &^ slotRunFlag
-	}
-	return run
-}
-
-// seamRun turns the pool's own run number (a slot as its Unix second, or
-// RunNumberAuto or RunNumberOnce) into the run number it asks a coordinator
-// for. The pool never counts runs, so every positive number of its own is a
-// slot.
-func seamRun(run int64) int64 {
-	if run > 0 {
-		return SlotRunUnix(run)
 	}
 	return run
 }

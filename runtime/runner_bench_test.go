@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agora-etl/agora/runtime/history"
+	"github.com/agora-etl/agora/runtime/internal/engine"
 )
 
 // steppingClock advances one second per Now call so every step finds its
@@ -31,19 +32,25 @@ func benchRunOverhead(b *testing.B, obs RunObserver) {
 	sp := &ScheduledPipeline{PipelineID: "p", Schedule: MustCron("* * * * * *"), Factory: func(context.Context) (Pipeline, error) { return p, nil }}
 	coord := NewLocalCoordinator(clock, WithLocalRunHistory(history.New(history.Policy{})))
 	_ = coord.Start(context.Background(), "w", []string{"p"})
-	env := newRunEnv(clock, coord, slog.New(slog.DiscardHandler), context.Background())
-	if obs != nil {
-		obs.ObservePipelines(1)
-		env.observer = obs
-	}
-	r := newRunner(sp, env)
-	r.begin(clock.t)
+	r := benchRunner(clock, coord, sp, obs)
+	r.Begin(clock.t)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		clock.t = timeOf(r.next)
-		if _, done, err := r.step(clock.t); done || err != nil {
+		clock.t = r.Next()
+		if _, done, err := r.Step(clock.t); done || err != nil {
 			b.Fatal(done, err)
 		}
 	}
+}
+
+// benchRunner is the engine's runner of sp alone, with coord's leases and
+// obs told of its runs, for benchmarks that drive it without a dispatcher.
+func benchRunner(clock Clock, coord Coordinator, sp *ScheduledPipeline, obs RunObserver) *engine.Runner {
+	cfg := engineConfig(poolConfig{clock: clock}, coord, coord.Capabilities(), slog.New(slog.DiscardHandler), context.Background())
+	if obs != nil {
+		obs.ObservePipelines(1)
+		cfg.Observer = obs
+	}
+	return engine.New(cfg, []*engine.Spec{specOf(sp)}, []int{0}, false).Runner(0)
 }

@@ -8,15 +8,16 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agora-etl/agora/runtime/internal/engine"
 	"go.opentelemetry.io/otel/trace"
 )
 
 // Defaults of the error policy.
 const (
 	// DefaultErrorBackoff is the first delay after a failed run.
-	DefaultErrorBackoff = 60 * time.Second
+	DefaultErrorBackoff = engine.DefaultErrorBackoff
 	// MaxErrorBackoff caps the doubling backoff.
-	MaxErrorBackoff = 10 * time.Minute
+	MaxErrorBackoff = engine.MaxErrorBackoff
 )
 
 // ScheduledPipeline runs one pipeline on one schedule.
@@ -109,7 +110,7 @@ type ScheduledPipeline struct {
 	// by the pipeline.
 	TracerProvider trace.TracerProvider
 
-	active atomic.Pointer[runner]
+	active atomic.Pointer[engine.Runner]
 }
 
 // Start runs the pipeline on its schedule until Stop is called, ctx is
@@ -141,7 +142,7 @@ func (sp *ScheduledPipeline) Start(ctx context.Context) error {
 // pipeline that is not running does nothing.
 func (sp *ScheduledPipeline) Stop() {
 	if r := sp.active.Load(); r != nil {
-		r.stop()
+		r.Stop()
 	}
 }
 

@@ -165,18 +165,6 @@ type LastRunStatus struct {
 	End time.Time `json:"end"`
 }
 
-// lastRunOf returns the last run recorded in st; st.lastEnd is not 0.
-func lastRunOf(st runStats) LastRunStatus {
-	o := history.OutcomeSucceeded
-	switch st.lastOutcome {
-	case outcomeFailure:
-		o = history.OutcomeFailed
-	case outcomeSlotDone:
-		o = history.OutcomeSlotDone
-	}
-	return LastRunStatus{RunNumber: st.lastRun, LeaseToken: st.lastRunTok, Outcome: o, End: timeOf(st.lastEnd)}
-}
-
 // PoolStatus is the document served by /status.
 type PoolStatus struct {
 	// WorkerID names this worker.

@@ -2,68 +2,60 @@ package runtime
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"reflect"
-	"sync"
 	"time"
 
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
-	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/agora-etl/agora/internal/isnil"
-	"github.com/agora-etl/agora/runtime/history"
+	"github.com/agora-etl/agora/runtime/internal/engine"
 )
 
 // RunSpanName is the name of the span that covers one run, from the lease
 // being granted to it being completed or released.
-const RunSpanName = "agora.run"
+const RunSpanName = engine.RunSpanName
 
 // Attribute keys of the run span.
 const (
 	// AttrPipelineID is the pipeline's id.
-	AttrPipelineID = attribute.Key("agora.pipeline.id")
+	AttrPipelineID = engine.AttrPipelineID
 	// AttrRunNumber is the lease's run number.
-	AttrRunNumber = attribute.Key("agora.run.number")
+	AttrRunNumber = engine.AttrRunNumber
 	// AttrFencingToken is the lease's fencing token (0: unfenced).
-	AttrFencingToken = attribute.Key("agora.fencing_token")
+	AttrFencingToken = engine.AttrFencingToken
 	// AttrWorkerID is the id of the worker that ran the run.
-	AttrWorkerID = attribute.Key("agora.worker.id")
+	AttrWorkerID = engine.AttrWorkerID
 	// AttrRecordsIn counts the records the run read (CountRecords).
-	AttrRecordsIn = attribute.Key("agora.records.in")
+	AttrRecordsIn = engine.AttrRecordsIn
 	// AttrRecordsOut counts the records every sink accepted.
-	AttrRecordsOut = attribute.Key("agora.records.out")
+	AttrRecordsOut = engine.AttrRecordsOut
 	// AttrRecordsDeadLettered counts the records sent to the dead-letter
 	// queue.
-	AttrRecordsDeadLettered = attribute.Key("agora.records.dead_lettered")
+	AttrRecordsDeadLettered = engine.AttrRecordsDeadLettered
 	// AttrRecordsFiltered counts the records a filter transform left out.
-	AttrRecordsFiltered = attribute.Key("agora.records.filtered")
+	AttrRecordsFiltered = engine.AttrRecordsFiltered
 	// AttrRunStatus is one of the RunStatus values.
-	AttrRunStatus = attribute.Key("agora.run.status")
+	AttrRunStatus = engine.AttrRunStatus
 )
 
 // Values of AttrRunStatus.
 const (
 	// RunStatusSuccess marks a run that returned nil.
-	RunStatusSuccess = "success"
+	RunStatusSuccess = engine.RunStatusSuccess
 	// RunStatusError marks a run whose factory, Run or Close failed.
-	RunStatusError = "error"
+	RunStatusError = engine.RunStatusError
 	// RunStatusPanic marks a run whose factory, Run or Close panicked.
-	RunStatusPanic = "panic"
+	RunStatusPanic = engine.RunStatusPanic
 	// RunStatusCancelled marks a run the pool cancelled (lost lease,
 	// graceful timeout, forced shutdown) or whose lease was lost before it
 	// started.
-	RunStatusCancelled = "cancelled"
+	RunStatusCancelled = engine.RunStatusCancelled
 )
 
 // ShutdownHookTimeout bounds, at the end of WorkerPool.Run and RunNow,
 // flushing the spans and running the shutdown hooks, all together.
 const ShutdownHookTimeout = 5 * time.Second
-
-// tracerName is the instrumentation scope of the run spans.
-const tracerName = "github.com/agora-etl/agora/runtime"
 
 // WithTracerProvider traces every run of the pool's pipelines with tp: one
 // RunSpanName span per run, carried by the run's context so spans the
@@ -94,138 +86,6 @@ func WithShutdownHook(hook func(context.Context) error) PoolOption {
 			c.shutdownHooks = append(c.shutdownHooks, hook)
 		}
 	}
-}
-
-// runTracing is what the runners of one env share for tracing.
-type runTracing struct {
-	provider trace.TracerProvider // the pool's; nil: none
-	workerID string
-	once     sync.Once
-	resolved trace.Tracer // provider's tracer, from the first run
-}
-
-// startRunSpan starts the span of the run lease grants, or returns nil when
-// neither the pipeline nor the pool has a tracer provider: the only cost of
-// tracing when it is off.
-func (r *runner) startRunSpan(lease Lease) trace.Span {
-	tracer := r.resolveTracer()
-	if tracer == untraced {
-		return nil
-	}
-	// The pool's context is the parent: a span there (a one-shot run under
-	// the caller's trace) becomes the run's parent, as OpenTelemetry does.
-	_, span := tracer.Start(r.env.parent, RunSpanName, trace.WithAttributes(
-		AttrPipelineID.String(lease.PipelineID),
-		AttrRunNumber.Int64(lease.RunNumber),
-		AttrFencingToken.Int64(lease.FencingToken),
-		AttrWorkerID.String(r.env.tracing.workerID),
-	))
-	return span
-}
-
-// untraced is the tracer of a runner with no tracer provider: resolved once,
-// then compared, so an untraced run asks nothing more.
-var untraced trace.Tracer = noTracer{}
-
-type noTracer struct{ trace.Tracer }
-
-// resolveTracer returns the tracer of r's runs: from the pipeline's provider,
-// else the pool's, else untraced. A typed nil provider (a nil
-// *sdktrace.TracerProvider, as tracing.NewTracerProvider returns when spans
-// go nowhere) counts as none. The no-op provider (noop.NewTracerProvider)
-// means untraced, and costs what no provider costs: its spans would record
-// nothing, and a context without a span answers SpanFromContext with the
-// same no-op span.
-//
-// A pipeline without a provider of its own uses the pool's tracer, looked up
-// once per pool; one with its own asks that provider at each run rather than
-// keep a tracer in every runner (OpenTelemetry's providers cache their
-// tracers, so asking again costs a map lookup).
-func (r *runner) resolveTracer() trace.Tracer {
-	if tp := r.sp.TracerProvider; !isnil.Value(tp) {
-		return tracerOf(tp)
-	}
-	return r.env.tracing.tracer()
-}
-
-// tracer returns the pool's tracer (untraced without a provider), looked up
-// on first use.
-func (t *runTracing) tracer() trace.Tracer {
-	t.once.Do(func() { t.resolved = tracerOf(t.provider) })
-	return t.resolved
-}
-
-// tracerOf returns tp's tracer for runs, untraced for none or a no-op one.
-func tracerOf(tp trace.TracerProvider) trace.Tracer {
-	if isnil.Value(tp) {
-		return untraced
-	}
-	if _, ok := tp.(noop.TracerProvider); ok {
-		return untraced
-	}
-	return tp.Tracer(tracerName)
-}
-
-// runBase returns the parent of a run's context: the pool's, with span as
-// its current span when the run is traced.
-func (env *runEnv) runBase(span trace.Span) context.Context {
-	if span == nil {
-		return env.parent
-	}
-	return trace.ContextWithSpan(env.parent, span)
-}
-
-// endRunSpan ends span (nil: untraced) with the run's outcome. cause is
-// what the pool cancelled the run with, if it did.
-func endRunSpan(span trace.Span, runErr, cause error, records history.RecordCounts) {
-	if span == nil {
-		return
-	}
-	status := runStatus(runErr, cause)
-	span.SetAttributes(
-		AttrRecordsIn.Int64(records.In),
-		AttrRecordsOut.Int64(records.Out),
-		AttrRecordsDeadLettered.Int64(records.DeadLettered),
-		AttrRecordsFiltered.Int64(records.Filtered),
-		AttrRunStatus.String(status),
-	)
-	if runErr != nil {
-		var pe *PanicError
-		if errors.As(runErr, &pe) {
-			span.RecordError(runErr, trace.WithAttributes(attribute.String("exception.stacktrace", string(pe.Stack))))
-		} else {
-			span.RecordError(runErr)
-		}
-		span.SetStatus(codes.Error, runErr.Error())
-	}
-	span.End()
-}
-
-// runStatus classifies a run's outcome for AttrRunStatus.
-func runStatus(runErr, cause error) string {
-	var pe *PanicError
-	switch {
-	case runErr == nil:
-		return RunStatusSuccess
-	case errors.As(runErr, &pe):
-		return RunStatusPanic
-	case cause != nil, errors.Is(runErr, context.Canceled), isPoolCause(runErr):
-		return RunStatusCancelled
-	default:
-		return RunStatusError
-	}
-}
-
-// endUnstartedRunSpan ends the span of a run whose lease was lost before it
-// started: nothing ran, and the span says why.
-func endUnstartedRunSpan(span trace.Span) {
-	if span == nil {
-		return
-	}
-	span.SetAttributes(AttrRunStatus.String(RunStatusCancelled))
-	span.RecordError(ErrLeaseLost)
-	span.SetStatus(codes.Error, "lease lost before the run started")
-	span.End()
 }
 
 // flusher is what SDK tracer providers implement to export buffered spans.

@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"context"
-	"log/slog"
 	"testing"
 	"time"
 
@@ -28,13 +27,13 @@ func BenchmarkRunOverheadTraced(b *testing.B) {
 		Factory: func(context.Context) (Pipeline, error) { return p, nil }}
 	coord := NewLocalCoordinator(clock)
 	_ = coord.Start(context.Background(), "w", []string{"p"})
-	r := newRunner(sp, newRunEnv(clock, coord, slog.New(slog.DiscardHandler), context.Background()))
-	r.begin(clock.t)
+	r := benchRunner(clock, coord, sp, nil)
+	r.Begin(clock.t)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		clock.t = timeOf(r.next)
-		if _, done, err := r.step(clock.t); done || err != nil {
+		clock.t = r.Next()
+		if _, done, err := r.Step(clock.t); done || err != nil {
 			b.Fatal(done, err)
 		}
 	}

@@ -26,6 +26,7 @@ func (l Lease) Fenced() bool { return l.FencingToken > 0 }
 type (
 	leaseKey    struct{}
 	shutdownKey struct{}
+	recordsKey  struct{}
 	paramsKey   struct{}
 )
 

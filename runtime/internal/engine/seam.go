@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/agora-etl/agora/runtime/history"
@@ -147,4 +148,26 @@ type Errors struct {
 	// Failing reports whether err wraps a refusal for the fleet's failure
 	// state, and that state.
 	Failing func(err error) (FailureState, bool)
+}
+
+// panicked makes the error of a panic, runtime's when it says how.
+func (e Errors) panicked(where string, value any, stack []byte) error {
+	if e.Panic == nil {
+		return fmt.Errorf("panic in %s: %v", where, value)
+	}
+	return e.Panic(where, value, stack)
+}
+
+// panicStack returns the stack of the panic err wraps, if it wraps one.
+func (e Errors) panicStack(err error) ([]byte, bool) {
+	if e.PanicStack == nil {
+		return nil, false
+	}
+	return e.PanicStack(err)
+}
+
+// isPanic reports whether err comes from a panic.
+func (e Errors) isPanic(err error) bool {
+	_, ok := e.panicStack(err)
+	return ok
 }

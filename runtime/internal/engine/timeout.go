@@ -1,4 +1,4 @@
-package runtime
+package engine
 
 import (
 	"fmt"
@@ -9,7 +9,7 @@ import (
 // pipeline's Timeout passes on the pool's clock. The function it returns
 // stops the watch, and returns that cause when the timeout fired. Without
 // a Timeout nothing is started: the common run pays nothing.
-func (r *runner) watchTimeout(ctx *runContext) func() error {
+func (r *Runner) watchTimeout(ctx *runContext) func() error {
 	d := r.sp.Timeout
 	if d <= 0 {
 		return func() error { return nil }

@@ -1,4 +1,4 @@
-package runtime
+package engine
 
 import (
 	"context"
@@ -28,8 +28,8 @@ func (stuckTimer) Reset(time.Duration) bool { return true }
 func TestStopFinishesAHandedBackRunnerWithoutATimer(t *testing.T) {
 	for _, stopFirst := range []bool{true, false} {
 		clock := stuckClock{t: time.Date(2025, 3, 10, 10, 0, 0, 0, time.UTC)}
-		sp := &ScheduledPipeline{PipelineID: "p", Schedule: MustCron("0 * * * *"), Factory: func(context.Context) (Pipeline, error) { return nil, nil }}
-		env := newRunEnv(clock, NewLocalCoordinator(clock), slog.New(slog.DiscardHandler), context.Background())
+		sp := &Spec{PipelineID: "p", Schedule: mustCron("0 * * * *"), Factory: func(context.Context) (Pipeline, error) { return nil, nil }}
+		env := testEnv(clock, slog.New(slog.DiscardHandler))
 		d := newDispatcher(clock, nil, 1)
 		env.d = d
 		r := newRunner(sp, env)

@@ -1,4 +1,4 @@
-package runtime
+package engine
 
 import (
 	"testing"
@@ -9,17 +9,18 @@ import (
 // starting its loop.
 func burstDispatcher(clock Clock, n int, due int64) *dispatcher {
 	d := newDispatcher(clock, nil, n)
+	_, d.precise = clock.(systemClock)
 	for range n {
-		d.heap.push(due, &runner{inHeap: true})
+		d.heap.push(due, &Runner{inHeap: true})
 	}
-	d.heap.push(due+int64(time.Second), &runner{inHeap: true})
+	d.heap.push(due+int64(time.Second), &Runner{inHeap: true})
 	return d
 }
 
 func TestDueHeapCountDue(t *testing.T) {
 	var h dueHeap
 	for i := range 1000 {
-		h.push(int64(i%4), &runner{}) // 250 entries each at 0, 1, 2, 3
+		h.push(int64(i%4), &Runner{}) // 250 entries each at 0, 1, 2, 3
 	}
 	if got := h.countDue(0, 0, 1000); got != 250 {
 		t.Fatalf("countDue(0) = %d, want 250", got)
@@ -27,7 +28,7 @@ func TestDueHeapCountDue(t *testing.T) {
 	if got := h.countDue(0, 0, 100); got != 100 {
 		t.Fatalf("countDue(0) with limit 100 = %d, want 100", got)
 	}
-	h.push(-1, &runner{})
+	h.push(-1, &Runner{})
 	if got := h.countDue(0, -1, 1000); got != 1 {
 		t.Fatalf("countDue(-1) = %d, want 1", got)
 	}
@@ -41,7 +42,7 @@ func TestPrepareBurstOnlyForLargeBatchesOnTheSystemClock(t *testing.T) {
 	if fake.prepareBurstLocked(due, now) {
 		t.Fatal("a fake clock must keep plain timers")
 	}
-	small := burstDispatcher(SystemClock{}, burstSize-1, due)
+	small := burstDispatcher(systemClock{}, burstSize-1, due)
 	if small.prepareBurstLocked(due, now) {
 		t.Fatalf("a batch of %d must keep the plain timer", burstSize-1)
 	}
@@ -49,12 +50,12 @@ func TestPrepareBurstOnlyForLargeBatchesOnTheSystemClock(t *testing.T) {
 		t.Fatal("no executor may be started for a small batch")
 	}
 
-	want := int64(min(newDispatcher(SystemClock{}, nil, 1).procs-1, maxWarm))
+	want := int64(min(preciseDispatcher(1).procs-1, maxWarm))
 
 	// With no executors yet, the ones to warm are started. They take their
 	// warm-up requests as soon as they run, so the queue may already be
 	// drained; the executor count is what the test can rely on.
-	d := burstDispatcher(SystemClock{}, burstSize, due)
+	d := burstDispatcher(systemClock{}, burstSize, due)
 	if !d.prepareBurstLocked(due, now) {
 		t.Fatalf("a batch of %d must be spun for", burstSize)
 	}
@@ -65,7 +66,7 @@ func TestPrepareBurstOnlyForLargeBatchesOnTheSystemClock(t *testing.T) {
 
 	// With idle executors counted but none running, the warm-up requests
 	// stay queued, once per batch.
-	idle := burstDispatcher(SystemClock{}, burstSize, due)
+	idle := burstDispatcher(systemClock{}, burstSize, due)
 	idle.executors.Store(want)
 	if !idle.prepareBurstLocked(due, now) {
 		t.Fatalf("a batch of %d must be spun for", burstSize)
@@ -81,7 +82,7 @@ func TestPrepareBurstOnlyForLargeBatchesOnTheSystemClock(t *testing.T) {
 
 func TestPrepareBurstKeepsToTheSpinBudget(t *testing.T) {
 	now := time.Now().UnixNano()
-	d := burstDispatcher(SystemClock{}, burstSize, now)
+	d := burstDispatcher(systemClock{}, burstSize, now)
 	spun := 0
 	for i := range 1000 {
 		due := now + int64(i)*int64(10*time.Microsecond) + int64(drainLead)
@@ -102,7 +103,7 @@ func TestPrepareBurstKeepsToTheSpinBudget(t *testing.T) {
 }
 
 func TestSpinToStopsOnQuit(t *testing.T) {
-	d := newDispatcher(SystemClock{}, nil, 1)
+	d := preciseDispatcher(1)
 	close(d.quit)
 	start := time.Now()
 	if d.spinTo(time.Now().Add(time.Hour).UnixNano()) {
@@ -111,7 +112,7 @@ func TestSpinToStopsOnQuit(t *testing.T) {
 	if took := time.Since(start); took > maxSpin {
 		t.Fatalf("spinTo took %v after quit", took)
 	}
-	d2 := newDispatcher(SystemClock{}, nil, 1)
+	d2 := preciseDispatcher(1)
 	far := time.Now().Add(time.Hour).UnixNano()
 	start = time.Now()
 	if !d2.spinTo(far) {

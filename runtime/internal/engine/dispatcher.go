@@ -1,4 +1,4 @@
-package runtime
+package engine
 
 import (
 	"context"
@@ -31,7 +31,7 @@ import (
 // Idle pipelines cost memory only: no goroutine, no timer.
 type dispatcher struct {
 	clock    Clock
-	onFinish func(r *runner, err error)
+	onFinish func(r *Runner, err error)
 	// leaser, when the coordinator is one, gets the lease requests of the
 	// runners due together in one call per batch (see acquireBatch).
 	leaser BatchLeaser
@@ -50,14 +50,14 @@ type dispatcher struct {
 	lastSeen time.Time // latest clock reading, to notice backward jumps
 
 	// completed is the top of the stack of runners handed back by attempts.
-	completed atomic.Pointer[runner]
+	completed atomic.Pointer[Runner]
 	// wakeAt is when the loop plans to wake, Unix ns; math.MaxInt64 while it
 	// is awake, so that every hand-back asks for another pass.
 	wakeAt  atomic.Int64
 	wakeSet atomic.Bool
 	wake    chan struct{}
 
-	work      chan *runner // due runners; nil asks an idle executor to exit
+	work      chan *Runner // due runners; nil asks an idle executor to exit
 	queued    atomic.Int64 // runners in work
 	executors atomic.Int64 // executors started and not asked to exit
 	busy      atomic.Int64 // executors inside an attempt
@@ -88,7 +88,7 @@ type dispatcher struct {
 	allDone    chan struct{}
 }
 
-func newDispatcher(clock Clock, onFinish func(*runner, error), pipelines int) *dispatcher {
+func newDispatcher(clock Clock, onFinish func(*Runner, error), pipelines int) *dispatcher {
 	d := &dispatcher{
 		clock:    clock,
 		onFinish: onFinish,
@@ -96,7 +96,7 @@ func newDispatcher(clock Clock, onFinish func(*runner, error), pipelines int) *d
 		// Every runner is queued at most once at a time and at most one
 		// exit request is sent per pass, so the loop never blocks on a
 		// full queue.
-		work:     make(chan *runner, pipelines+64),
+		work:     make(chan *Runner, pipelines+64),
 		maxIdle:  int64(2 * goruntime.GOMAXPROCS(0)),
 		syncReq:  make(chan chan struct{}),
 		quit:     make(chan struct{}),
@@ -109,7 +109,6 @@ func newDispatcher(clock Clock, onFinish func(*runner, error), pipelines int) *d
 	// the others are still being added must not bring the count to zero
 	// and close allDone early (or twice).
 	d.remaining.Store(int64(pipelines))
-	_, d.precise = clock.(SystemClock)
 	d.procs = goruntime.GOMAXPROCS(0)
 	return d
 }
@@ -118,7 +117,7 @@ func newDispatcher(clock Clock, onFinish func(*runner, error), pipelines int) *d
 // before the loop starts. A runner stopped before it was added (Stop can
 // reach a runner as soon as the pool publishes it) finishes instead: its
 // Stop hook found nothing to drop.
-func (d *dispatcher) add(r *runner) {
+func (d *dispatcher) add(r *Runner) {
 	d.mu.Lock()
 	if r.isStopped() {
 		d.mu.Unlock()
@@ -141,7 +140,7 @@ func dueOf(next int64) int64 {
 }
 
 // handBack returns r, whose attempt is over, to the loop.
-func (d *dispatcher) handBack(r *runner) {
+func (d *dispatcher) handBack(r *Runner) {
 	due := keyOf(r)
 	if d.ahead > 0 && r.askAt == 0 && r.pre == nil && r.next != 0 {
 		due -= int64(d.ahead) // the loop may plan an ask ahead of next
@@ -185,7 +184,7 @@ func (d *dispatcher) takeCompletedAt(now int64, back time.Duration) {
 		return
 	}
 	d.mu.Lock()
-	var stopped []*runner
+	var stopped []*Runner
 	for r != nil {
 		next := r.nextDone
 		r.nextDone = nil
@@ -212,7 +211,7 @@ func (d *dispatcher) takeCompletedAt(now int64, back time.Duration) {
 // stopped is r's Stop hook: a waiting runner finishes at once, leaving its
 // heap entry behind to be dropped when it comes due; one in flight or being
 // handed back finishes when its executor or the loop sees the stop.
-func (d *dispatcher) stopped(r *runner) {
+func (d *dispatcher) stopped(r *Runner) {
 	d.mu.Lock()
 	waiting := r.inHeap
 	r.inHeap = false
@@ -227,7 +226,7 @@ func (d *dispatcher) stopped(r *runner) {
 }
 
 // finish marks r as done for good, once.
-func (d *dispatcher) finish(r *runner, err error) {
+func (d *dispatcher) finish(r *Runner, err error) {
 	d.mu.Lock()
 	if r.done {
 		d.mu.Unlock()
@@ -287,7 +286,7 @@ func (d *dispatcher) enterBusy() {
 func (d *dispatcher) leaveBusy() { d.busy.Add(-1) }
 
 // drive makes r's due attempts until r must wait again.
-func (d *dispatcher) drive(r *runner) {
+func (d *dispatcher) drive(r *Runner) {
 	defer d.attemptDone()
 	now := r.now()
 	for {
@@ -339,8 +338,8 @@ func (d *dispatcher) loop() {
 	}()
 	var (
 		timer Timer
-		due   []*runner
-		early []*runner // due for an ask ahead of their slots
+		due   []*Runner
+		early []*Runner // due for an ask ahead of their slots
 		ack   chan struct{}
 	)
 	defer func() {
@@ -476,7 +475,7 @@ const (
 
 // warmUp is queued to an executor to make it spin until a burst arrives;
 // it is no runner and never driven.
-var warmUp = &runner{}
+var warmUp = &Runner{}
 
 // prepareBurstLocked decides, a few milliseconds before due, whether the
 // loop spins through to it instead of sleeping on a timer. A Go timer fires
@@ -561,7 +560,7 @@ const dispatchBatch = 128
 
 // dispatch queues due runners for the executors, starting one if all are
 // busy.
-func (d *dispatcher) dispatch(due []*runner) {
+func (d *dispatcher) dispatch(due []*Runner) {
 	if len(due) == 0 {
 		return
 	}
@@ -577,7 +576,7 @@ func (d *dispatcher) dispatch(due []*runner) {
 }
 
 // queue hands runners, already counted as running, to the executors.
-func (d *dispatcher) queue(due []*runner) {
+func (d *dispatcher) queue(due []*Runner) {
 	d.queued.Add(int64(len(due)))
 	for _, r := range due {
 		d.work <- r
@@ -596,7 +595,7 @@ func (d *dispatcher) queue(due []*runner) {
 // request a LeaseDeferrer defers goes back to the heap, due again after the
 // delay, and then asks without deferring: the deferred runners of a burst
 // come due together and ask in batches of their own.
-func (d *dispatcher) acquireBatch(batch []*runner) {
+func (d *dispatcher) acquireBatch(batch []*Runner) {
 	defer d.batching.Done()
 	deferrer := d.deferrer
 	var now leaseAsk
@@ -658,7 +657,7 @@ func (d *dispatcher) acquireBatch(batch []*runner) {
 
 // deferRunner hands r back to the heap, due again delay after at, keeping
 // the slot it was decided for (r.next) to ask for then.
-func (d *dispatcher) deferRunner(r *runner, at time.Time, delay time.Duration) {
+func (d *dispatcher) deferRunner(r *Runner, at time.Time, delay time.Duration) {
 	r.pre = nil
 	r.planned().deferredSlot = r.next
 	r.next = at.Add(delay).UnixNano()
@@ -669,12 +668,12 @@ func (d *dispatcher) deferRunner(r *runner, at time.Time, delay time.Duration) {
 
 // leaseAsk is the part of a batch asked for in one call.
 type leaseAsk struct {
-	runners []*runner
+	runners []*Runner
 	reqs    []LeaseRequest
 	pres    []*preAcquired
 }
 
-func (a *leaseAsk) add(r *runner, req LeaseRequest, p *preAcquired) {
+func (a *leaseAsk) add(r *Runner, req LeaseRequest, p *preAcquired) {
 	a.runners, a.reqs, a.pres = append(a.runners, r), append(a.reqs, req), append(a.pres, p)
 }
 
@@ -747,14 +746,14 @@ func (d *dispatcher) stop() {
 // runners scattered over the heap.
 type dueEntry struct {
 	due int64
-	r   *runner
+	r   *Runner
 }
 
 // dueHeap is a binary min-heap of due times. A stopped runner's entry stays
 // until it comes due and is then dropped, so removal costs nothing.
 type dueHeap []dueEntry
 
-func (h *dueHeap) push(due int64, r *runner) {
+func (h *dueHeap) push(due int64, r *Runner) {
 	*h = append(*h, dueEntry{due, r})
 	s := *h
 	i := len(s) - 1
@@ -768,7 +767,7 @@ func (h *dueHeap) push(due int64, r *runner) {
 	}
 }
 
-func (h *dueHeap) pop() *runner {
+func (h *dueHeap) pop() *Runner {
 	s := *h
 	n := len(s) - 1
 	top := s[0].r

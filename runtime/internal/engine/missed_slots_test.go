@@ -1,4 +1,4 @@
-package runtime
+package engine
 
 import (
 	"bytes"
@@ -31,17 +31,13 @@ func missedWarnings(t *testing.T, logs *bytes.Buffer) []map[string]any {
 
 // newMissedRunner returns a started cron runner on spec and a stepping
 // clock at t, logging JSON into logs.
-func newMissedRunner(t *testing.T, spec string, at time.Time, logs *bytes.Buffer) (*runner, *steppingClock) {
+func newMissedRunner(t *testing.T, spec string, at time.Time, logs *bytes.Buffer) (*Runner, *steppingClock) {
 	t.Helper()
 	clock := &steppingClock{t: at}
 	p := PipelineFunc(func(context.Context) error { return nil })
-	sp := &ScheduledPipeline{PipelineID: "secondly", Schedule: MustCron(spec), Factory: func(context.Context) (Pipeline, error) { return p, nil }}
-	coord := NewLocalCoordinator(clock)
-	if err := coord.Start(context.Background(), "w", []string{"secondly"}); err != nil {
-		t.Fatal(err)
-	}
+	sp := &Spec{PipelineID: "secondly", Schedule: mustCron(spec), Factory: func(context.Context) (Pipeline, error) { return p, nil }}
 	logger := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	r := newRunner(sp, newRunEnv(clock, coord, logger, context.Background()))
+	r := newRunner(sp, testEnv(clock, logger))
 	r.begin(clock.t)
 	return r, clock
 }

@@ -1,4 +1,4 @@
-package runtime
+package engine
 
 import (
 	"context"
@@ -19,7 +19,7 @@ const heldLeaseLogInterval = time.Minute
 // replica per slot): that is logged at debug level and leaves the interval
 // to a line that matters, so a replica without the lease does not log a
 // line per slot.
-func (r *runner) heldElsewhere(runNumber int64) {
+func (r *Runner) heldElsewhere(runNumber int64) {
 	now := r.now()
 	r.mu.Lock()
 	rs := r.rareLocked()

@@ -1,4 +1,4 @@
-package runtime
+package engine
 
 import (
 	"context"
@@ -18,13 +18,13 @@ import (
 // ns; 0 for retries and runs outside the schedule, which have no lateness),
 // onDemand whether an operator asked for it (RunNow, a trigger) rather than
 // the schedule; attempt returns when it ended.
-func (r *runner) attempt(runNumber int64, now time.Time, due int64, onDemand bool) (outcome, time.Time, error) {
+func (r *Runner) attempt(runNumber int64, now time.Time, due int64, onDemand bool) (outcome, time.Time, error) {
 	return r.attemptWith(runNumber, now, due, onDemand, nil)
 }
 
 // attemptWith is attempt for a run given params (ParamsFromContext, and
 // the run's record in the history).
-func (r *runner) attemptWith(runNumber int64, now time.Time, due int64, onDemand bool, params map[string]string) (outcome, time.Time, error) {
+func (r *Runner) attemptWith(runNumber int64, now time.Time, due int64, onDemand bool, params map[string]string) (outcome, time.Time, error) {
 	env := r.env
 	// A remote coordinator may block: from asking for the lease to giving
 	// it back this executor counts as busy. With leases in memory
@@ -166,7 +166,7 @@ func (r *runner) attemptWith(runNumber int64, now time.Time, due int64, onDemand
 	if runErr != nil {
 		r.notifyRunFailed(lease, runErr)
 	}
-	endRunSpan(span, runErr, cancelCause, records)
+	env.errs.endRunSpan(span, runErr, cancelCause, records)
 	switch {
 	case slotDone:
 		return outcomeSlotDone, end, runErr
@@ -177,16 +177,16 @@ func (r *runner) attemptWith(runNumber int64, now time.Time, due int64, onDemand
 }
 
 // skipped classifies an attempt the coordinator did not grant.
-func (r *runner) skipped(runNumber int64, err error) outcome {
-	var failing *FailingError
+func (r *Runner) skipped(runNumber int64, err error) outcome {
+	failing, isFailing := r.env.failing(err)
 	switch {
-	case errors.As(err, &failing):
+	case isFailing:
 		// Refused for the fleet's failure state: not a coordinator fault.
-		if failing.State.Stopped {
+		if failing.Stopped {
 			return outcomeFleetStopped
 		}
 		r.logRun(slog.LevelDebug, "backing off fleet-wide after a failed run, skipping", Lease{RunNumber: runNumber},
-			slog.Int("consecutive_errors", failing.State.Count), slog.Time("until", failing.State.Until))
+			slog.Int("consecutive_errors", failing.Count), slog.Time("until", failing.Until))
 		return outcomeBackingOff
 	case errors.Is(err, ErrSlotCompleted):
 		r.logRun(slog.LevelDebug, "slot already completed, skipping", Lease{RunNumber: runNumber})
@@ -218,7 +218,7 @@ func isPoolCause(cause error) bool {
 // A successful Continuous run that counts its records (counting) and moved
 // none is logged at DEBUG: an idle stream polls again at once, and a line
 // per poll at INFO would bury the runs that moved records.
-func (r *runner) ended(lease Lease, runErr error, took time.Duration, records history.RecordCounts, counting bool) {
+func (r *Runner) ended(lease Lease, runErr error, took time.Duration, records history.RecordCounts, counting bool) {
 	attrs := []slog.Attr{slog.Duration("duration", took)}
 	if !records.IsZero() {
 		attrs = append(attrs, recordAttrs(records)...)
@@ -240,7 +240,7 @@ func (r *runner) ended(lease Lease, runErr error, took time.Duration, records hi
 
 // invoke calls the factory, runs the pipeline and closes it, turning panics
 // into errors.
-func (r *runner) invoke(ctx context.Context) (err error) {
+func (r *Runner) invoke(ctx context.Context) (err error) {
 	p, err := r.build(ctx)
 	if err != nil {
 		return err
@@ -254,7 +254,7 @@ func (r *runner) invoke(ctx context.Context) (err error) {
 	return err
 }
 
-func (r *runner) build(ctx context.Context) (p Pipeline, err error) {
+func (r *Runner) build(ctx context.Context) (p Pipeline, err error) {
 	defer r.recoverInto(ctx, "factory", &err)
 	p, err = r.sp.Factory(ctx)
 	if err != nil {
@@ -266,12 +266,12 @@ func (r *runner) build(ctx context.Context) (p Pipeline, err error) {
 	return p, nil
 }
 
-func (r *runner) run(ctx context.Context, p Pipeline) (err error) {
+func (r *Runner) run(ctx context.Context, p Pipeline) (err error) {
 	defer r.recoverInto(ctx, "Run", &err)
 	return p.Run(ctx)
 }
 
-func (r *runner) close(ctx context.Context, c io.Closer) (err error) {
+func (r *Runner) close(ctx context.Context, c io.Closer) (err error) {
 	defer r.recoverInto(ctx, "Close", &err)
 	if err = c.Close(); err != nil {
 		return fmt.Errorf("close: %w", err)
@@ -279,32 +279,13 @@ func (r *runner) close(ctx context.Context, c io.Closer) (err error) {
 	return nil
 }
 
-// PanicError is the error of a run whose factory, Run or Close panicked.
-type PanicError struct {
-	// Where is "factory", "Run" or "Close".
-	Where string
-	// Value is what was passed to panic.
-	Value any
-	// Stack is the goroutine's stack at the panic.
-	Stack []byte
-}
-
-// Error describes the panic without the stack, which is logged separately.
-func (e *PanicError) Error() string { return fmt.Sprintf("panic in %s: %v", e.Where, e.Value) }
-
-// Unwrap returns the panic value when it is an error.
-func (e *PanicError) Unwrap() error {
-	err, _ := e.Value.(error)
-	return err
-}
-
-func (r *runner) recoverInto(ctx context.Context, where string, err *error) {
+func (r *Runner) recoverInto(ctx context.Context, where string, err *error) {
 	v := recover()
 	if v == nil {
 		return
 	}
-	pe := &PanicError{Where: where, Value: v, Stack: debug.Stack()}
-	*err = pe
+	stack := debug.Stack()
+	*err = r.env.errs.panicked(where, v, stack)
 	lease, _ := LeaseFromContext(ctx)
-	r.logRun(slog.LevelError, "pipeline panicked", lease, slog.String("panic", fmt.Sprint(v)), slog.String("stack", string(pe.Stack)))
+	r.logRun(slog.LevelError, "pipeline panicked", lease, slog.String("panic", fmt.Sprint(v)), slog.String("stack", string(stack)))
 }

@@ -1,4 +1,4 @@
-package runtime
+package engine
 
 import "github.com/agora-etl/agora/internal/redact"
 

@@ -1,4 +1,4 @@
-package runtime
+package engine
 
 import (
 	"context"
@@ -22,6 +22,9 @@ type runEnv struct {
 	tracing  runTracing
 	notifier notify.Notifier // nil: none (and always when driven by Start)
 	workerID string
+	errs     Errors // what the engine reads of runtime's error types
+	// triggerRetry and triggerPatience are Config's.
+	triggerRetry, triggerPatience time.Duration
 	// parent is the parent of every run context. The pool passes a parent
 	// that is never cancelled and cancels runs one by one.
 	parent context.Context
@@ -33,12 +36,23 @@ type runEnv struct {
 	cancelHard context.CancelCauseFunc
 }
 
-func newRunEnv(clock Clock, coord Coordinator, logger *slog.Logger, parent context.Context) *runEnv {
-	env := &runEnv{clock: clock, coord: coord, logger: logger, parent: parent}
-	env.caps = coord.Capabilities()
+func newRunEnv(cfg Config) *runEnv {
+	env := &runEnv{clock: cfg.Clock, coord: cfg.Coordinator, caps: cfg.Capabilities, logger: cfg.Logger,
+		observer: cfg.Observer, notifier: cfg.Notifier, workerID: cfg.WorkerID, errs: cfg.Errors, parent: cfg.Parent}
+	env.tracing.provider, env.tracing.workerID = cfg.TracerProvider, cfg.WorkerID
+	env.triggerRetry, env.triggerPatience = cfg.TriggerRetry, cfg.TriggerPatience
 	env.local = env.caps.LocalLeaser
-	env.hard, env.cancelHard = context.WithCancelCause(parent)
+	env.hard, env.cancelHard = context.WithCancelCause(cfg.Parent)
 	return env
+}
+
+// failing reports whether err is a refusal for the fleet's failure state,
+// and that state (runtime.FailingError, through Errors.Failing).
+func (env *runEnv) failing(err error) (FailureState, bool) {
+	if err == nil || env.errs.Failing == nil {
+		return FailureState{}, false
+	}
+	return env.errs.Failing(err)
 }
 
 // cancelAll makes cause the cause of every run from now on and cancels
@@ -76,7 +90,7 @@ func (env *runEnv) cause() error {
 
 // acquire takes the lease of r's attempt; pre, when not nil, is the answer
 // the dispatcher's batch already got for it.
-func (env *runEnv) acquire(r *runner, runNumber int64, now time.Time, pre *preAcquired) (Lease, bool, error) {
+func (env *runEnv) acquire(r *Runner, runNumber int64, now time.Time, pre *preAcquired) (Lease, bool, error) {
 	id := r.sp.PipelineID
 	if env.local != nil {
 		if r.local == nil {
@@ -109,7 +123,7 @@ func (env *runEnv) acquire(r *runner, runNumber int64, now time.Time, pre *preAc
 // stillHeld reports whether the coordinator still holds lease for r. The
 // run checks it once its context is in place: a loss reported before that
 // found no run to cancel.
-func (env *runEnv) stillHeld(r *runner, lease Lease) bool {
+func (env *runEnv) stillHeld(r *Runner, lease Lease) bool {
 	if env.local != nil {
 		return true // local leases are never lost
 	}
@@ -119,7 +133,7 @@ func (env *runEnv) stillHeld(r *runner, lease Lease) bool {
 
 // finishLease releases the lease, or completes it after a success, with a
 // context that shutdown does not cancel and a bounded timeout.
-func (env *runEnv) finishLease(runCtx context.Context, r *runner, success bool) error {
+func (env *runEnv) finishLease(runCtx context.Context, r *Runner, success bool) error {
 	if env.local != nil {
 		r.local.Release(success)
 		return nil

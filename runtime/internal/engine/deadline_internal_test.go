@@ -1,4 +1,4 @@
-package runtime
+package engine
 
 import (
 	"testing"
@@ -21,22 +21,22 @@ func TestFirstDeadlineSlot(t *testing.T) {
 		want     string
 	}{
 		// The 02:00 slot's deadline (02:15) is still ahead: it is checked.
-		{"cron inside the deadline", MustCron("0 2 * * *"), 15 * time.Minute, "2026-12-03T02:10:00Z", "2026-12-03T02:00:00Z"},
+		{"cron inside the deadline", mustCron("0 2 * * *"), 15 * time.Minute, "2026-12-03T02:10:00Z", "2026-12-03T02:00:00Z"},
 		// At 02:15 exactly the 02:00 deadline is due now: a worker starting
 		// then leaves it to those that ran it.
-		{"cron at the deadline", MustCron("0 2 * * *"), 15 * time.Minute, "2026-12-03T02:15:00Z", "2026-12-04T02:00:00Z"},
-		{"cron before the slot", MustCron("0 2 * * *"), 15 * time.Minute, "2026-12-03T01:59:59Z", "2026-12-03T02:00:00Z"},
+		{"cron at the deadline", mustCron("0 2 * * *"), 15 * time.Minute, "2026-12-03T02:15:00Z", "2026-12-04T02:00:00Z"},
+		{"cron before the slot", mustCron("0 2 * * *"), 15 * time.Minute, "2026-12-03T01:59:59Z", "2026-12-03T02:00:00Z"},
 		// An every window is checked an interval plus the deadline after
 		// its start (deadlineWait), but a worker judges no window that
 		// began before it: the 01:00 window's check (02:15) is ahead at
 		// 02:10, yet nothing of this worker ran in it.
-		{"every window", Every(time.Hour), 15 * time.Minute, "2026-12-03T02:10:00Z", "2026-12-03T02:00:00Z"},
-		{"every at a window's start", Every(time.Hour), 15 * time.Minute, "2026-12-03T02:00:00Z", "2026-12-03T02:00:00Z"},
-		{"every deadline longer than the interval", Every(time.Minute), 150 * time.Second, "2026-12-03T02:10:00Z", "2026-12-03T02:10:00Z"},
-		{"every seconds", Every(2 * time.Second), time.Second, "2026-12-03T02:10:01.5Z", "2026-12-03T02:10:00Z"},
+		{"every window", every(time.Hour), 15 * time.Minute, "2026-12-03T02:10:00Z", "2026-12-03T02:00:00Z"},
+		{"every at a window's start", every(time.Hour), 15 * time.Minute, "2026-12-03T02:00:00Z", "2026-12-03T02:00:00Z"},
+		{"every deadline longer than the interval", every(time.Minute), 150 * time.Second, "2026-12-03T02:10:00Z", "2026-12-03T02:10:00Z"},
+		{"every seconds", every(2 * time.Second), time.Second, "2026-12-03T02:10:01.5Z", "2026-12-03T02:10:00Z"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			sp := &ScheduledPipeline{Schedule: tc.sched, Deadline: tc.deadline}
+			sp := &Spec{Schedule: tc.sched, Deadline: tc.deadline}
 			got := timeOf(firstDeadlineSlot(sp, d(tc.now).UnixNano())).UTC()
 			if !got.Equal(d(tc.want)) {
 				t.Fatalf("first slot = %v, want %s", got, tc.want)
@@ -47,9 +47,9 @@ func TestFirstDeadlineSlot(t *testing.T) {
 
 func TestNoDeadlineNoWatch(t *testing.T) {
 	env := &runEnv{}
-	runners := []*runner{
-		{sp: &ScheduledPipeline{PipelineID: "a", Schedule: MustCron("* * * * *")}},
-		{sp: &ScheduledPipeline{PipelineID: "b", Schedule: Every(time.Minute)}},
+	runners := []*Runner{
+		{sp: &Spec{PipelineID: "a", Schedule: mustCron("* * * * *")}},
+		{sp: &Spec{PipelineID: "b", Schedule: every(time.Minute)}},
 	}
 	if w := newDeadlineWatch(env, runners, time.Now()); w != nil {
 		t.Fatalf("a watch for pipelines without a deadline: %+v", w)

@@ -1,4 +1,4 @@
-package runtime
+package engine
 
 import (
 	"errors"
@@ -41,7 +41,7 @@ import (
 // planAhead, for a runner going into the heap at now (Unix ns), sets askAt
 // when its next attempt is a cron slot whose lease is to be asked for
 // ahead.
-func (d *dispatcher) planAhead(r *runner, now int64) {
+func (d *dispatcher) planAhead(r *Runner, now int64) {
 	if d.ahead <= 0 || now == 0 || r.askAt != 0 || r.next == 0 || r.pre != nil || r.deferred() != 0 ||
 		r.retry || r.probe || r.sp.Schedule.Kind() != ScheduleCron || r.catchingUp() || r.sp.RerunInterrupted ||
 		len(r.sp.After) > 0 {
@@ -62,7 +62,7 @@ func (d *dispatcher) planAhead(r *runner, now int64) {
 
 // keyOf is r's heap key: askAt while an ask-ahead is planned, next
 // otherwise.
-func keyOf(r *runner) int64 {
+func keyOf(r *Runner) int64 {
 	if r.askAt != 0 {
 		return r.askAt
 	}
@@ -71,7 +71,7 @@ func keyOf(r *runner) int64 {
 
 // dispatchAhead asks, in a goroutine of its own, for the leases of
 // runners taken out of the heap ahead of their slots.
-func (d *dispatcher) dispatchAhead(early []*runner) {
+func (d *dispatcher) dispatchAhead(early []*Runner) {
 	if len(early) == 0 {
 		return
 	}
@@ -84,7 +84,7 @@ func (d *dispatcher) dispatchAhead(early []*runner) {
 // askAhead asks for the leases of batch's slots ahead of them, or plans the
 // later look of a worker that is not preferred, and hands every runner
 // back, due at its slot (or at that look).
-func (d *dispatcher) askAhead(batch []*runner) {
+func (d *dispatcher) askAhead(batch []*Runner) {
 	defer d.batching.Done()
 	deferrer := d.deferrer
 	var a leaseAsk
@@ -119,7 +119,7 @@ func (d *dispatcher) askAhead(batch []*runner) {
 // stands for. True: p answers the attempt (a grant still held, a final
 // refusal, or a pause that gave the grant back). False: p is dropped and
 // the slot is asked for now, as without lease-ahead.
-func (d *dispatcher) settleAhead(r *runner, p *preAcquired) bool {
+func (d *dispatcher) settleAhead(r *Runner, p *preAcquired) bool {
 	if !p.ok {
 		if p.err == nil || errors.Is(p.err, ErrSlotCompleted) {
 			return true // held elsewhere for this slot, or done: it stands
@@ -147,8 +147,12 @@ func (d *dispatcher) settleAhead(r *runner, p *preAcquired) bool {
 
 // giveBackAhead releases the lease r was granted ahead of its slot and did
 // not run on. A lease already lost locally changes nothing in Redis.
-func (d *dispatcher) giveBackAhead(r *runner) {
+func (d *dispatcher) giveBackAhead(r *Runner) {
 	if err := r.env.finishLease(r.env.parent, r, false); err != nil {
 		r.logRun(slog.LevelDebug, "giving back a lease granted ahead of its slot", Lease{RunNumber: r.slot / int64(time.Second)}, slog.Any("error", err))
 	}
 }
+
+// MaxLeaseAhead bounds how long before a slot the pool asks for its lease
+// (runtime.MaxLeaseAhead).
+const MaxLeaseAhead = 250 * time.Millisecond

@@ -1,4 +1,4 @@
-package runtime
+package engine
 
 import (
 	"errors"
@@ -8,8 +8,8 @@ import (
 
 // counted adds a finished run to the runner's counts: how it ended and the
 // records it moved.
-func (r *runner) counted(runErr, cancelCause error, records history.RecordCounts) {
-	panicked := runErr != nil && isPanic(runErr)
+func (r *Runner) counted(runErr, cancelCause error, records history.RecordCounts) {
+	panicked := runErr != nil && r.env.errs.isPanic(runErr)
 	stale := runErr != nil && errors.Is(runErr, ErrStaleWrite)
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -33,11 +33,4 @@ func (r *runner) counted(runErr, cancelCause error, records history.RecordCounts
 		rs := r.rareLocked()
 		rs.records = rs.records.Add(records)
 	}
-}
-
-// isPanic reports whether err comes from a panic. Apart from counted, so
-// the *PanicError target is allocated only for failed runs.
-func isPanic(err error) bool {
-	var pe *PanicError
-	return errors.As(err, &pe)
 }

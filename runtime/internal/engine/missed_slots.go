@@ -1,4 +1,4 @@
-package runtime
+package engine
 
 import (
 	"context"
@@ -39,7 +39,7 @@ type missedLog struct {
 // and logs them, aggregated to a warning per missedSlotLogInterval that
 // says what happened. running is the slot run instead (Unix ns), 0 when
 // none was.
-func (r *runner) reportMissed(n uint64, exact bool, running int64, cause missedCause) {
+func (r *Runner) reportMissed(n uint64, exact bool, running int64, cause missedCause) {
 	if n == 0 {
 		return
 	}

@@ -1,4 +1,4 @@
-package runtime
+package engine
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 type runContext struct {
 	base  context.Context // never cancelled by the pool
 	lease Lease
-	r     *runner
+	r     *Runner
 
 	inner atomic.Pointer[cancelLayer]
 	cause atomic.Pointer[error] // set by cancel before or without a layer
@@ -35,7 +35,7 @@ type cancelLayer struct {
 // method. When base is never cancelled (the pool passes a context.WithoutCancel
 // one), the context is not registered with any parent; the pool then
 // cancels runs itself.
-func newRunContext(base context.Context, lease Lease, r *runner) *runContext {
+func newRunContext(base context.Context, lease Lease, r *Runner) *runContext {
 	return &runContext{base: base, lease: lease, r: r}
 }
 

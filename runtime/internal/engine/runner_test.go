@@ -1,4 +1,4 @@
-package runtime
+package engine
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 // must end up closed exactly once: a second close panics the worker.
 func TestRunnerStopRacesStopChan(t *testing.T) {
 	for range 2000 {
-		r := &runner{}
+		r := &Runner{}
 		var wg sync.WaitGroup
 		var ch <-chan struct{}
 		wg.Go(r.stop)
@@ -35,7 +35,7 @@ func TestRunnerStopRacesStopChan(t *testing.T) {
 // rareStats or rarePlan. (256: /status's last_run, which every run sets,
 // costs its run number and token.)
 func TestRunnerSize(t *testing.T) {
-	if size := unsafe.Sizeof(runner{}); size > 256 {
+	if size := unsafe.Sizeof(Runner{}); size > 256 {
 		t.Errorf("runner is %d bytes, want at most 256", size)
 	}
 }
@@ -52,10 +52,8 @@ func TestRunnerRareStateOnlyWhenNeeded(t *testing.T) {
 		}
 		return nil
 	})
-	sp := &ScheduledPipeline{PipelineID: "p", Schedule: MustCron("* * * * * *"), Factory: func(context.Context) (Pipeline, error) { return p, nil }}
-	coord := NewLocalCoordinator(clock)
-	_ = coord.Start(context.Background(), "w", []string{"p"})
-	r := newRunner(sp, newRunEnv(clock, coord, slog.New(slog.DiscardHandler), context.Background()))
+	sp := &Spec{PipelineID: "p", Schedule: mustCron("* * * * * *"), Factory: func(context.Context) (Pipeline, error) { return p, nil }}
+	r := newRunner(sp, testEnv(clock, slog.New(slog.DiscardHandler)))
 	r.begin(clock.t)
 	for range 3 {
 		clock.t = timeOf(r.next)

@@ -1,4 +1,4 @@
-package runtime
+package engine
 
 import (
 	"testing"
@@ -8,7 +8,7 @@ import (
 func TestBackoffDelaySequence(t *testing.T) {
 	want := []time.Duration{60 * time.Second, 120 * time.Second, 240 * time.Second, 480 * time.Second, 600 * time.Second, 600 * time.Second}
 	for i, w := range want {
-		if got := backoffDelay(0, i+1); got != w {
+		if got := BackoffDelay(0, i+1); got != w {
 			t.Errorf("failure %d: got %v, want %v", i+1, got, w)
 		}
 	}
@@ -28,7 +28,7 @@ func TestBackoffDelayEdges(t *testing.T) {
 		{"negative base means default", -time.Second, 2, 2 * DefaultErrorBackoff},
 	}
 	for _, c := range cases {
-		if got := backoffDelay(c.base, c.failures); got != c.want {
+		if got := BackoffDelay(c.base, c.failures); got != c.want {
 			t.Errorf("%s: got %v, want %v", c.name, got, c.want)
 		}
 	}

@@ -1,4 +1,4 @@
-package runtime
+package engine
 
 import (
 	"context"
@@ -11,7 +11,7 @@ type ctxKey struct{}
 
 func TestRunContextCarriesLeaseShutdownAndParentValues(t *testing.T) {
 	parent := context.WithValue(context.Background(), ctxKey{}, "v")
-	r := &runner{}
+	r := &Runner{}
 	lease := Lease{PipelineID: "p", RunNumber: 42, FencingToken: 7}
 	ctx := newRunContext(context.WithoutCancel(parent), lease, r)
 	cancel := ctx.cancel
@@ -50,7 +50,7 @@ func TestRunContextCarriesLeaseShutdownAndParentValues(t *testing.T) {
 }
 
 func TestRunContextCancelReachesDerivedContexts(t *testing.T) {
-	ctx := newRunContext(context.Background(), Lease{PipelineID: "p"}, &runner{})
+	ctx := newRunContext(context.Background(), Lease{PipelineID: "p"}, &Runner{})
 	cancel := ctx.cancel
 	child, stopChild := context.WithTimeout(ctx, time.Hour)
 	defer stopChild()
@@ -76,7 +76,7 @@ func TestRunContextCancelReachesDerivedContexts(t *testing.T) {
 }
 
 func TestRunContextCancelledBeforeAnyoneLooked(t *testing.T) {
-	ctx := newRunContext(context.Background(), Lease{}, &runner{})
+	ctx := newRunContext(context.Background(), Lease{}, &Runner{})
 	cancel := ctx.cancel
 	if ctx.Err() != nil || ctx.cancelled() != nil {
 		t.Fatal("fresh context cancelled")
@@ -97,7 +97,7 @@ func TestRunContextCancelledBeforeAnyoneLooked(t *testing.T) {
 
 func TestRunContextFollowsCancellableBase(t *testing.T) {
 	base, cancelBase := context.WithCancel(context.Background())
-	r := &runner{}
+	r := &Runner{}
 	r.stop()
 	ctx := newRunContext(base, Lease{}, r)
 	defer ctx.cancel(nil)
