@@ -26,4 +26,8 @@
 // package adds to on import. Coordinators that implement FleetController honour
 // fleet-wide pauses and run-now triggers; CatchUpPolicy says what a cron
 // pipeline does about missed slots.
+//
+// The scheduling engine behind WorkerPool (the dispatcher, the runners and
+// the plans they carry out) lives in runtime/internal/engine; runtime's
+// types are its public face.
 package runtime

@@ -18,7 +18,7 @@ const (
 )
 
 // Status is runtime.PipelineStatus with the engine's types; runtime copies
-// it field by field into its own (see runtime's status_of.go).
+// it field by field into its own (statusOf in runtime's adapter.go).
 type Status struct {
 	PipelineID         string
 	Schedule           string
