@@ -10,7 +10,7 @@ import (
 	"github.com/agora-etl/agora/runtime/notify"
 )
 
-// runEnv is what the runners of one Start or one pool Run share.
+// runEnv is what the runners of one Pool share.
 type runEnv struct {
 	clock    Clock
 	coord    Coordinator
@@ -18,9 +18,9 @@ type runEnv struct {
 	local    LocalLeaser  // caps.LocalLeaser: leases in memory, no context or timeout needed
 	logger   *slog.Logger
 	observer RunObserver // nil: runs are timed by nobody
-	d        *dispatcher // nil when driven by Start
+	d        *dispatcher // nil for RunNow
 	tracing  runTracing
-	notifier notify.Notifier // nil: none (and always when driven by Start)
+	notifier notify.Notifier // nil: none
 	workerID string
 	errs     Errors // what the engine reads of runtime's error types
 	// triggerRetry and triggerPatience are Config's.

@@ -11,18 +11,13 @@ import (
 	"github.com/agora-etl/agora/runtime/history"
 )
 
-// Timing rules shared by ScheduledPipeline.Start and WorkerPool.
+// The runner's timing rules; runtime documents the exported ones.
 const (
-	// LateSlotGrace is how late a cron slot may start and still run. A slot
-	// found more than this late (the previous run overran it, the process was
-	// paused or suspended, the wall clock jumped forward) is skipped, counted
-	// in MissedSlots and logged (a warning a minute at most); when several
-	// slots were missed only the newest one within the grace runs, so a
-	// pipeline never runs a burst of catch-up runs.
+	// LateSlotGrace is how late a cron slot may start and still run
+	// (runtime.LateSlotGrace).
 	LateSlotGrace = time.Minute
 	// LeaseRetryInterval is how soon a Continuous or Once pipeline asks the
-	// coordinator again after it did not get the lease or could not ask.
-	// Cron and Every pipelines try again at their next slot instead.
+	// coordinator again (runtime.LeaseRetryInterval).
 	LeaseRetryInterval = time.Second
 	// leaseAcquireTimeout bounds asking a coordinator without a LocalLeaser
 	// for a lease. The request is also cancelled by a forced shutdown.
@@ -66,18 +61,18 @@ const (
 )
 
 // Runner holds the schedule state of one pipeline and makes its attempts.
-// The same code serves ScheduledPipeline.Start, which drives one runner from
-// its own goroutine, and WorkerPool, whose dispatcher drives many from a
-// timer heap.
+// A Pool's dispatcher drives every runner from a timer heap; a pipeline
+// started alone (runtime.ScheduledPipeline.Start) runs in a pool of its
+// own, and RunNow makes one attempt per runner without a dispatcher.
 //
 // The plan fields are touched only by the runner's current driver: the
-// Start loop; in a pool, the dispatcher while the runner waits in its heap
-// and an executor while an attempt is made. The hand-over goes through the
+// dispatcher while the runner waits in its heap and an executor while an
+// attempt is made. The hand-over goes through the
 // dispatcher's queue, lock and completion stack, which order the accesses.
 //
 // A pool keeps one runner per pipeline for its whole life, so the struct is
-// kept small: settings are read from the ScheduledPipeline (which must not
-// be changed while started), times are Unix nanoseconds.
+// kept small: settings are read from the Spec (runtime's ScheduledPipeline
+// as it was when started), times are Unix nanoseconds.
 type Runner struct {
 	sp    *Spec
 	env   *runEnv
@@ -125,7 +120,7 @@ type Runner struct {
 	plannedAt int64
 
 	// index is the pipeline's place among the pool's registered ones,
-	// by which a RunObserver and EachPipeline name it.
+	// by which a RunObserver and EachReading name it.
 	index int32
 	mu    sync.Mutex  // guards ctx, st and rare
 	ctx   *runContext // the run in flight, if any
