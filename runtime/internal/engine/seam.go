@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -153,7 +154,7 @@ type Errors struct {
 // panicked makes the error of a panic, runtime's when it says how.
 func (e Errors) panicked(where string, value any, stack []byte) error {
 	if e.Panic == nil {
-		return fmt.Errorf("panic in %s: %v", where, value)
+		return &panicError{where: where, value: value, stack: stack}
 	}
 	return e.Panic(where, value, stack)
 }
@@ -161,10 +162,24 @@ func (e Errors) panicked(where string, value any, stack []byte) error {
 // panicStack returns the stack of the panic err wraps, if it wraps one.
 func (e Errors) panicStack(err error) ([]byte, bool) {
 	if e.PanicStack == nil {
+		var pe *panicError
+		if errors.As(err, &pe) {
+			return pe.stack, true
+		}
 		return nil, false
 	}
 	return e.PanicStack(err)
 }
+
+// panicError is a panic's error when runtime gave no Errors.Panic, so an
+// engine used on its own (its tests) still tells panics apart.
+type panicError struct {
+	where string
+	value any
+	stack []byte
+}
+
+func (e *panicError) Error() string { return fmt.Sprintf("panic in %s: %v", e.where, e.value) }
 
 // isPanic reports whether err comes from a panic.
 func (e Errors) isPanic(err error) bool {
