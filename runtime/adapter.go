@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"reflect"
 	"time"
 
 	"github.com/agora-etl/agora/runtime/internal/engine"
@@ -41,29 +42,42 @@ func engineConfig(cfg poolConfig, coord Coordinator, caps Capabilities, logger *
 	return ec
 }
 
-// specOf is what the engine runs of sp.
-func specOf(sp *ScheduledPipeline) *engine.Spec {
-	factory := sp.Factory
-	return &engine.Spec{
-		Factory:              func(ctx context.Context) (engine.Pipeline, error) { return factory(ctx) },
-		Schedule:             sp.Schedule.engine(),
-		PipelineID:           sp.PipelineID,
-		ErrorBackoff:         sp.ErrorBackoff,
-		MaxConsecutiveErrors: sp.MaxConsecutiveErrors,
-		CatchUp:              engine.CatchUpPolicy(sp.CatchUp),
-		RerunInterrupted:     sp.RerunInterrupted,
-		Grace:                sp.Grace,
-		Timeout:              sp.Timeout,
-		Deadline:             sp.Deadline,
-		After:                sp.After,
-		AfterTimeout:         sp.AfterTimeout,
-		TracerProvider:       sp.TracerProvider,
+// specsOf is what the engine runs of pipelines, in one array. The
+// settings few pipelines use are made only for those that use one; the
+// others share one zero Settings.
+func specsOf(pipelines []*ScheduledPipeline) []engine.Spec {
+	specs := make([]engine.Spec, len(pipelines))
+	none := &engine.Settings{}
+	for i, sp := range pipelines {
+		specs[i] = engine.Spec{Factory: engineFactory(sp.Factory), Schedule: sp.Schedule.engine(), PipelineID: sp.PipelineID, Settings: none}
+		st := engine.Settings{
+			ErrorBackoff:         sp.ErrorBackoff,
+			MaxConsecutiveErrors: sp.MaxConsecutiveErrors,
+			CatchUp:              engine.CatchUpPolicy(sp.CatchUp),
+			RerunInterrupted:     sp.RerunInterrupted,
+			Grace:                sp.Grace,
+			Timeout:              sp.Timeout,
+			Deadline:             sp.Deadline,
+			After:                sp.After,
+			AfterTimeout:         sp.AfterTimeout,
+			TracerProvider:       sp.TracerProvider,
+		}
+		if !reflect.ValueOf(st).IsZero() {
+			specs[i].Settings = &st
+		}
 	}
+	return specs
 }
+
+// engineFactory is a Factory as the engine calls it. A func is one
+// pointer, so it becomes an engine.Factory without an allocation.
+type engineFactory Factory
+
+func (f engineFactory) Build(ctx context.Context) (engine.Pipeline, error) { return f(ctx) }
 
 // engine is s as the engine reads it.
 func (s Schedule) engine() engine.Schedule {
-	return engine.NewSchedule(engine.ScheduleKind(s.kind), s.every, s.spec, s.String())
+	return engine.NewSchedule(engine.ScheduleKind(s.kind), s.every, s.expr, s.spec)
 }
 
 // failingState is what the engine reads of a *FailingError in err.

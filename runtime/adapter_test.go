@@ -207,31 +207,46 @@ func TestLocalLeasesThroughTheAdapter(t *testing.T) {
 	}
 }
 
-func TestSpecOf(t *testing.T) {
+func TestSpecsOf(t *testing.T) {
 	p := PipelineFunc(func(context.Context) error { return nil })
 	sp := &ScheduledPipeline{PipelineID: "p", Schedule: MustCron("*/5 * * * *"), ErrorBackoff: time.Second,
 		MaxConsecutiveErrors: 3, CatchUp: CatchUpAll, RerunInterrupted: true, Grace: 2 * time.Second,
 		Timeout: time.Minute, Deadline: time.Hour, After: []string{"up"}, AfterTimeout: time.Minute,
 		Factory: func(context.Context) (Pipeline, error) { return p, nil }}
-	spec := specOf(sp)
+	plain := func(id string) *ScheduledPipeline {
+		return &ScheduledPipeline{PipelineID: id, Schedule: Every(time.Minute), Factory: func(context.Context) (Pipeline, error) { return nil, nil }}
+	}
+	specs := specsOf([]*ScheduledPipeline{sp, plain("a"), plain("b")})
+	spec := specs[0]
 	if spec.PipelineID != "p" || spec.ErrorBackoff != time.Second || spec.MaxConsecutiveErrors != 3 ||
 		spec.CatchUp != engine.CatchUpAll || !spec.RerunInterrupted || spec.Grace != 2*time.Second ||
 		spec.Timeout != time.Minute || spec.Deadline != time.Hour || len(spec.After) != 1 || spec.AfterTimeout != time.Minute {
-		t.Fatalf("specOf = %+v", spec)
+		t.Fatalf("specsOf = %+v %+v", spec, spec.Settings)
 	}
-	if got, err := spec.Factory(context.Background()); err != nil || got == nil {
+	if got, err := spec.Factory.Build(context.Background()); err != nil || got == nil {
 		t.Fatalf("the spec's factory returned %v, %v", got, err)
 	}
-	nilFactory := specOf(&ScheduledPipeline{Factory: func(context.Context) (Pipeline, error) { return nil, nil }})
-	if got, _ := nilFactory.Factory(context.Background()); got != nil {
+	if got, _ := specs[1].Factory.Build(context.Background()); got != nil {
 		t.Fatalf("a nil pipeline became %#v", got)
 	}
+	if specs[1].Settings != specs[2].Settings || specs[1].Settings == spec.Settings || !reflect.ValueOf(*specs[1].Settings).IsZero() {
+		t.Fatal("pipelines without settings must share one zero Settings")
+	}
 	from := time.Date(2026, 12, 3, 10, 2, 0, 0, time.UTC)
-	for _, s := range []Schedule{MustCron("*/5 * * * *"), Every(time.Minute), Continuous(), Once(), {}} {
-		es := s.engine()
-		if es.String() != s.String() || es.Interval() != s.Interval() || !es.Next(from).Equal(s.Next(from)) ||
-			ScheduleKind(es.Kind()) != s.Kind() {
-			t.Errorf("%s: the engine's schedule differs: %s %v %v", s, es, es.Interval(), es.Next(from))
+	for _, tc := range []struct {
+		s    Schedule
+		text string
+		next time.Time
+	}{
+		{MustCron("*/5 * * * *"), `cron="*/5 * * * *"`, time.Date(2026, 12, 3, 10, 5, 0, 0, time.UTC)},
+		{Every(time.Minute), "every=1m0s", from.Add(time.Minute)},
+		{Continuous(), "continuous", from},
+		{Once(), "once", from},
+		{Schedule{}, "none", time.Time{}},
+	} {
+		es := tc.s.engine()
+		if es.String() != tc.text || es.Interval() != tc.s.Interval() || !es.Next(from).Equal(tc.next) || ScheduleKind(es.Kind()) != tc.s.Kind() {
+			t.Errorf("%s: the engine's schedule is %s, interval %v, next %v", tc.text, es, es.Interval(), es.Next(from))
 		}
 	}
 }

@@ -290,14 +290,13 @@ func (p *WorkerPool) Run(ctx context.Context) error {
 	if cfg.metrics != nil {
 		cfg.metrics.ObservePipelines(len(p.pipelines))
 	}
-	specs := make([]*engine.Spec, len(p.pipelines))
 	indexes := make([]int, len(p.pipelines))
 	ids := make([]string, 0, len(p.pipelines))
 	for i, sp := range p.pipelines {
-		specs[i], indexes[i] = specOf(sp), i
+		indexes[i] = i
 		ids = append(ids, sp.PipelineID)
 	}
-	pr.eng = engine.New(engineConfig(cfg, coord, caps, logger, parent), specs, indexes, true)
+	pr.eng = engine.New(engineConfig(cfg, coord, caps, logger, parent), specsOf(p.pipelines), indexes, true)
 	for i, sp := range p.pipelines {
 		if !sp.active.CompareAndSwap(nil, pr.eng.Runner(i)) {
 			for j := range i {

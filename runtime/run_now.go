@@ -82,13 +82,11 @@ func (p *WorkerPool) RunNow(ctx context.Context, pipelineIDs ...string) error {
 		cfg.metrics.ObservePipelines(registered)
 	}
 	caps := coord.Capabilities()
-	specs := make([]*engine.Spec, len(selected))
 	ids := make([]string, 0, len(selected))
-	for i, sp := range selected {
-		specs[i] = specOf(sp)
+	for _, sp := range selected {
 		ids = append(ids, sp.PipelineID)
 	}
-	eng := engine.New(engineConfig(cfg, coord, caps, logger, ctx), specs, indexes, false)
+	eng := engine.New(engineConfig(cfg, coord, caps, logger, ctx), specsOf(selected), indexes, false)
 	for i, sp := range selected {
 		if !sp.active.CompareAndSwap(nil, eng.Runner(i)) {
 			for j := range i {

@@ -52,5 +52,5 @@ func benchRunner(clock Clock, coord Coordinator, sp *ScheduledPipeline, obs RunO
 		obs.ObservePipelines(1)
 		cfg.Observer = obs
 	}
-	return engine.New(cfg, []*engine.Spec{specOf(sp)}, []int{0}, false).Runner(0)
+	return engine.New(cfg, specsOf([]*ScheduledPipeline{sp}), []int{0}, false).Runner(0)
 }

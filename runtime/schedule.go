@@ -125,18 +125,7 @@ func (s Schedule) Expr() string { return s.expr }
 
 // String describes s the way directives write it: "every=1h0m0s",
 // `cron="0 * * * *"`, "continuous" or "once".
-func (s Schedule) String() string {
-	switch s.kind {
-	case ScheduleEvery:
-		return "every=" + s.every.String()
-	case ScheduleCron:
-		return fmt.Sprintf("cron=%q", s.expr)
-	case ScheduleContinuous, ScheduleOnce:
-		return s.kind.String()
-	default:
-		return "none"
-	}
-}
+func (s Schedule) String() string { return s.engine().String() }
 
 // Validate reports why s cannot be run, or nil.
 func (s Schedule) Validate() error {
@@ -160,18 +149,4 @@ func (s Schedule) Validate() error {
 // finished). Continuous and Once return after itself: they run again at
 // once. The zero Schedule, and a cron expression that can never fire (such as
 // "0 0 30 2 *"), return the zero time.
-func (s Schedule) Next(after time.Time) time.Time {
-	switch s.kind {
-	case ScheduleEvery:
-		return after.Add(s.every)
-	case ScheduleCron:
-		if s.spec == nil {
-			return time.Time{}
-		}
-		return s.spec.Next(after)
-	case ScheduleContinuous, ScheduleOnce:
-		return after
-	default:
-		return time.Time{}
-	}
-}
+func (s Schedule) Next(after time.Time) time.Time { return s.engine().Next(after) }

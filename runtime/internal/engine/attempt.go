@@ -256,7 +256,7 @@ func (r *Runner) invoke(ctx context.Context) (err error) {
 
 func (r *Runner) build(ctx context.Context) (p Pipeline, err error) {
 	defer r.recoverInto(ctx, "factory", &err)
-	p, err = r.sp.Factory(ctx)
+	p, err = r.sp.Factory.Build(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("factory: %w", err)
 	}

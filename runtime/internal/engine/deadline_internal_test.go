@@ -36,7 +36,7 @@ func TestFirstDeadlineSlot(t *testing.T) {
 		{"every seconds", every(2 * time.Second), time.Second, "2026-12-03T02:10:01.5Z", "2026-12-03T02:10:00Z"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			sp := &Spec{Schedule: tc.sched, Deadline: tc.deadline}
+			sp := &Spec{Schedule: tc.sched, Settings: &Settings{Deadline: tc.deadline}}
 			got := timeOf(firstDeadlineSlot(sp, d(tc.now).UnixNano())).UTC()
 			if !got.Equal(d(tc.want)) {
 				t.Fatalf("first slot = %v, want %s", got, tc.want)
@@ -48,8 +48,8 @@ func TestFirstDeadlineSlot(t *testing.T) {
 func TestNoDeadlineNoWatch(t *testing.T) {
 	env := &runEnv{}
 	runners := []*Runner{
-		{sp: &Spec{PipelineID: "a", Schedule: mustCron("* * * * *")}},
-		{sp: &Spec{PipelineID: "b", Schedule: every(time.Minute)}},
+		{sp: &Spec{PipelineID: "a", Schedule: mustCron("* * * * *"), Settings: &Settings{}}},
+		{sp: &Spec{PipelineID: "b", Schedule: every(time.Minute), Settings: &Settings{}}},
 	}
 	if w := newDeadlineWatch(env, runners, time.Now()); w != nil {
 		t.Fatalf("a watch for pipelines without a deadline: %+v", w)

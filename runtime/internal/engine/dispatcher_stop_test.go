@@ -28,7 +28,7 @@ func (stuckTimer) Reset(time.Duration) bool { return true }
 func TestStopFinishesAHandedBackRunnerWithoutATimer(t *testing.T) {
 	for _, stopFirst := range []bool{true, false} {
 		clock := stuckClock{t: time.Date(2025, 3, 10, 10, 0, 0, 0, time.UTC)}
-		sp := &Spec{PipelineID: "p", Schedule: mustCron("0 * * * *"), Factory: func(context.Context) (Pipeline, error) { return nil, nil }}
+		sp := &Spec{PipelineID: "p", Schedule: mustCron("0 * * * *"), Factory: FactoryFunc(func(context.Context) (Pipeline, error) { return nil, nil })}
 		env := testEnv(clock, slog.New(slog.DiscardHandler))
 		d := newDispatcher(clock, nil, 1)
 		env.d = d

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -53,12 +52,12 @@ func mustCron(expr string) Schedule {
 	if err != nil {
 		panic(err)
 	}
-	return NewSchedule(ScheduleCron, 0, spec, fmt.Sprintf("cron=%q", expr))
+	return NewSchedule(ScheduleCron, 0, expr, spec)
 }
 
 // every is runtime.Every.
 func every(d time.Duration) Schedule {
-	return NewSchedule(ScheduleEvery, d, nil, "every="+d.String())
+	return NewSchedule(ScheduleEvery, d, "", nil)
 }
 
 // memCoordinator grants every lease, in memory, as runtime's local

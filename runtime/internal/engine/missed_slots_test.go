@@ -35,7 +35,7 @@ func newMissedRunner(t *testing.T, spec string, at time.Time, logs *bytes.Buffer
 	t.Helper()
 	clock := &steppingClock{t: at}
 	p := PipelineFunc(func(context.Context) error { return nil })
-	sp := &Spec{PipelineID: "secondly", Schedule: mustCron(spec), Factory: func(context.Context) (Pipeline, error) { return p, nil }}
+	sp := &Spec{PipelineID: "secondly", Schedule: mustCron(spec), Factory: FactoryFunc(func(context.Context) (Pipeline, error) { return p, nil })}
 	logger := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	r := newRunner(sp, testEnv(clock, logger))
 	r.begin(clock.t)

@@ -58,11 +58,12 @@ type Config struct {
 	TriggerRetry, TriggerPatience time.Duration
 }
 
-// New returns the Pool of specs, whose indexes among the pool's registered
-// pipelines are indexes (a RunObserver and EachReading name them so).
+// New returns the Pool of specs, whose indexes among the pool's
+// registered pipelines are indexes (a RunObserver and EachReading name
+// them so). The runners point into specs, one array for the whole pool.
 // scheduled asks for a dispatcher (Run); without one (RunNow) the runners
 // only run once, with RunNow.
-func New(cfg Config, specs []*Spec, indexes []int, scheduled bool) *Pool {
+func New(cfg Config, specs []Spec, indexes []int, scheduled bool) *Pool {
 	p := &Pool{env: newRunEnv(cfg), runners: make([]*Runner, 0, len(specs)), terminal: make(chan struct{})}
 	if scheduled {
 		p.d = newDispatcher(cfg.Clock, p.onFinish, len(specs))
@@ -77,8 +78,8 @@ func New(cfg Config, specs []*Spec, indexes []int, scheduled bool) *Pool {
 			}
 		}
 	}
-	for i, sp := range specs {
-		r := newRunner(sp, p.env)
+	for i := range specs {
+		r := newRunner(&specs[i], p.env)
 		r.index = int32(indexes[i])
 		p.runners = append(p.runners, r)
 	}

@@ -19,13 +19,13 @@ func testConfig() Config {
 		TriggerRetry: time.Millisecond, TriggerPatience: time.Second}
 }
 
-func specOf(id string, s Schedule, run func(context.Context) error) *Spec {
-	return &Spec{PipelineID: id, Schedule: s, Factory: func(context.Context) (Pipeline, error) { return PipelineFunc(run), nil }}
+func specOf(id string, s Schedule, run func(context.Context) error) Spec {
+	return Spec{PipelineID: id, Schedule: s, Factory: FactoryFunc(func(context.Context) (Pipeline, error) { return PipelineFunc(run), nil })}
 }
 
 func TestPoolRunsAndShutsDown(t *testing.T) {
 	var runs atomic.Int64
-	p := New(testConfig(), []*Spec{specOf("p", every(10*time.Millisecond), func(context.Context) error {
+	p := New(testConfig(), []Spec{specOf("p", every(10*time.Millisecond), func(context.Context) error {
 		runs.Add(1)
 		return nil
 	})}, []int{0}, true)
@@ -56,9 +56,9 @@ func TestPoolRunsAndShutsDown(t *testing.T) {
 
 func TestPoolStopsAtTooManyErrors(t *testing.T) {
 	boom := errors.New("boom")
-	sp := specOf("p", NewSchedule(ScheduleContinuous, 0, nil, "continuous"), func(context.Context) error { return boom })
-	sp.MaxConsecutiveErrors, sp.ErrorBackoff = 2, time.Millisecond
-	p := New(testConfig(), []*Spec{sp}, []int{0}, true)
+	sp := specOf("p", NewSchedule(ScheduleContinuous, 0, "", nil), func(context.Context) error { return boom })
+	sp.Settings = &Settings{MaxConsecutiveErrors: 2, ErrorBackoff: time.Millisecond}
+	p := New(testConfig(), []Spec{sp}, []int{0}, true)
 	p.Start()
 	p.Loop()
 	select {
@@ -82,9 +82,9 @@ func TestPoolRunNow(t *testing.T) {
 	boom := errors.New("boom")
 	ok := specOf("ok", mustCron("0 0 * * *"), func(context.Context) error { return nil })
 	failing := specOf("failing", mustCron("0 0 * * *"), func(context.Context) error { return boom })
-	panicking := &Spec{PipelineID: "panicking", Schedule: mustCron("0 0 * * *"),
-		Factory: func(context.Context) (Pipeline, error) { panic("no") }}
-	p := New(testConfig(), []*Spec{ok, failing, panicking}, []int{0, 1, 2}, false)
+	panicking := Spec{PipelineID: "panicking", Schedule: mustCron("0 0 * * *"),
+		Factory: FactoryFunc(func(context.Context) (Pipeline, error) { panic("no") })}
+	p := New(testConfig(), []Spec{ok, failing, panicking}, []int{0, 1, 2}, false)
 	err := p.RunNow()
 	if !errors.Is(err, ErrRunFailed) || !errors.Is(err, boom) || !strings.Contains(err.Error(), "panic in factory: no") {
 		t.Fatalf("RunNow = %v", err)
@@ -111,7 +111,7 @@ func TestPoolTriggerAndLostLease(t *testing.T) {
 			return context.Cause(ctx)
 		}
 	})
-	p := New(testConfig(), []*Spec{sp}, []int{0}, true)
+	p := New(testConfig(), []Spec{sp}, []int{0}, true)
 	p.Start()
 	p.Loop()
 	p.Trigger("unknown", nil, true) // logged and ignored
@@ -136,7 +136,7 @@ func TestPoolTriggerAndLostLease(t *testing.T) {
 }
 
 func TestPoolQuietAndExecutors(t *testing.T) {
-	p := New(testConfig(), []*Spec{specOf("p", mustCron("0 0 1 1 *"), func(context.Context) error { return nil })}, []int{0}, true)
+	p := New(testConfig(), []Spec{specOf("p", mustCron("0 0 1 1 *"), func(context.Context) error { return nil })}, []int{0}, true)
 	p.Start()
 	p.Loop()
 	if quiet, ok := p.Quiet(); !quiet || !ok {

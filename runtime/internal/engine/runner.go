@@ -261,6 +261,9 @@ type preAcquired struct {
 }
 
 func newRunner(sp *Spec, env *runEnv) *Runner {
+	if sp.Settings == nil {
+		sp.Settings = &Settings{} // runtime shares one; a Spec made elsewhere may have none
+	}
 	return &Runner{sp: sp, env: env}
 }
 

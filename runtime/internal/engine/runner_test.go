@@ -52,7 +52,7 @@ func TestRunnerRareStateOnlyWhenNeeded(t *testing.T) {
 		}
 		return nil
 	})
-	sp := &Spec{PipelineID: "p", Schedule: mustCron("* * * * * *"), Factory: func(context.Context) (Pipeline, error) { return p, nil }}
+	sp := &Spec{PipelineID: "p", Schedule: mustCron("* * * * * *"), Factory: FactoryFunc(func(context.Context) (Pipeline, error) { return p, nil })}
 	r := newRunner(sp, testEnv(clock, slog.New(slog.DiscardHandler)))
 	r.begin(clock.t)
 	for range 3 {

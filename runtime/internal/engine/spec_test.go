@@ -16,10 +16,10 @@ func TestScheduleIsRuntimes(t *testing.T) {
 	}{
 		{mustCron("*/5 * * * *"), ScheduleCron, time.Date(2026, 12, 3, 10, 5, 0, 0, time.UTC), 0, `cron="*/5 * * * *"`},
 		{every(time.Minute), ScheduleEvery, at.Add(time.Minute), time.Minute, "every=1m0s"},
-		{NewSchedule(ScheduleContinuous, 0, nil, "continuous"), ScheduleContinuous, at, 0, "continuous"},
-		{NewSchedule(ScheduleOnce, 0, nil, "once"), ScheduleOnce, at, 0, "once"},
-		{NewSchedule(ScheduleCron, 0, nil, "cron"), ScheduleCron, time.Time{}, 0, "cron"}, // no spec: never fires
-		{Schedule{}, ScheduleNone, time.Time{}, 0, ""},
+		{NewSchedule(ScheduleContinuous, 0, "", nil), ScheduleContinuous, at, 0, "continuous"},
+		{NewSchedule(ScheduleOnce, 0, "", nil), ScheduleOnce, at, 0, "once"},
+		{NewSchedule(ScheduleCron, 0, "x", nil), ScheduleCron, time.Time{}, 0, `cron="x"`}, // no spec: never fires
+		{Schedule{}, ScheduleNone, time.Time{}, 0, "none"},
 	} {
 		if got := tc.s.Next(at); !got.Equal(tc.next) {
 			t.Errorf("%s: Next = %v, want %v", tc.text, got, tc.next)

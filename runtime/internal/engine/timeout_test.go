@@ -9,7 +9,7 @@ import (
 
 func TestWatchTimeout(t *testing.T) {
 	env := testEnv(systemClock{}, nil)
-	r := newRunner(&Spec{PipelineID: "p", Timeout: time.Millisecond}, env)
+	r := newRunner(&Spec{PipelineID: "p", Settings: &Settings{Timeout: time.Millisecond}}, env)
 	ctx := newRunContext(context.Background(), Lease{}, r)
 	stop := r.watchTimeout(ctx)
 	<-ctx.Done()
