@@ -12,23 +12,9 @@ import (
 	"github.com/agora-etl/agora/runtime/internal/engine"
 )
 
-// Dependencies between pipelines (ScheduledPipeline.After).
-//
-// A downstream slot is gated before its lease is asked for: the executor
-// that would make the attempt asks the coordinator whether every upstream
-// completed the same slot (SlotCompletionReader). When one has not, the
-// runner goes back to the dispatcher's heap, due again AfterPollInterval
-// later, with the slot kept in its rare plan (afterWait) rather than
-// decided again. So a waiting pipeline holds no lease, no executor and no
-// goroutine between two questions, and every other pipeline's slots start
-// on time. A downstream is never let through by a later slot's
-// completion: only the upstream's completion of slot S starts S, so a
-// skipped or failed upstream slot is never read as done.
-//
-// A downstream takes the path of one lease request at a time: the
-// dispatcher's batch (and lease-ahead) would ask for its lease before the
-// gate, so it leaves such runners to their executors (acquireBatch,
-// planAhead).
+// Dependencies between pipelines (ScheduledPipeline.After): runtime
+// checks them before a pool starts; the engine waits for them
+// (runtime/internal/engine/after.go).
 
 // AfterPollInterval is how often a slot waiting for its upstreams asks the
 // coordinator again: the most a downstream starts after its upstream

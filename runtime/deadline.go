@@ -6,17 +6,8 @@ import (
 	"time"
 )
 
-// Deadlines (ScheduledPipeline.Deadline) are watched by one goroutine per
-// pool, started only when a pipeline has one, with a heap holding one
-// entry per such pipeline: the next slot to check and when. Slots are
-// checked in order, each at its fire time plus the deadline, so a pipeline
-// never has more than one check pending, and a pipeline without a
-// deadline costs nothing: no entry, no field, no timer. The counts a miss
-// makes live in the runner's rare state, made at the first miss.
-//
-// The check is separate from the runs on purpose: a slot that never ran
-// (every replica down, the run still going, the fleet backing off) is
-// exactly what a deadline is for, and has no run to hang the check on.
+// Deadlines (ScheduledPipeline.Deadline): runtime checks the setting; the
+// engine watches them (runtime/internal/engine/deadline.go).
 
 // errDeadlineSchedule is the problem of a Deadline on a schedule without
 // slots.

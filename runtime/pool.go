@@ -208,9 +208,10 @@ func (p *WorkerPool) HealthAddr() string {
 // poolRun is the state of one Run: the engine's pool that runs it, the
 // coordinator's capabilities, read once, and the pool's state.
 type poolRun struct {
-	eng   *engine.Pool
-	caps  Capabilities
-	state atomic.Int32
+	eng    *engine.Pool
+	caps   Capabilities
+	logger *slog.Logger
+	state  atomic.Int32
 }
 
 // Pool states as shown in /status.
@@ -286,7 +287,7 @@ func (p *WorkerPool) Run(ctx context.Context) error {
 		parent = ctx
 	}
 	caps := coord.Capabilities()
-	pr := &poolRun{caps: caps}
+	pr := &poolRun{caps: caps, logger: logger}
 	if cfg.metrics != nil {
 		cfg.metrics.ObservePipelines(len(p.pipelines))
 	}
@@ -464,6 +465,6 @@ func (p *WorkerPool) Status() PoolStatus {
 	for i := range st.Pipelines {
 		st.Pipelines[i] = statusOf(pr.eng.Status(i))
 	}
-	st.Coordinator = coordinatorStatus(pr.caps.StatusReporter, p.logger())
+	st.Coordinator = coordinatorStatus(pr.caps.StatusReporter, pr.logger)
 	return st
 }

@@ -10,6 +10,24 @@ import (
 	"github.com/agora-etl/agora/runtime/notify"
 )
 
+// Dependencies between pipelines (ScheduledPipeline.After).
+//
+// A downstream slot is gated before its lease is asked for: the executor
+// that would make the attempt asks the coordinator whether every upstream
+// completed the same slot (SlotCompletionReader). When one has not, the
+// runner goes back to the dispatcher's heap, due again AfterPollInterval
+// later, with the slot kept in its rare plan (afterWait) rather than
+// decided again. So a waiting pipeline holds no lease, no executor and no
+// goroutine between two questions, and every other pipeline's slots start
+// on time. A downstream is never let through by a later slot's
+// completion: only the upstream's completion of slot S starts S, so a
+// skipped or failed upstream slot is never read as done.
+//
+// A downstream takes the path of one lease request at a time: the
+// dispatcher's batch (and lease-ahead) would ask for its lease before the
+// gate, so it leaves such runners to their executors (acquireBatch,
+// planAhead).
+
 // afterNoNextWait is how long a slot waits for its upstreams when its
 // schedule never fires again (an expression whose last day passed) and no
 // AfterTimeout is set: there is no next slot to wait until.

@@ -9,6 +9,18 @@ import (
 	"github.com/agora-etl/agora/runtime/notify"
 )
 
+// Deadlines (ScheduledPipeline.Deadline) are watched by one goroutine per
+// pool, started only when a pipeline has one, with a heap holding one
+// entry per such pipeline: the next slot to check and when. Slots are
+// checked in order, each at its fire time plus the deadline, so a pipeline
+// never has more than one check pending, and a pipeline without a
+// deadline costs nothing: no entry, no field, no timer. The counts a miss
+// makes live in the runner's rare state, made at the first miss.
+//
+// The check is separate from the runs on purpose: a slot that never ran
+// (every replica down, the run still going, the fleet backing off) is
+// exactly what a deadline is for, and has no run to hang the check on.
+
 // deadlineRetry is how soon a check the coordinator could not answer is
 // made again. The slot is kept: a check that comes late still reports.
 const deadlineRetry = 5 * time.Second
