@@ -19,6 +19,10 @@ type Lease struct {
 	// database sinks record a slot's writes in their slot ledger, so a slot
 	// another run completed is refused (fencing.ErrSlotDone).
 	Slot bool
+	// Reprocess reports that the run replaces a slot that may already have
+	// completed: a backfill with --reprocess. Database sinks let it take over
+	// a completed slot row with a higher token.
+	Reprocess bool
 	// FencingToken is strictly greater than every token issued before it for the
 	// same pipeline; a downstream store can reject writes that carry a smaller
 	// one. 0 means unfenced (a local or fallback lease) and never equals a real
