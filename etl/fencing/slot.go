@@ -2,6 +2,7 @@ package fencing
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync/atomic"
@@ -52,7 +53,7 @@ type SlotDoneError struct {
 // Error names the resource, the slot and both tokens.
 func (e *SlotDoneError) Error() string {
 	return fmt.Sprintf("%v: resource %q, slot %d (%s): run token %d, completed by token %d", ErrSlotDone, e.Resource, e.Slot,
-		time.Unix(e.Slot, 0).UTC().Format(time.RFC3339), e.Token, e.CompletedBy)
+		rfc3339(e.Slot), e.Token, e.CompletedBy)
 }
 
 // Unwrap returns ErrSlotDone.
@@ -100,8 +101,24 @@ const (
 //     WARN with both tokens;
 //   - not completed, lower token: SlotTakeOver (the re-run of a slot whose
 //     run died), logged at INFO with both tokens;
-//   - not completed, higher token: a *StaleWriterError, as Check gives.
+//   - not completed, higher token: a *StaleWriterError naming the row's
+//     token, as Check gives.
+//
+// A slot run is judged by its slot's row alone, whatever token the resource
+// stored: runs of different slots never refuse each other.
 func CheckSlot(ctx context.Context, logger *slog.Logger, resource string, slot, token int64, row SlotRow) (SlotAction, error) {
+	return checkSlot(ctx, logger, resource, slot, token, false, row)
+}
+
+// CheckSlotReprocess is CheckSlot for a run that reprocesses its slot
+// (ReprocessOf): a row completed by a lower token is taken over too
+// (SlotTakeOver, logged at INFO), so the slot is written again; a row
+// completed by a higher token still refuses it with a *SlotDoneError.
+func CheckSlotReprocess(ctx context.Context, logger *slog.Logger, resource string, slot, token int64, row SlotRow) (SlotAction, error) {
+	return checkSlot(ctx, logger, resource, slot, token, true, row)
+}
+
+func checkSlot(ctx context.Context, logger *slog.Logger, resource string, slot, token int64, reprocess bool, row SlotRow) (SlotAction, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
@@ -110,6 +127,11 @@ func CheckSlot(ctx context.Context, logger *slog.Logger, resource string, slot, 
 		return SlotInsert, nil
 	case row.Token == token:
 		return SlotKeep, nil
+	case row.Completed && reprocess && row.Token < token:
+		logger.LogAttrs(ctx, slog.LevelInfo, "slot reprocessed: this run replaces the slot an earlier run completed",
+			slog.String("resource", resource), slog.Int64("slot", slot),
+			slog.Int64("fencing_token", token), slog.Int64("completed_by_token", row.Token))
+		return SlotTakeOver, nil
 	case row.Completed:
 		slotDoneRefusals.Add(1)
 		logger.LogAttrs(ctx, slog.LevelWarn, "write refused: another run already completed this slot",
@@ -125,6 +147,68 @@ func CheckSlot(ctx context.Context, logger *slog.Logger, resource string, slot, 
 	return SlotKeep, Check(ctx, logger, resource, token, row.Token)
 }
 
+// ErrSlotForgotten is wrapped by the error of a write refused because its
+// slot is older than every slot the ledger remembers for the resource: the
+// ledger already holds SlotsKept rows, all of newer slots, so a row for
+// this slot would be trimmed at once, and a later run of the slot could
+// write it again. It matches neither runtime.ErrSlotCompleted nor
+// ErrStaleWriter: the run fails (the slot is not known to be completed),
+// and is retried under the pipeline's error policy like any failure; a
+// backfill reaching that far back must write elsewhere (another resource)
+// or not at all.
+var ErrSlotForgotten = errors.New("fencing: slot forgotten: the slot is older than every slot the ledger keeps for the resource")
+
+// SlotForgottenError is the error of a write refused because the ledger
+// cannot remember its slot. It wraps ErrSlotForgotten.
+type SlotForgottenError struct {
+	// Resource is the fenced resource, such as a table name.
+	Resource string
+	// Slot is the refused run's slot, its scheduled start in Unix seconds.
+	Slot int64
+	// Token is the refused run's fencing token.
+	Token int64
+	// Oldest is the oldest slot the ledger keeps for the resource.
+	Oldest int64
+}
+
+// Error names the resource, the slot and the oldest slot kept, in RFC 3339.
+func (e *SlotForgottenError) Error() string {
+	return fmt.Sprintf("%v: resource %q, slot %s (%d): the ledger keeps the %d newest slots, the oldest %s; run token %d",
+		ErrSlotForgotten, e.Resource, rfc3339(e.Slot), e.Slot, SlotsKept, rfc3339(e.Oldest), e.Token)
+}
+
+// Unwrap returns ErrSlotForgotten.
+func (e *SlotForgottenError) Unwrap() error { return ErrSlotForgotten }
+
+func rfc3339(unix int64) string { return time.Unix(unix, 0).UTC().Format(time.RFC3339) }
+
+// forgottenRefusals counts writes refused with ErrSlotForgotten.
+var forgottenRefusals atomic.Int64
+
+// SlotForgottenRefusals returns how many writes (and completions) this
+// process has refused because the ledger could not remember their slot.
+func SlotForgottenRefusals() int64 { return forgottenRefusals.Load() }
+
+// CheckForgotten refuses a run of slot that has no ledger row when the
+// resource's ledger already holds SlotsKept rows: kept is the slot of the
+// SlotsKept-th newest row, found false when there are fewer rows. It
+// returns a *SlotForgottenError, counted and logged at WARN, when slot is
+// older than kept, and nil otherwise (the new row is then kept, and the
+// oldest one trimmed when slot is newer).
+func CheckForgotten(ctx context.Context, logger *slog.Logger, resource string, slot, token int64, kept int64, found bool) error {
+	if !found || slot > kept {
+		return nil
+	}
+	forgottenRefusals.Add(1)
+	if logger == nil {
+		logger = slog.Default()
+	}
+	logger.LogAttrs(ctx, slog.LevelWarn, "write refused: the slot is older than every slot the ledger keeps",
+		slog.String("resource", resource), slog.String("slot", rfc3339(slot)),
+		slog.Int64("fencing_token", token), slog.String("oldest_kept_slot", rfc3339(kept)))
+	return &SlotForgottenError{Resource: resource, Slot: slot, Token: token, Oldest: kept}
+}
+
 // SlotOf returns the slot of the run ctx belongs to when that run's lease
 // carries token and is a slot (runtime.Lease.Slot: a cron or Every run);
 // ok is false for Continuous, Once and triggered runs, which keep the
@@ -135,6 +219,18 @@ func SlotOf(ctx context.Context, token int64) (slot int64, ok bool) {
 		return 0, false
 	}
 	return lease.RunNumber, true
+}
+
+// ReprocessOf reports whether the run ctx belongs to is a slot run holding
+// token (SlotOf) whose lease asks to reprocess its slot
+// (runtime.Lease.Reprocess: a backfill with --reprocess): the ledger then
+// lets it take over a slot a lower token completed (CheckSlotReprocess).
+func ReprocessOf(ctx context.Context, token int64) bool {
+	if _, ok := SlotOf(ctx, token); !ok {
+		return false
+	}
+	lease, _ := runtime.LeaseFromContext(ctx)
+	return lease.Reprocess
 }
 
 // TxOption configures one FencedTx call of the postgres and sqlite

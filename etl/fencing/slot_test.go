@@ -90,3 +90,83 @@ func TestSlotOf(t *testing.T) {
 		t.Fatal("no lease is taken for a slot run")
 	}
 }
+
+// A reprocessing run takes over a slot a lower token completed; every
+// other row is judged as for any slot run.
+func TestCheckSlotReprocess(t *testing.T) {
+	ctx := context.Background()
+	logger := slog.New(slog.NewTextHandler(&bytes.Buffer{}, nil))
+	cases := []struct {
+		name   string
+		row    SlotRow
+		action SlotAction
+		err    error
+	}{
+		{"no row", SlotRow{}, SlotInsert, nil},
+		{"own row", SlotRow{Found: true, Token: 7}, SlotKeep, nil},
+		{"completed by a lower token", SlotRow{Found: true, Token: 5, Completed: true}, SlotTakeOver, nil},
+		{"completed by a higher token", SlotRow{Found: true, Token: 9, Completed: true}, SlotKeep, ErrSlotDone},
+		{"interrupted lower token", SlotRow{Found: true, Token: 5}, SlotTakeOver, nil},
+		{"higher token running", SlotRow{Found: true, Token: 9}, SlotKeep, ErrStaleWriter},
+	}
+	for _, c := range cases {
+		action, err := CheckSlotReprocess(ctx, logger, "orders", 1767225600, 7, c.row)
+		if c.err == nil && (err != nil || action != c.action) {
+			t.Errorf("%s: got %v, %v; want %v, nil", c.name, action, err, c.action)
+		}
+		if c.err != nil && !errors.Is(err, c.err) {
+			t.Errorf("%s: err = %v, want %v", c.name, err, c.err)
+		}
+	}
+}
+
+// The forgotten-slot refusal applies only to a full ledger whose oldest
+// kept slot is newer than the run's; its error names the resource and
+// both slots in RFC 3339, and fails the run as neither a completed slot
+// nor a stale writer.
+func TestCheckForgotten(t *testing.T) {
+	ctx := context.Background()
+	logger := slog.New(slog.NewTextHandler(&bytes.Buffer{}, nil))
+	const slot = 1767225600
+	if err := CheckForgotten(ctx, logger, "orders", slot, 7, slot+60, false); err != nil {
+		t.Fatalf("a ledger that is not full: %v", err)
+	}
+	if err := CheckForgotten(ctx, logger, "orders", slot, 7, slot-60, true); err != nil {
+		t.Fatalf("a slot newer than the oldest kept: %v", err)
+	}
+	before := SlotForgottenRefusals()
+	err := CheckForgotten(ctx, logger, "orders", slot, 7, slot+60, true)
+	var fe *SlotForgottenError
+	if !errors.Is(err, ErrSlotForgotten) || !errors.As(err, &fe) || fe.Slot != slot || fe.Oldest != slot+60 || fe.Token != 7 {
+		t.Fatalf("err = %v, want a SlotForgottenError", err)
+	}
+	if errors.Is(err, runtime.ErrSlotCompleted) || errors.Is(err, ErrSlotDone) || errors.Is(err, ErrStaleWriter) || errors.Is(err, runtime.ErrStaleWrite) {
+		t.Fatalf("%v matches another refusal", err)
+	}
+	for _, want := range []string{`"orders"`, "slot 2026-01-01T00:00:00Z", "oldest 2026-01-01T00:01:00Z", "1024 newest"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("%q lacks %q", err.Error(), want)
+		}
+	}
+	if SlotForgottenRefusals()-before != 1 {
+		t.Errorf("counted %d forgotten-slot refusals, want 1", SlotForgottenRefusals()-before)
+	}
+}
+
+func TestReprocessOf(t *testing.T) {
+	lease := runtime.Lease{RunNumber: 1767225600, Slot: true, FencingToken: 42, Reprocess: true}
+	if !ReprocessOf(runtime.ContextWithLease(context.Background(), lease), 42) {
+		t.Fatal("a reprocessing slot run is not reprocessing")
+	}
+	if ReprocessOf(runtime.ContextWithLease(context.Background(), lease), 41) {
+		t.Fatal("a token the lease does not carry reprocesses")
+	}
+	lease.Slot = false
+	if ReprocessOf(runtime.ContextWithLease(context.Background(), lease), 42) {
+		t.Fatal("a run without a slot reprocesses")
+	}
+	lease.Slot, lease.Reprocess = true, false
+	if ReprocessOf(runtime.ContextWithLease(context.Background(), lease), 42) {
+		t.Fatal("a slot run without Reprocess reprocesses")
+	}
+}

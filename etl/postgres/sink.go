@@ -208,7 +208,7 @@ func (s *Sink) Write(ctx context.Context, records []etl.Record) error {
 	tx := func(write func(pgx.Tx) error) error {
 		return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 			if !unfenced {
-				if err := fence(ctx, tx, s.logger, w); err != nil {
+				if _, err := fence(ctx, tx, s.logger, w); err != nil {
 					return err
 				}
 			}

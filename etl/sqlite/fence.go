@@ -54,11 +54,12 @@ func lockResource(ctx context.Context, tx *sql.Tx, resource string) (int64, erro
 
 // fence locks w's resource row in tx and applies the fencing rules and,
 // for a slot run, the slot ledger's (sqlrec.Fencer.Fence). Once it returns
-// nil, the stored token is w.Token.
-func fence(ctx context.Context, tx *sql.Tx, logger *slog.Logger, w sqlrec.Writer) error {
+// nil, the stored token is at least w.Token; claimed reports the slot
+// run's first write of its slot (its ledger row inserted or taken over).
+func fence(ctx context.Context, tx *sql.Tx, logger *slog.Logger, w sqlrec.Writer) (claimed bool, err error) {
 	stored, err := lockResource(ctx, tx, w.Resource)
 	if err != nil {
-		return err
+		return false, err
 	}
 	return fencer.Fence(ctx, liteTx{tx}, logger, w, stored)
 }
@@ -66,7 +67,7 @@ func fence(ctx context.Context, tx *sql.Tx, logger *slog.Logger, w sqlrec.Writer
 // writer describes the run ctx belongs to, writing to resource with token.
 func writer(ctx context.Context, resource string, token int64) sqlrec.Writer {
 	slot, ok := fencing.SlotOf(ctx, token)
-	return sqlrec.Writer{Resource: resource, Token: token, Slot: slot, IsSlot: ok}
+	return sqlrec.Writer{Resource: resource, Token: token, Slot: slot, IsSlot: ok, Reprocess: fencing.ReprocessOf(ctx, token)}
 }
 
 // FencedTx runs fn in a transaction of db under the fencing rule: before fn,
@@ -99,14 +100,15 @@ func FencedTx(ctx context.Context, db *sql.DB, resource string, token int64, fn 
 	o := fencing.ApplyTxOptions(opts)
 	w := writer(ctx, resource, token)
 	return inTx(ctx, db, func(tx *sql.Tx) error {
-		if err := fence(ctx, tx, slog.Default(), w); err != nil {
+		if _, err := fence(ctx, tx, slog.Default(), w); err != nil {
 			return err
 		}
 		if err := fn(tx); err != nil {
 			return err
 		}
 		if o.Complete {
-			return fencer.Complete(ctx, liteTx{tx}, slog.Default(), w, token)
+			_, err := fencer.Complete(ctx, liteTx{tx}, slog.Default(), w, token)
+			return err
 		}
 		return nil
 	})
@@ -144,7 +146,8 @@ func completeSlot(ctx context.Context, db *sql.DB, logger *slog.Logger, w sqlrec
 		if err != nil {
 			return err
 		}
-		return fencer.Complete(ctx, liteTx{tx}, logger, w, stored)
+		_, err = fencer.Complete(ctx, liteTx{tx}, logger, w, stored)
+		return err
 	})
 }
 

@@ -167,7 +167,7 @@ func (s *Sink) Write(ctx context.Context, records []etl.Record) error {
 	w := writer(ctx, s.resource, token)
 	err = inTx(ctx, s.db, func(tx *sql.Tx) error {
 		if !unfenced {
-			if err := fence(ctx, tx, s.logger, w); err != nil {
+			if _, err := fence(ctx, tx, s.logger, w); err != nil {
 				return err
 			}
 		}
