@@ -182,7 +182,7 @@ func (s *Sink) Write(ctx context.Context, records []etl.Record) error {
 	})
 	if err != nil {
 		s.countRefusal(err)
-		if !errors.Is(err, fencing.ErrStaleWriter) && !errors.Is(err, fencing.ErrSlotDone) {
+		if !errors.Is(err, fencing.ErrStaleWriter) && !errors.Is(err, fencing.ErrSlotDone) && !errors.Is(err, fencing.ErrSlotForgotten) {
 			s.cols.Forget() // the table may have changed: read it again
 		}
 		return err

@@ -35,6 +35,7 @@ func RunSlots(t *testing.T, db DB) {
 	if db.FencedTx != nil {
 		t.Run("FencedTxSlots", func(t *testing.T) { FencedTxSlots(t, db) })
 	}
+	RunBackfill(t, db)
 }
 
 // LedgerKeepsTheNewestSlots: the ledger keeps fencing.SlotsKept slots per
