@@ -179,11 +179,13 @@ func CompleteSlot(ctx context.Context, db Beginner, resource string, token int64
 	if token <= 0 {
 		return fmt.Errorf("postgres: resource %q: %w", resource, fencing.ErrUnfenced)
 	}
-	return completeSlot(ctx, db, slog.Default(), writer(ctx, resource, token))
+	return completeSlot(ctx, db, slog.Default(), writer(ctx, resource, token), nil)
 }
 
-// completeSlot marks w's slot completed in a transaction of its own.
-func completeSlot(ctx context.Context, db Beginner, logger *slog.Logger, w sqlrec.Writer) error {
+// completeSlot marks w's slot completed in a transaction of its own;
+// onClaim, when set, runs in that transaction when it inserts or takes
+// over the slot's ledger row.
+func completeSlot(ctx context.Context, db Beginner, logger *slog.Logger, w sqlrec.Writer, onClaim func(pgx.Tx) error) error {
 	if !w.IsSlot {
 		return nil
 	}
@@ -195,7 +197,10 @@ func completeSlot(ctx context.Context, db Beginner, logger *slog.Logger, w sqlre
 		if err != nil {
 			return err
 		}
-		_, err = fencer.Complete(ctx, pgTx{tx}, logger, w, stored)
-		return err
+		claimed, err := fencer.Complete(ctx, pgTx{tx}, logger, w, stored)
+		if err != nil || !claimed || onClaim == nil {
+			return err
+		}
+		return onClaim(tx)
 	})
 }

@@ -130,11 +130,13 @@ func CompleteSlot(ctx context.Context, db *sql.DB, resource string, token int64)
 	if token <= 0 {
 		return fmt.Errorf("sqlite: resource %q: %w", resource, fencing.ErrUnfenced)
 	}
-	return completeSlot(ctx, db, slog.Default(), writer(ctx, resource, token))
+	return completeSlot(ctx, db, slog.Default(), writer(ctx, resource, token), nil)
 }
 
-// completeSlot marks w's slot completed in a transaction of its own.
-func completeSlot(ctx context.Context, db *sql.DB, logger *slog.Logger, w sqlrec.Writer) error {
+// completeSlot marks w's slot completed in a transaction of its own;
+// onClaim, when set, runs in that transaction when it inserts or takes
+// over the slot's ledger row.
+func completeSlot(ctx context.Context, db *sql.DB, logger *slog.Logger, w sqlrec.Writer, onClaim func(*sql.Tx) error) error {
 	if !w.IsSlot {
 		return nil
 	}
@@ -146,8 +148,11 @@ func completeSlot(ctx context.Context, db *sql.DB, logger *slog.Logger, w sqlrec
 		if err != nil {
 			return err
 		}
-		_, err = fencer.Complete(ctx, liteTx{tx}, logger, w, stored)
-		return err
+		claimed, err := fencer.Complete(ctx, liteTx{tx}, logger, w, stored)
+		if err != nil || !claimed || onClaim == nil {
+			return err
+		}
+		return onClaim(tx)
 	})
 }
 

@@ -36,6 +36,7 @@ func RunSlots(t *testing.T, db DB) {
 		t.Run("FencedTxSlots", func(t *testing.T) { FencedTxSlots(t, db) })
 	}
 	RunBackfill(t, db)
+	RunReplace(t, db)
 }
 
 // LedgerKeepsTheNewestSlots: the ledger keeps fencing.SlotsKept slots per
