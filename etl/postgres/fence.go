@@ -138,7 +138,10 @@ func writer(ctx context.Context, resource string, token int64) sqlrec.Writer {
 // and the run's first transaction records it as the slot's writer. With
 // fencing.CompletesSlot() among opts the slot is marked completed in the
 // same transaction, after fn; without it, call CompleteSlot when the run is
-// done. Continuous, Once and triggered runs keep the token rule alone.
+// done. The token rule above is for Continuous, Once and triggered runs: a
+// slot run is judged by its slot's ledger row instead, whatever token the
+// resource stored (runs of different slots never refuse each other), and
+// the resource stores the higher of the two tokens.
 func FencedTx(ctx context.Context, db Beginner, resource string, token int64, fn func(pgx.Tx) error, opts ...fencing.TxOption) error {
 	if token <= 0 {
 		return fmt.Errorf("postgres: resource %q: %w", resource, fencing.ErrUnfenced)
