@@ -93,8 +93,9 @@ const (
 	SlotTakeOver
 )
 
-// CheckSlot applies the ledger rules to a run of slot with token, given the
-// slot's row:
+// CheckSlot applies the ledger rules to a slot run that is not a backfill
+// run (a scheduled run) with token, at its first write to the resource
+// (its token above the stored one), given the slot's row:
 //   - no row: SlotInsert;
 //   - the run's own token: SlotKeep;
 //   - completed by another token: a *SlotDoneError, counted and logged at
@@ -103,22 +104,48 @@ const (
 //     run died), logged at INFO with both tokens;
 //   - not completed, higher token: a *StaleWriterError naming the row's
 //     token, as Check gives.
-//
-// A slot run is judged by its slot's row alone, whatever token the resource
-// stored: runs of different slots never refuse each other.
 func CheckSlot(ctx context.Context, logger *slog.Logger, resource string, slot, token int64, row SlotRow) (SlotAction, error) {
-	return checkSlot(ctx, logger, resource, slot, token, false, row)
+	if logger == nil {
+		logger = slog.Default()
+	}
+	switch {
+	case !row.Found:
+		return SlotInsert, nil
+	case row.Token == token:
+		return SlotKeep, nil
+	case row.Completed:
+		return SlotKeep, slotDone(ctx, logger, resource, slot, token, row.Token)
+	case row.Token < token:
+		takeOver(ctx, logger, resource, slot, token, row.Token)
+		return SlotTakeOver, nil
+	}
+	return SlotKeep, Check(ctx, logger, resource, token, row.Token)
 }
 
-// CheckSlotReprocess is CheckSlot for a run that reprocesses its slot
-// (ReprocessOf): a row completed by a lower token is taken over too
-// (SlotTakeOver, logged at INFO), so the slot is written again; a row
-// completed by a higher token still refuses it with a *SlotDoneError.
-func CheckSlotReprocess(ctx context.Context, logger *slog.Logger, resource string, slot, token int64, row SlotRow) (SlotAction, error) {
-	return checkSlot(ctx, logger, resource, slot, token, true, row)
-}
-
-func checkSlot(ctx context.Context, logger *slog.Logger, resource string, slot, token int64, reprocess bool, row SlotRow) (SlotAction, error) {
+// CheckSlotBackfill applies the ledger rules to a backfill run of slot
+// with token (BackfillOf), at every one of its transactions, given the
+// slot's row and the token the resource stored. A backfill run is judged
+// by its slot's row alone (it never meets the token rule, and stores no
+// token), so it writes beside the scheduled runs of other slots:
+//   - no row: SlotInsert;
+//   - the run's own token: SlotKeep;
+//   - completed by another token: a *SlotDoneError, as CheckSlot gives,
+//     unless reprocess (ReprocessOf) and the row's token is lower: then
+//     SlotTakeOver, logged at INFO (the row takes the run's token, not
+//     completed until the run completes);
+//   - not completed, lower token than the run's, and equal to stored: the
+//     row's run is the resource's newest token writer, possibly a
+//     scheduled run still writing the slot, whose next batches do not read
+//     the ledger (their token equals the stored one); taking the row over
+//     would let both write the slot, so the backfill run is refused with a
+//     *SlotBusyError, counted and logged at WARN;
+//   - not completed, lower token, not equal to stored: SlotTakeOver,
+//     logged at INFO. Below stored, the row's run is refused by the token
+//     rule if it writes again; above it, it is a backfill run, which reads
+//     the row at its next batch and finds it taken;
+//   - not completed, higher token: a *StaleWriterError naming the row's
+//     token.
+func CheckSlotBackfill(ctx context.Context, logger *slog.Logger, resource string, slot, token, stored int64, reprocess bool, row SlotRow) (SlotAction, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
@@ -133,19 +160,75 @@ func checkSlot(ctx context.Context, logger *slog.Logger, resource string, slot, 
 			slog.Int64("fencing_token", token), slog.Int64("completed_by_token", row.Token))
 		return SlotTakeOver, nil
 	case row.Completed:
-		slotDoneRefusals.Add(1)
-		logger.LogAttrs(ctx, slog.LevelWarn, "write refused: another run already completed this slot",
+		return SlotKeep, slotDone(ctx, logger, resource, slot, token, row.Token)
+	case row.Token < token && row.Token == stored:
+		busyRefusals.Add(1)
+		logger.LogAttrs(ctx, slog.LevelWarn, "write refused: the slot's run may still be writing it; the backfill leaves it",
 			slog.String("resource", resource), slog.Int64("slot", slot),
-			slog.Int64("fencing_token", token), slog.Int64("completed_by_token", row.Token))
-		return SlotKeep, &SlotDoneError{Resource: resource, Slot: slot, Token: token, CompletedBy: row.Token}
+			slog.Int64("fencing_token", token), slog.Int64("busy_token", row.Token))
+		return SlotKeep, &SlotBusyError{Resource: resource, Slot: slot, Token: token, Busy: row.Token}
 	case row.Token < token:
-		logger.LogAttrs(ctx, slog.LevelInfo, "slot re-run: the slot's earlier run did not complete; this run takes it over",
-			slog.String("resource", resource), slog.Int64("slot", slot),
-			slog.Int64("fencing_token", token), slog.Int64("earlier_token", row.Token))
+		takeOver(ctx, logger, resource, slot, token, row.Token)
 		return SlotTakeOver, nil
 	}
 	return SlotKeep, Check(ctx, logger, resource, token, row.Token)
 }
+
+// slotDone counts, logs and returns the refusal of a run whose slot
+// another token completed.
+func slotDone(ctx context.Context, logger *slog.Logger, resource string, slot, token, completedBy int64) error {
+	slotDoneRefusals.Add(1)
+	logger.LogAttrs(ctx, slog.LevelWarn, "write refused: another run already completed this slot",
+		slog.String("resource", resource), slog.Int64("slot", slot),
+		slog.Int64("fencing_token", token), slog.Int64("completed_by_token", completedBy))
+	return &SlotDoneError{Resource: resource, Slot: slot, Token: token, CompletedBy: completedBy}
+}
+
+// takeOver logs a run taking over the row of its slot's earlier run.
+func takeOver(ctx context.Context, logger *slog.Logger, resource string, slot, token, earlier int64) {
+	logger.LogAttrs(ctx, slog.LevelInfo, "slot re-run: the slot's earlier run did not complete; this run takes it over",
+		slog.String("resource", resource), slog.Int64("slot", slot),
+		slog.Int64("fencing_token", token), slog.Int64("earlier_token", earlier))
+}
+
+// ErrSlotBusy is wrapped by the error of a backfill run's write refused
+// because its slot's ledger row belongs to a run that may still be
+// writing the slot: a lower token, not completed, and the resource's
+// stored token (a scheduled run's, whose next batches do not read the
+// ledger). The backfill leaves the slot to that run. It matches neither
+// runtime.ErrSlotCompleted nor ErrStaleWriter: the backfill run fails, and
+// the slot can be backfilled once that run completed (reprocess) or was
+// superseded.
+var ErrSlotBusy = errors.New("fencing: slot busy: the slot's run may still be writing it")
+
+// SlotBusyError is the error of a backfill run's write refused because
+// its slot's run may still be writing the slot. It wraps ErrSlotBusy.
+type SlotBusyError struct {
+	// Resource is the fenced resource, such as a table name.
+	Resource string
+	// Slot is the slot, its scheduled start in Unix seconds.
+	Slot int64
+	// Token is the refused backfill run's fencing token.
+	Token int64
+	// Busy is the token of the slot's run that may still be writing it.
+	Busy int64
+}
+
+// Error names the resource, the slot in RFC 3339 and both tokens.
+func (e *SlotBusyError) Error() string {
+	return fmt.Sprintf("%v: resource %q, slot %s (%d): run token %d: the slot's run with token %d may still be writing it; the backfill leaves it",
+		ErrSlotBusy, e.Resource, rfc3339(e.Slot), e.Slot, e.Token, e.Busy)
+}
+
+// Unwrap returns ErrSlotBusy.
+func (e *SlotBusyError) Unwrap() error { return ErrSlotBusy }
+
+// busyRefusals counts writes refused with ErrSlotBusy.
+var busyRefusals atomic.Int64
+
+// SlotBusyRefusals returns how many backfill writes (and completions) this
+// process has refused because their slot's run may still be writing it.
+func SlotBusyRefusals() int64 { return busyRefusals.Load() }
 
 // ErrSlotForgotten is wrapped by the error of a write refused because its
 // slot is older than every slot the ledger remembers for the resource: the
@@ -221,10 +304,24 @@ func SlotOf(ctx context.Context, token int64) (slot int64, ok bool) {
 	return lease.RunNumber, true
 }
 
+// BackfillOf reports whether the run ctx belongs to is a slot run holding
+// token (SlotOf) that is one slot of a backfill (runtime.Lease.Backfill; a
+// lease with Reprocess counts as one too): the database sinks then fence
+// it by its slot's ledger row alone (CheckSlotBackfill) and store no token
+// for it.
+func BackfillOf(ctx context.Context, token int64) bool {
+	if _, ok := SlotOf(ctx, token); !ok {
+		return false
+	}
+	lease, _ := runtime.LeaseFromContext(ctx)
+	return lease.Backfill || lease.Reprocess
+}
+
 // ReprocessOf reports whether the run ctx belongs to is a slot run holding
 // token (SlotOf) whose lease asks to reprocess its slot
 // (runtime.Lease.Reprocess: a backfill with --reprocess): the ledger then
-// lets it take over a slot a lower token completed (CheckSlotReprocess).
+// lets it take over a slot a lower token completed (CheckSlotBackfill). A
+// reprocessing run is a backfill run (BackfillOf).
 func ReprocessOf(ctx context.Context, token int64) bool {
 	if _, ok := SlotOf(ctx, token); !ok {
 		return false

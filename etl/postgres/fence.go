@@ -102,20 +102,29 @@ func lockResource(ctx context.Context, tx pgx.Tx, resource string) (int64, error
 
 // fence locks w's resource row in tx and applies the fencing rules and,
 // for a slot run, the slot ledger's (sqlrec.Fencer.Fence). Once it returns
-// nil, the stored token is at least w.Token; claimed reports the slot
-// run's first write of its slot (its ledger row inserted or taken over).
-func fence(ctx context.Context, tx pgx.Tx, logger *slog.Logger, w sqlrec.Writer) (claimed bool, err error) {
-	stored, err := lockResource(ctx, tx, w.Resource)
+// nil, stored is the resource's stored token: w.Token, unless w is a
+// backfill run, which stores none; claimed reports the slot run's first
+// write of its slot (its ledger row inserted or taken over).
+func fence(ctx context.Context, tx pgx.Tx, logger *slog.Logger, w sqlrec.Writer) (stored int64, claimed bool, err error) {
+	stored, err = lockResource(ctx, tx, w.Resource)
 	if err != nil {
-		return false, err
+		return 0, false, err
 	}
-	return fencer.Fence(ctx, pgTx{tx}, logger, w, stored)
+	claimed, err = fencer.Fence(ctx, pgTx{tx}, logger, w, stored)
+	if err != nil {
+		return 0, false, err
+	}
+	if !w.Backfill {
+		stored = w.Token
+	}
+	return stored, claimed, nil
 }
 
 // writer describes the run ctx belongs to, writing to resource with token.
 func writer(ctx context.Context, resource string, token int64) sqlrec.Writer {
 	slot, ok := fencing.SlotOf(ctx, token)
-	return sqlrec.Writer{Resource: resource, Token: token, Slot: slot, IsSlot: ok, Reprocess: fencing.ReprocessOf(ctx, token)}
+	return sqlrec.Writer{Resource: resource, Token: token, Slot: slot, IsSlot: ok,
+		Backfill: fencing.BackfillOf(ctx, token), Reprocess: fencing.ReprocessOf(ctx, token)}
 }
 
 // FencedTx runs fn in a transaction of db under the fencing rule: before
@@ -138,10 +147,12 @@ func writer(ctx context.Context, resource string, token int64) sqlrec.Writer {
 // and the run's first transaction records it as the slot's writer. With
 // fencing.CompletesSlot() among opts the slot is marked completed in the
 // same transaction, after fn; without it, call CompleteSlot when the run is
-// done. The token rule above is for Continuous, Once and triggered runs: a
-// slot run is judged by its slot's ledger row instead, whatever token the
-// resource stored (runs of different slots never refuse each other), and
-// the resource stores the higher of the two tokens.
+// done. Continuous, Once and triggered runs keep the token rule alone. A
+// backfill run (fencing.BackfillOf) is the exception to the token rule: it
+// is judged by its slot's ledger row alone, in every transaction, and
+// stores no token, so it writes beside the scheduled runs without refusing
+// them (fencing.CheckSlotBackfill; fencing.ErrSlotBusy when the slot's own
+// scheduled run may still be writing it).
 func FencedTx(ctx context.Context, db Beginner, resource string, token int64, fn func(pgx.Tx) error, opts ...fencing.TxOption) error {
 	if token <= 0 {
 		return fmt.Errorf("postgres: resource %q: %w", resource, fencing.ErrUnfenced)
@@ -152,14 +163,15 @@ func FencedTx(ctx context.Context, db Beginner, resource string, token int64, fn
 	o := fencing.ApplyTxOptions(opts)
 	w := writer(ctx, resource, token)
 	return pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
-		if _, err := fence(ctx, tx, slog.Default(), w); err != nil {
+		stored, _, err := fence(ctx, tx, slog.Default(), w)
+		if err != nil {
 			return err
 		}
 		if err := fn(tx); err != nil {
 			return err
 		}
 		if o.Complete {
-			_, err := fencer.Complete(ctx, pgTx{tx}, slog.Default(), w, token)
+			_, err := fencer.Complete(ctx, pgTx{tx}, slog.Default(), w, stored)
 			return err
 		}
 		return nil

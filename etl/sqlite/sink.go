@@ -213,7 +213,7 @@ func (s *Sink) Write(ctx context.Context, records []etl.Record) error {
 	var rejections []etl.Rejection
 	err = inTx(ctx, s.db, func(tx *sql.Tx) error {
 		if !unfenced {
-			claimed, err := fence(ctx, tx, s.logger, w)
+			_, claimed, err := fence(ctx, tx, s.logger, w)
 			if err != nil {
 				return err
 			}
@@ -234,7 +234,7 @@ func (s *Sink) Write(ctx context.Context, records []etl.Record) error {
 	})
 	if err != nil {
 		s.countRefusal(err)
-		if !errors.Is(err, fencing.ErrStaleWriter) && !errors.Is(err, fencing.ErrSlotDone) && !errors.Is(err, fencing.ErrSlotForgotten) {
+		if !errors.Is(err, fencing.ErrStaleWriter) && !errors.Is(err, fencing.ErrSlotDone) && !errors.Is(err, fencing.ErrSlotForgotten) && !errors.Is(err, fencing.ErrSlotBusy) {
 			s.cols.Forget() // the table may have changed: read it again
 		}
 		return err

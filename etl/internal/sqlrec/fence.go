@@ -31,8 +31,12 @@ type Writer struct {
 	// Slot is the run's slot when IsSlot (fencing.SlotOf).
 	Slot   int64
 	IsSlot bool
-	// Reprocess lets the slot run take over a slot a lower token completed
-	// (fencing.ReprocessOf).
+	// Backfill marks a slot run that is one slot of a backfill
+	// (fencing.BackfillOf): fenced by its slot's ledger row alone, it
+	// stores no token.
+	Backfill bool
+	// Reprocess lets a backfill run take over a slot a lower token
+	// completed (fencing.ReprocessOf); it is only set with Backfill.
 	Reprocess bool
 }
 
@@ -65,39 +69,46 @@ func NewFencer(db string, param func(n int) string) *Fencer {
 
 // Fence applies the fencing rules to a write by w, inside the transaction
 // tx that holds the lock on w.Resource's row of agora_fencing, whose token
-// was stored. A run that is not a slot run keeps the token rule:
+// was stored. A run that is not a backfill run (w.Backfill false: a
+// scheduled slot run, a continuous, once or triggered run) meets the token
+// rule:
 //   - a token below stored is refused (*fencing.StaleWriterError);
-//   - a token equal to stored is the run's next batch;
-//   - a higher token is the run's first write, and is stored.
+//   - a token equal to stored is the run's next batch: its ledger row, if
+//     it is a slot run, was written with its first batch, and no other run
+//     can have changed it without storing a higher token (a backfill run
+//     leaves a row whose token is the stored one, fencing.ErrSlotBusy);
+//   - a higher token is the run's first write to the resource: a slot run
+//     is checked against its ledger row (fencing.CheckSlot) and records
+//     itself in it, then the token is stored.
 //
-// A slot run is judged by its slot's ledger row instead (fencing.CheckSlot,
-// or fencing.CheckSlotReprocess when w.Reprocess), whatever token the
-// resource stored, and the resource then stores the higher of the two, so
-// runs that are not slot runs are refused below any slot run's token. A
-// slot run whose token equals stored skips the ledger read: it is the
-// run's next batch (the token wrote, so its first batch recorded the
-// slot), and no other run can have taken its row over since, as taking
-// over needs a higher token, which would have been stored. A slot that has
-// no row is refused when the ledger already holds fencing.SlotsKept rows
-// of newer slots (*fencing.SlotForgottenError).
+// A backfill run (w.IsSlot and w.Backfill) never meets the token rule and
+// stores no token: every one of its transactions reads its slot's ledger
+// row and is judged by it and the stored token
+// (fencing.CheckSlotBackfill), so it writes beside the scheduled runs
+// without refusing them. A slot that has no row is refused, for every run,
+// when the ledger already holds fencing.SlotsKept rows of newer slots
+// (*fencing.SlotForgottenError).
 //
 // claimed reports that the transaction inserted the slot's row or took it
 // over: it is the run's first write of the slot, the one in which a replace
 // mode deletes the slot's earlier rows.
 func (f *Fencer) Fence(ctx context.Context, tx Tx, logger *slog.Logger, w Writer, stored int64) (claimed bool, err error) {
-	if !w.IsSlot {
-		if err := fencing.Check(ctx, logger, w.Resource, w.Token, stored); err != nil {
-			return false, err
-		}
-	} else if w.Token != stored {
-		action, err := f.ledger(ctx, tx, logger, w, false)
+	if w.IsSlot && w.Backfill {
+		action, err := f.ledger(ctx, tx, logger, w, stored, false)
+		return err == nil && action != fencing.SlotKeep, err
+	}
+	if err := fencing.Check(ctx, logger, w.Resource, w.Token, stored); err != nil {
+		return false, err
+	}
+	if w.Token == stored {
+		return false, nil
+	}
+	if w.IsSlot {
+		action, err := f.ledger(ctx, tx, logger, w, stored, false)
 		if err != nil {
 			return false, err
 		}
 		claimed = action != fencing.SlotKeep
-	}
-	if w.Token <= stored {
-		return claimed, nil
 	}
 	if err := tx.Exec(ctx, f.storeToken, w.Resource, w.Token); err != nil {
 		return false, fmt.Errorf("%s: store fencing token for %q: %w", f.db, w.Resource, err)
@@ -109,18 +120,24 @@ func (f *Fencer) Fence(ctx context.Context, tx Tx, logger *slog.Logger, w Writer
 // the lock on w.Resource's row of agora_fencing, whose token was stored.
 // The run may have written nothing to the resource: its row is then
 // inserted completed, or, when the slot's earlier run did not complete (or,
-// reprocessing, did), the row is taken over completed and the token stored
-// when higher. A slot completed by another run gets a
-// *fencing.SlotDoneError, and a row taken over by a newer run a
-// *fencing.StaleWriterError: this run did not complete the slot. A run
-// that is not a slot run has nothing to mark. claimed is as for Fence.
+// for a reprocessing backfill run, did), the row is taken over completed
+// and, for a run that is not a backfill run, the token stored when higher,
+// so that earlier run's next batch is refused. A slot completed by another
+// run gets a *fencing.SlotDoneError, and a row taken over by a newer run a
+// *fencing.StaleWriterError: this run did not complete the slot. A
+// backfill run follows the rules of Fence (fencing.CheckSlotBackfill) and
+// stores nothing. A run that is not a slot run has nothing to mark.
+// claimed is as for Fence.
 func (f *Fencer) Complete(ctx context.Context, tx Tx, logger *slog.Logger, w Writer, stored int64) (claimed bool, err error) {
 	if !w.IsSlot {
 		return false, nil
 	}
-	action, err := f.ledger(ctx, tx, logger, w, true)
-	if err != nil || action != fencing.SlotTakeOver || w.Token <= stored {
-		return err == nil && action != fencing.SlotKeep, err
+	action, err := f.ledger(ctx, tx, logger, w, stored, true)
+	if err != nil {
+		return false, err
+	}
+	if action != fencing.SlotTakeOver || w.Backfill || w.Token <= stored {
+		return action != fencing.SlotKeep, nil
 	}
 	if err := tx.Exec(ctx, f.storeToken, w.Resource, w.Token); err != nil {
 		return false, fmt.Errorf("%s: store fencing token for %q: %w", f.db, w.Resource, err)
@@ -128,9 +145,10 @@ func (f *Fencer) Complete(ctx context.Context, tx Tx, logger *slog.Logger, w Wri
 	return true, nil
 }
 
-// ledger reads w's ledger row, applies fencing.CheckSlot (or
-// CheckSlotReprocess) and writes the row's new state, completed or not.
-func (f *Fencer) ledger(ctx context.Context, tx Tx, logger *slog.Logger, w Writer, complete bool) (fencing.SlotAction, error) {
+// ledger reads w's ledger row, applies fencing.CheckSlot (or, for a
+// backfill run, fencing.CheckSlotBackfill against stored) and writes the
+// row's new state, completed or not.
+func (f *Fencer) ledger(ctx context.Context, tx Tx, logger *slog.Logger, w Writer, stored int64, complete bool) (fencing.SlotAction, error) {
 	var row fencing.SlotRow
 	var done int64
 	var err error
@@ -139,11 +157,12 @@ func (f *Fencer) ledger(ctx context.Context, tx Tx, logger *slog.Logger, w Write
 		return 0, fmt.Errorf("%s: read slot ledger of %q: %w", f.db, w.Resource, err)
 	}
 	row.Completed = done != 0
-	check := fencing.CheckSlot
-	if w.Reprocess {
-		check = fencing.CheckSlotReprocess
+	var action fencing.SlotAction
+	if w.Backfill {
+		action, err = fencing.CheckSlotBackfill(ctx, logger, w.Resource, w.Slot, w.Token, stored, w.Reprocess, row)
+	} else {
+		action, err = fencing.CheckSlot(ctx, logger, w.Resource, w.Slot, w.Token, row)
 	}
-	action, err := check(ctx, logger, w.Resource, w.Slot, w.Token, row)
 	if err != nil {
 		return 0, err
 	}
