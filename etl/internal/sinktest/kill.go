@@ -3,6 +3,7 @@ package sinktest
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agora-etl/agora/etl"
+	"github.com/agora-etl/agora/etl/fencing"
 )
 
 // childEnv carries the argument of a writer subprocess.
@@ -134,7 +136,8 @@ func CheckKilledSlotRun(t *testing.T, db DB, sink etl.Sink, table string, n int)
 	if got := ledger(t, db, table, SlotStart); !slices.Equal(got, []int64{ReRunToken*10 + 1}) {
 		t.Fatalf("ledger after the re-run: %v, want token %d completed", got, ReRunToken)
 	}
-	// A slot run is judged by its slot's row: the re-run completed it.
-	wantSlotDone(t, sink.Write(SlotLeased(SlotStart, KilledSlotToken), KillRows(1)), table, SlotStart, KilledSlotToken, ReRunToken)
+	if err := sink.Write(SlotLeased(SlotStart, KilledSlotToken), KillRows(1)); !errors.Is(err, fencing.ErrStaleWriter) {
+		t.Fatalf("the killed run's token after the re-run: err = %v, want ErrStaleWriter", err)
+	}
 	wantSlotDone(t, sink.Write(SlotLeased(SlotStart, ReRunToken+1), KillRows(1)), table, SlotStart, ReRunToken+1, ReRunToken)
 }

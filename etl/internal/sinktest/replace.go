@@ -27,10 +27,10 @@ func replaceRows(writer string, n int) []etl.Record {
 }
 
 // ReplaceSlots: in replace mode every row gets its run's slot time, and a
-// slot run's first write of its slot (a reprocess, a take-over of an
-// interrupted run, a completion without writes) deletes, in the same
-// transaction, the rows of the slot's earlier run and those alone; a
-// transaction that fails keeps them.
+// slot run's first write of its slot, scheduled or backfill (a reprocess,
+// a take-over of an interrupted run, a completion without writes),
+// deletes, in the same transaction, the rows of the slot's earlier run and
+// those alone; a transaction that fails keeps them.
 func ReplaceSlots(t *testing.T, db DB) {
 	sink := db.NewSink(t, Config{Table: "repl", Mode: "replace", SlotColumn: "slot", CreateTable: true})
 	s1, s2, s3 := SlotStart, SlotStart+3600, SlotStart+7200
@@ -54,9 +54,9 @@ func ReplaceSlots(t *testing.T, db DB) {
 			t.Fatalf("rows %v, want %v", got, want)
 		}
 	}
-	a, b := SlotLeased(s1, 100), SlotLeased(s2, 200)
+	a, b := SlotLeased(s1, 100), BackfillLeased(s2, 200)
 	write(a, "a", 3)
-	write(b, "b", 1)
+	write(b, "b", 1) // a backfill beside the scheduled run
 	write(a, "a", 2) // a's next batch keeps its first
 	done(a)
 	done(b)
@@ -85,8 +85,8 @@ func ReplaceSlots(t *testing.T, db DB) {
 		t.Fatalf("ledger after the failed transaction: %v, want token 300 completed", got)
 	}
 
-	// A take-over of an interrupted run replaces its rows; the interrupted
-	// run is then refused.
+	// A scheduled run's take-over of an interrupted run replaces its rows;
+	// the interrupted run is then refused.
 	dead, rerun := SlotLeased(s3, 500), SlotLeased(s3, 600)
 	write(dead, "dead", 2)
 	write(rerun, "rerun", 1)
