@@ -5,19 +5,18 @@
 // A resource (by default a sink's table) remembers, in a table
 // agora_fencing(resource text primary key, token bigint not null) of the
 // same database, the highest fencing token that wrote to it. Every fenced
-// write locks that row in the transaction that writes the data, so writers
-// of one resource serialise. A run that is not a slot run (Continuous, Once,
-// triggered runs) is refused when its token is lower than the stored one,
-// and otherwise stores its token and commits it together with the data; a
-// token equal to the stored one is the same run writing its next batch.
+// write locks that row in the transaction that writes the data, refuses the
+// transaction when the run's token is lower than the stored one, and
+// otherwise stores the run's token and commits it together with the data.
+// A token equal to the stored one is the same run writing its next batch
+// and is accepted. The runs of a backfill are the exception (below).
 //
 // # The slot ledger
 //
-// The token rule cannot tell two runs of one scheduled slot apart (when the
+// The token rule cannot tell two runs of one scheduled slot apart: when the
 // coordination Redis loses its data, a second replica may run a slot that
-// already ran, with a higher token), nor let runs of different slots write
-// side by side (a backfill runs old slots with fresh, higher tokens while
-// the scheduled slots go on). So the same database keeps a ledger, a table
+// already ran, with a higher token, and the rule accepts it. So the same
+// database keeps a ledger, a table
 //
 //	agora_slots(resource text, slot bigint, token bigint, completed boolean,
 //	            primary key (resource, slot))
@@ -26,43 +25,60 @@
 // ledger keep working and gain the table at their first fenced write). A
 // row says which run (fencing token) of a slot wrote to the resource, and
 // whether that run completed. A slot run is one whose lease is a slot
-// (runtime.Lease.Slot: cron and Every runs, backfills; SlotOf).
+// (runtime.Lease.Slot: cron and Every runs, backfills; SlotOf); Continuous,
+// Once and triggered runs keep the token rule alone and leave no ledger
+// row.
 //
-// A slot run is fenced by its own slot's row, not by the resource's stored
-// token. Every transaction of a slot run locks the resource's row as above
-// and reads its slot's row (CheckSlot):
+// A scheduled slot run's first write to a resource (its token above the
+// stored one), under the same row lock and in the same transaction as its
+// rows, reads the slot's row (CheckSlot):
 //   - none: it inserts one with its token, not completed, unless the ledger
 //     already holds SlotsKept rows, all of newer slots: the slot is older
 //     than the ledger can remember, and the write is refused with a
-//     *SlotForgottenError wrapping ErrSlotForgotten (CheckForgotten),
-//     which fails the run (it is neither a completed slot nor a stale
-//     writer), rather than inserted and trimmed at once, which would let a
-//     later run write the slot again;
-//   - its own token: its next batch;
+//     *SlotForgottenError wrapping ErrSlotForgotten (CheckForgotten; this
+//     holds for every insert, backfill runs' too), which fails the run (it
+//     is neither a completed slot nor a stale writer), rather than inserted
+//     and trimmed at once, which would let a later run write the slot
+//     again;
+//   - its own token: its next batch (later batches, whose token equals the
+//     stored one, do not read the ledger: no other run can have changed
+//     the row without storing a higher token, and a backfill run leaves
+//     such a row alone);
 //   - completed by another token: refused with a *SlotDoneError wrapping
 //     ErrSlotDone, logged at WARN with both tokens and counted
 //     (SlotDoneRefusals, agora_fencing_refusals_total{reason="slot_done"});
 //     the error matches runtime.ErrSlotCompleted, so the pool does not
-//     retry the run and goes on to the next slot. A run that reprocesses
-//     its slot (runtime.Lease.Reprocess, a backfill with --reprocess;
-//     ReprocessOf) takes a row completed by a lower token over instead
-//     (CheckSlotReprocess): the row takes its token, not completed until it
-//     completes;
-//   - not completed, lower token: the earlier run died or lost its lease;
-//     this run takes the slot over (the row takes its token) and writes;
+//     retry the run and goes on to the next slot;
+//   - not completed, lower token: the earlier run died or lost its lease (or
+//     was a backfill run); this run takes the slot over (the row takes its
+//     token) and writes;
 //   - not completed, higher token: a stale writer (*StaleWriterError).
 //
-// The resource then stores the higher of its token and the run's, so runs
-// that are not slot runs keep the token rule against every run. A batch
-// whose token equals the stored one skips the ledger read: its run's first
-// batch recorded the slot, and taking the row over needs a higher token,
-// which would have been stored. So:
-//   - two runs of different slots of one pipeline never refuse each other;
-//   - a run that lost its lease is refused as soon as another run of its
-//     slot took it over (or completed it), and not before;
-//   - exactly-once per slot is the ledger's: at most one run of a slot
-//     completes, and once it has, no other run of the slot writes, unless
-//     it reprocesses.
+// # Backfill runs
+//
+// A backfill runs old slots with fresh, higher tokens while the scheduled
+// slots go on; under the token rule its tokens would make the scheduled
+// runs stale. So a backfill run (runtime.Lease.Backfill; BackfillOf) never
+// meets the token rule and stores no token: every one of its transactions
+// locks the resource's row and reads its slot's row, and is judged by that
+// row and the stored token (CheckSlotBackfill):
+//   - none: inserted (the forgotten-slot refusal as above);
+//   - its own token: its next batch;
+//   - completed by another token: *SlotDoneError, unless the run
+//     reprocesses its slot (runtime.Lease.Reprocess, a backfill with
+//     --reprocess; ReprocessOf) and the row's token is lower: it takes the
+//     row over (not completed until it completes);
+//   - not completed, lower token equal to the stored one: the row's run is
+//     the resource's newest token writer, possibly the slot's scheduled run
+//     still writing (its next batches skip the ledger read), so taking over
+//     would let both write the slot: refused with a *SlotBusyError wrapping
+//     ErrSlotBusy, logged at WARN and counted (SlotBusyRefusals,
+//     agora_fencing_refusals_total{reason="slot_busy"});
+//   - not completed, lower token, another one than the stored: taken over
+//     (below the stored token the row's run is refused by the token rule
+//     if it writes again; above it, it is a backfill run, which reads the
+//     row at its next batch);
+//   - not completed, higher token: *StaleWriterError.
 //
 // When the run succeeds its row is marked completed, in a transaction that
 // takes the same lock: the etl pipeline calls the sinks' Complete after the
@@ -70,8 +86,10 @@
 // (etl.Completer); hand-written pipelines pass CompletesSlot to their last
 // FencedTx or call CompleteSlot. A run that completes without having
 // written inserts its row completed (a slot whose run found nothing is
-// done too), or takes an interrupted (or, reprocessing, a completed) run's
-// row over, so that run cannot add to the slot afterwards.
+// done too), or takes an interrupted run's row over (a reprocessing
+// backfill run, a completed one's too) and, unless it is a backfill run,
+// stores its token, so the interrupted run cannot add to the slot
+// afterwards. A backfill run's completion follows the backfill rules.
 //
 // The ledger keeps the SlotsKept newest slots per resource; the oldest row
 // is deleted when a new slot's row is inserted into a full ledger.
