@@ -114,7 +114,7 @@ func fence(ctx context.Context, tx pgx.Tx, logger *slog.Logger, w sqlrec.Writer)
 	if err != nil {
 		return 0, false, err
 	}
-	if !w.Backfill {
+	if !w.IsSlot || !w.Backfill {
 		stored = w.Token
 	}
 	return stored, claimed, nil

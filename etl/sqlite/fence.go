@@ -66,7 +66,7 @@ func fence(ctx context.Context, tx *sql.Tx, logger *slog.Logger, w sqlrec.Writer
 	if err != nil {
 		return 0, false, err
 	}
-	if !w.Backfill {
+	if !w.IsSlot || !w.Backfill {
 		stored = w.Token
 	}
 	return stored, claimed, nil
