@@ -99,3 +99,53 @@ on_unknown_field = "ignore"
 		t.Errorf("diagnostics:\n%v\nwant\n%s", err, strings.Join(want, "\n"))
 	}
 }
+
+// TestSQLSinkSlotColumnIsChecked: mode = "replace" needs slot_column, which
+// no other mode takes and which columns must not list; each problem is
+// reported at its position, on both SQL sinks.
+func TestSQLSinkSlotColumnIsChecked(t *testing.T) {
+	doc := `format = "agora/v1"
+[pipelines.p]
+source = { type = "iterable", records = [{ id = 1 }] }
+schedule = { mode = "cron", expr = "0 * * * *" }
+[[pipelines.p.sinks]]
+type = "sqlite"
+path = "w.db"
+table = "events"
+mode = "replace"
+[[pipelines.p.sinks]]
+type = "postgres"
+url = "postgres://agora:secret@127.0.0.1/w"
+table = "events"
+slot_column = "slot"
+[[pipelines.p.sinks]]
+type = "postgres"
+url = "postgres://agora:secret@127.0.0.1/w"
+table = "events"
+mode = "replace"
+columns = ["id", "slot"]
+slot_column = "slot"
+[[pipelines.p.sinks]]
+type = "sqlite"
+path = "w.db"
+table = "events"
+mode = "replace"
+slot_colum = "slot"
+[[pipelines.p.sinks]]
+type = "sqlite"
+path = "w.db"
+table = "events"
+mode = "replace"
+slot_column = "slot"
+`
+	_, err := config.Parse("s.toml", []byte(doc), config.WithRegistry(Builtins()))
+	want := []string{
+		`s.toml:5:15: pipelines.p.sinks[0].slot_column: is required with mode = "replace": the column the sink writes each row's slot time to, by which a re-run of the slot deletes the rows it replaces`,
+		`s.toml:14:1: pipelines.p.sinks[1].slot_column: is only used with mode = "replace"`,
+		`s.toml:21:1: pipelines.p.sinks[2].slot_column: "slot" is also listed in columns: the sink writes the run's slot time there itself, so no record field may go to it`,
+		`s.toml:27:1: pipelines.p.sinks[3]: unknown key "slot_colum" (did you mean "slot_column"?)`,
+	}
+	if err == nil || err.Error() != strings.Join(want, "\n") {
+		t.Errorf("diagnostics:\n%v\nwant\n%s", err, strings.Join(want, "\n"))
+	}
+}

@@ -166,6 +166,13 @@ type redactingPipeline struct {
 	params map[string]string // nil: the run's context is passed on as it is
 }
 
+// ReplacesSlots reports whether the record pipeline replaces a slot's
+// rows when the slot runs again (etl.SlotReplacer).
+func (r redactingPipeline) ReplacesSlots() bool {
+	sr, ok := r.Pipeline.(etl.SlotReplacer)
+	return ok && sr.ReplacesSlots()
+}
+
 func (r redactingPipeline) Run(ctx context.Context) error {
 	if r.params != nil {
 		ctx = runtime.ContextWithParams(ctx, r.params)

@@ -16,8 +16,8 @@ import (
 // any sink a name of your choosing.
 
 // Named returns sink under name: dead letters of its rejections carry name in
-// their DeadLetterSink field. Open, Flush, Discard, Complete and Close are
-// passed through.
+// their DeadLetterSink field. Open, Flush, Discard, Complete, Close and
+// ReplacesSlots are passed through.
 func Named(name string, sink Sink) Sink { return &namedSink{name: name, sink: sink} }
 
 type namedSink struct {
@@ -51,6 +51,10 @@ func (n *namedSink) Complete(ctx context.Context) error {
 	}
 	return nil
 }
+
+// ReplacesSlots reports whether the wrapped sink replaces slots
+// (SlotReplacer).
+func (n *namedSink) ReplacesSlots() bool { return ReplacesSlots(n.sink) }
 
 // Open opens the wrapped sink when it is an Opener.
 func (n *namedSink) Open(ctx context.Context) error {

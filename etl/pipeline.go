@@ -372,6 +372,19 @@ func (p *pipeline) where(i, n int, pos string) string {
 	return w
 }
 
+// ReplacesSlots reports whether a re-run of a slot replaces what the
+// slot's earlier run wrote (SlotReplacer): the pipeline has sinks and
+// every one of them does. The dead-letter queue is not asked (see
+// SlotReplacer).
+func (p *pipeline) ReplacesSlots() bool {
+	for _, s := range p.sinks {
+		if !ReplacesSlots(s.sink) {
+			return false
+		}
+	}
+	return len(p.sinks) > 0
+}
+
 // finish ends a run that succeeded: it flushes what is buffered, then
 // tells every sink, and the dead-letter queue, that records the run's
 // completion (Completer).

@@ -36,6 +36,30 @@ type Completer interface {
 	Complete(ctx context.Context) error
 }
 
+// SlotReplacer is implemented by sinks that can tell whether a re-run of
+// a slot replaces what the slot's earlier run wrote, so that the slot can
+// be reprocessed (a backfill with --reprocess) without its rows twice:
+// ReplacesSlots is true for the postgres and sqlite sinks in mode =
+// "upsert" (a re-run that writes the same keys replaces their rows) and
+// "replace" (a re-run's first write deletes the slot's rows), and false in
+// mode = "insert". A sink that does not implement it is taken not to
+// replace (files, kafka, redis streams, stdout, http: a re-run appends).
+//
+// The pipeline etl.New returns implements it too: true only when it has
+// sinks and every one of them replaces slots. The dead-letter queue is not
+// asked: a re-run sends the records it rejects again, so the queue may
+// hold a slot's dead letters twice, which is what a queue of records to
+// look at and replay can take.
+type SlotReplacer interface {
+	ReplacesSlots() bool
+}
+
+// ReplacesSlots reports whether sink replaces slots (SlotReplacer).
+func ReplacesSlots(sink Sink) bool {
+	r, ok := sink.(SlotReplacer)
+	return ok && r.ReplacesSlots()
+}
+
 // Opener is implemented by sinks that can get ready to write before a run
 // reads its first record: the file sink creates its file (and missing
 // parent folders), the SQL sinks reach their database. The pipeline opens

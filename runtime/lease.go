@@ -19,6 +19,16 @@ type Lease struct {
 	// database sinks record a slot's writes in their slot ledger, so a slot
 	// another run completed is refused (fencing.ErrSlotDone).
 	Slot bool
+	// Backfill reports that the run is one slot of a backfill (fleet
+	// backfill, fleet trigger --slot): database sinks fence it by its slot's
+	// ledger row alone and store no token for it, so it writes beside the
+	// scheduled runs without refusing them. Reprocess is only ever set with
+	// it.
+	Backfill bool
+	// Reprocess reports that the backfill run replaces a slot that may
+	// already have completed: a backfill with --reprocess. Database sinks
+	// let it take over a completed slot row with a higher token.
+	Reprocess bool
 	// FencingToken is strictly greater than every token issued before it for the
 	// same pipeline; a downstream store can reject writes that carry a smaller
 	// one. 0 means unfenced (a local or fallback lease) and never equals a real

@@ -1,6 +1,6 @@
 // Package fencing holds what agora's database sinks share to refuse stale
-// writers: the sentinel errors, the token a run writes with, and the rule
-// that compares it with the token a resource last accepted.
+// writers: the sentinel errors, the token a run writes with, and the rules
+// that judge a write against what the resource recorded.
 //
 // A resource (by default a sink's table) remembers, in a table
 // agora_fencing(resource text primary key, token bigint not null) of the
@@ -9,7 +9,7 @@
 // transaction when the run's token is lower than the stored one, and
 // otherwise stores the run's token and commits it together with the data.
 // A token equal to the stored one is the same run writing its next batch
-// and is accepted.
+// and is accepted. The runs of a backfill are the exception (below).
 //
 // # The slot ledger
 //
@@ -25,24 +25,60 @@
 // ledger keep working and gain the table at their first fenced write). A
 // row says which run (fencing token) of a slot wrote to the resource, and
 // whether that run completed. A slot run is one whose lease is a slot
-// (runtime.Lease.Slot: cron and Every runs; SlotOf); Continuous, Once and
-// triggered runs keep the token rule alone and leave no ledger row.
+// (runtime.Lease.Slot: cron and Every runs, backfills; SlotOf); Continuous,
+// Once and triggered runs keep the token rule alone and leave no ledger
+// row.
 //
-// A slot run's first write to a resource (its token above the stored one),
-// under the same row lock and in the same transaction as its rows, reads
-// the slot's row (CheckSlot):
-//   - none: it inserts one with its token, not completed;
+// A scheduled slot run's first write to a resource (its token above the
+// stored one), under the same row lock and in the same transaction as its
+// rows, reads the slot's row (CheckSlot):
+//   - none: it inserts one with its token, not completed, unless the ledger
+//     already holds SlotsKept rows, all of newer slots: the slot is older
+//     than the ledger can remember, and the write is refused with a
+//     *SlotForgottenError wrapping ErrSlotForgotten (CheckForgotten; this
+//     holds for every insert, backfill runs' too), which fails the run (it
+//     is neither a completed slot nor a stale writer), rather than inserted
+//     and trimmed at once, which would let a later run write the slot
+//     again;
 //   - its own token: its next batch (later batches, whose token equals the
 //     stored one, do not read the ledger: no other run can have changed
-//     the row without storing a higher token);
+//     the row without storing a higher token, and a backfill run leaves
+//     such a row alone);
 //   - completed by another token: refused with a *SlotDoneError wrapping
 //     ErrSlotDone, logged at WARN with both tokens and counted
 //     (SlotDoneRefusals, agora_fencing_refusals_total{reason="slot_done"});
 //     the error matches runtime.ErrSlotCompleted, so the pool does not
 //     retry the run and goes on to the next slot;
-//   - not completed, lower token: the earlier run died or lost its lease;
-//     this run takes the slot over (the row takes its token) and writes;
+//   - not completed, lower token: the earlier run died or lost its lease (or
+//     was a backfill run); this run takes the slot over (the row takes its
+//     token) and writes;
 //   - not completed, higher token: a stale writer (*StaleWriterError).
+//
+// # Backfill runs
+//
+// A backfill runs old slots with fresh, higher tokens while the scheduled
+// slots go on; under the token rule its tokens would make the scheduled
+// runs stale. So a backfill run (runtime.Lease.Backfill; BackfillOf) never
+// meets the token rule and stores no token: every one of its transactions
+// locks the resource's row and reads its slot's row, and is judged by that
+// row and the stored token (CheckSlotBackfill):
+//   - none: inserted (the forgotten-slot refusal as above);
+//   - its own token: its next batch;
+//   - completed by another token: *SlotDoneError, unless the run
+//     reprocesses its slot (runtime.Lease.Reprocess, a backfill with
+//     --reprocess; ReprocessOf) and the row's token is lower: it takes the
+//     row over (not completed until it completes);
+//   - not completed, lower token equal to the stored one: the row's run is
+//     the resource's newest token writer, possibly the slot's scheduled run
+//     still writing (its next batches skip the ledger read), so taking over
+//     would let both write the slot: refused with a *SlotBusyError wrapping
+//     ErrSlotBusy, logged at WARN and counted (SlotBusyRefusals,
+//     agora_fencing_refusals_total{reason="slot_busy"});
+//   - not completed, lower token, another one than the stored: taken over
+//     (below the stored token the row's run is refused by the token rule
+//     if it writes again; above it, it is a backfill run, which reads the
+//     row at its next batch);
+//   - not completed, higher token: *StaleWriterError.
 //
 // When the run succeeds its row is marked completed, in a transaction that
 // takes the same lock: the etl pipeline calls the sinks' Complete after the
@@ -50,11 +86,13 @@
 // (etl.Completer); hand-written pipelines pass CompletesSlot to their last
 // FencedTx or call CompleteSlot. A run that completes without having
 // written inserts its row completed (a slot whose run found nothing is
-// done too), or takes an interrupted run's row over and stores its token,
-// so the interrupted run cannot add to the slot afterwards.
+// done too), or takes an interrupted run's row over (a reprocessing
+// backfill run, a completed one's too) and, unless it is a backfill run,
+// stores its token, so the interrupted run cannot add to the slot
+// afterwards. A backfill run's completion follows the backfill rules.
 //
-// The ledger keeps the SlotsKept newest slots per resource; older rows are
-// deleted when a new slot's row is inserted.
+// The ledger keeps the SlotsKept newest slots per resource; the oldest row
+// is deleted when a new slot's row is inserted into a full ledger.
 package fencing
 
 import (

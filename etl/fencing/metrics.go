@@ -6,10 +6,11 @@ import (
 
 // descRefusals is the process's fenced-write refusals, by reason.
 var descRefusals = prometheus.NewDesc("agora_fencing_refusals_total",
-	"Fenced database writes this process refused, by reason: stale_writer (a newer fencing token had written to the resource) or slot_done (another run had completed the slot).",
+	"Fenced database writes this process refused, by reason: stale_writer (a newer fencing token had written to the resource), slot_done (another run had completed the slot), slot_forgotten (the slot is older than every slot the ledger keeps) or slot_busy (a backfill run's slot may still be written by its scheduled run).",
 	[]string{"reason"}, nil)
 
-// refusalCollector exposes Refusals and SlotDoneRefusals.
+// refusalCollector exposes Refusals, SlotDoneRefusals,
+// SlotForgottenRefusals and SlotBusyRefusals.
 type refusalCollector struct{}
 
 func (refusalCollector) Describe(ch chan<- *prometheus.Desc) { ch <- descRefusals }
@@ -17,6 +18,8 @@ func (refusalCollector) Describe(ch chan<- *prometheus.Desc) { ch <- descRefusal
 func (refusalCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descRefusals, prometheus.CounterValue, float64(Refusals()), "stale_writer")
 	ch <- prometheus.MustNewConstMetric(descRefusals, prometheus.CounterValue, float64(SlotDoneRefusals()), "slot_done")
+	ch <- prometheus.MustNewConstMetric(descRefusals, prometheus.CounterValue, float64(SlotForgottenRefusals()), "slot_forgotten")
+	ch <- prometheus.MustNewConstMetric(descRefusals, prometheus.CounterValue, float64(SlotBusyRefusals()), "slot_busy")
 }
 
 // RefusalCollector returns the collector of agora_fencing_refusals_total.

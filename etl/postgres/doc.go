@@ -16,9 +16,16 @@
 //
 // For a slot run (cron, Every) the same transaction applies the slot
 // ledger, agora_slots (see the fencing package doc and docs/fencing.md): a
-// slot another run completed is refused with fencing.ErrSlotDone, and the
+// slot another run completed is refused with fencing.ErrSlotDone, a slot
+// older than the ledger keeps with fencing.ErrSlotForgotten, and the
 // sink's Complete, which the pipeline calls when the run succeeds, marks
-// the slot completed.
+// the slot completed. A backfill run (fencing.BackfillOf) is the exception
+// to the token rule: it is judged by its slot's ledger row alone, in every
+// transaction, and stores no token, so it writes beside the scheduled runs
+// without refusing them; it is refused with fencing.ErrSlotBusy when its
+// slot's run may still be writing the slot. Mode "replace" writes the
+// run's slot time to SinkConfig.SlotColumn and deletes the slot's earlier
+// rows at the run's first write of the slot.
 //
 // Without columns, the sink writes each record's fields to the table's
 // columns, read from the database (pg_attribute) at the first write and

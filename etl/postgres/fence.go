@@ -102,19 +102,29 @@ func lockResource(ctx context.Context, tx pgx.Tx, resource string) (int64, error
 
 // fence locks w's resource row in tx and applies the fencing rules and,
 // for a slot run, the slot ledger's (sqlrec.Fencer.Fence). Once it returns
-// nil, the stored token is w.Token.
-func fence(ctx context.Context, tx pgx.Tx, logger *slog.Logger, w sqlrec.Writer) error {
-	stored, err := lockResource(ctx, tx, w.Resource)
+// nil, stored is the resource's stored token: w.Token, unless w is a
+// backfill run, which stores none; claimed reports the slot run's first
+// write of its slot (its ledger row inserted or taken over).
+func fence(ctx context.Context, tx pgx.Tx, logger *slog.Logger, w sqlrec.Writer) (stored int64, claimed bool, err error) {
+	stored, err = lockResource(ctx, tx, w.Resource)
 	if err != nil {
-		return err
+		return 0, false, err
 	}
-	return fencer.Fence(ctx, pgTx{tx}, logger, w, stored)
+	claimed, err = fencer.Fence(ctx, pgTx{tx}, logger, w, stored)
+	if err != nil {
+		return 0, false, err
+	}
+	if !w.IsSlot || !w.Backfill {
+		stored = w.Token
+	}
+	return stored, claimed, nil
 }
 
 // writer describes the run ctx belongs to, writing to resource with token.
 func writer(ctx context.Context, resource string, token int64) sqlrec.Writer {
 	slot, ok := fencing.SlotOf(ctx, token)
-	return sqlrec.Writer{Resource: resource, Token: token, Slot: slot, IsSlot: ok}
+	return sqlrec.Writer{Resource: resource, Token: token, Slot: slot, IsSlot: ok,
+		Backfill: fencing.BackfillOf(ctx, token), Reprocess: fencing.ReprocessOf(ctx, token)}
 }
 
 // FencedTx runs fn in a transaction of db under the fencing rule: before
@@ -137,7 +147,12 @@ func writer(ctx context.Context, resource string, token int64) sqlrec.Writer {
 // and the run's first transaction records it as the slot's writer. With
 // fencing.CompletesSlot() among opts the slot is marked completed in the
 // same transaction, after fn; without it, call CompleteSlot when the run is
-// done. Continuous, Once and triggered runs keep the token rule alone.
+// done. Continuous, Once and triggered runs keep the token rule alone. A
+// backfill run (fencing.BackfillOf) is the exception to the token rule: it
+// is judged by its slot's ledger row alone, in every transaction, and
+// stores no token, so it writes beside the scheduled runs without refusing
+// them (fencing.CheckSlotBackfill; fencing.ErrSlotBusy when the slot's own
+// scheduled run may still be writing it).
 func FencedTx(ctx context.Context, db Beginner, resource string, token int64, fn func(pgx.Tx) error, opts ...fencing.TxOption) error {
 	if token <= 0 {
 		return fmt.Errorf("postgres: resource %q: %w", resource, fencing.ErrUnfenced)
@@ -148,14 +163,16 @@ func FencedTx(ctx context.Context, db Beginner, resource string, token int64, fn
 	o := fencing.ApplyTxOptions(opts)
 	w := writer(ctx, resource, token)
 	return pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
-		if err := fence(ctx, tx, slog.Default(), w); err != nil {
+		stored, _, err := fence(ctx, tx, slog.Default(), w)
+		if err != nil {
 			return err
 		}
 		if err := fn(tx); err != nil {
 			return err
 		}
 		if o.Complete {
-			return fencer.Complete(ctx, pgTx{tx}, slog.Default(), w, token)
+			_, err := fencer.Complete(ctx, pgTx{tx}, slog.Default(), w, stored)
+			return err
 		}
 		return nil
 	})
@@ -177,11 +194,13 @@ func CompleteSlot(ctx context.Context, db Beginner, resource string, token int64
 	if token <= 0 {
 		return fmt.Errorf("postgres: resource %q: %w", resource, fencing.ErrUnfenced)
 	}
-	return completeSlot(ctx, db, slog.Default(), writer(ctx, resource, token))
+	return completeSlot(ctx, db, slog.Default(), writer(ctx, resource, token), nil)
 }
 
-// completeSlot marks w's slot completed in a transaction of its own.
-func completeSlot(ctx context.Context, db Beginner, logger *slog.Logger, w sqlrec.Writer) error {
+// completeSlot marks w's slot completed in a transaction of its own;
+// onClaim, when set, runs in that transaction when it inserts or takes
+// over the slot's ledger row.
+func completeSlot(ctx context.Context, db Beginner, logger *slog.Logger, w sqlrec.Writer, onClaim func(pgx.Tx) error) error {
 	if !w.IsSlot {
 		return nil
 	}
@@ -193,6 +212,10 @@ func completeSlot(ctx context.Context, db Beginner, logger *slog.Logger, w sqlre
 		if err != nil {
 			return err
 		}
-		return fencer.Complete(ctx, pgTx{tx}, logger, w, stored)
+		claimed, err := fencer.Complete(ctx, pgTx{tx}, logger, w, stored)
+		if err != nil || !claimed || onClaim == nil {
+			return err
+		}
+		return onClaim(tx)
 	})
 }

@@ -34,7 +34,8 @@ func suiteDB(pool *pgxpool.Pool, path upsertPath) sinktest.DB {
 	return sinktest.DB{
 		NewSink: func(t testing.TB, c sinktest.Config) etl.Sink {
 			s, err := NewSink(pool, SinkConfig{Table: c.Table, Columns: c.Columns, Mode: c.Mode, Key: c.Key,
-				Resource: c.Resource, CreateTable: c.CreateTable, AllowUnfenced: c.AllowUnfenced, OnUnknownField: c.OnUnknownField})
+				Resource: c.Resource, CreateTable: c.CreateTable, AllowUnfenced: c.AllowUnfenced, OnUnknownField: c.OnUnknownField,
+				SlotColumn: c.SlotColumn})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -62,6 +63,7 @@ func suiteDB(pool *pgxpool.Pool, path upsertPath) sinktest.DB {
 				return nil
 			}, opts...)
 		},
+		BeforeCommit: func(sink etl.Sink, fn func()) { sink.(*Sink).beforeCommit = fn },
 		CompleteSlot: func(ctx context.Context, resource string, token int64) error {
 			return CompleteSlot(ctx, pool, resource, token)
 		},

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -30,11 +31,19 @@ type SinkConfig struct {
 	// Columns are the fields written, each to the column of the same name;
 	// empty means every field of the batch's records.
 	Columns []string `toml:"columns"`
-	// Mode is "insert" (the default) or "upsert".
+	// Mode is "insert" (the default), "upsert" or "replace". Replace
+	// inserts, writing the run's slot time to SlotColumn, and a slot run's
+	// first write of its slot deletes, in the same transaction, the rows
+	// whose SlotColumn holds that slot: a re-run of the slot (a take-over
+	// of an interrupted run, a reprocess) leaves its own rows only.
 	Mode string `toml:"mode"`
 	// Key lists the columns of the primary key or unique index an upsert
 	// replaces rows by (its ON CONFLICT target).
 	Key []string `toml:"key"`
+	// SlotColumn is the column replace mode writes each row's slot time
+	// to (a timestamptz), and deletes a slot's rows by; required with
+	// replace, and not among Columns. Index it.
+	SlotColumn string `toml:"slot_column"`
 	// CreateTable creates the table at the first write when it is missing,
 	// with a column per field typed from the first batch's values and, for
 	// upsert, key as its primary key.
@@ -58,7 +67,7 @@ type SinkConfig struct {
 func (c SinkConfig) RequiresFencedLease() bool { return !c.AllowUnfenced }
 
 func (c SinkConfig) table() sqlrec.Table {
-	return sqlrec.Table{Name: c.Table, Columns: c.Columns, Mode: c.Mode, Key: c.Key, Resource: c.Resource, OnUnknownField: c.OnUnknownField}
+	return sqlrec.Table{Name: c.Table, Columns: c.Columns, Mode: c.Mode, Key: c.Key, Resource: c.Resource, OnUnknownField: c.OnUnknownField, SlotColumn: c.SlotColumn}
 }
 
 // Describe gives the table, mode and key for `agora check`'s summary
@@ -158,6 +167,34 @@ const defaultUpsertPath = upsertAuto
 // statements in BenchmarkWrite.
 const stagedMinRows = 2000
 
+// ReplacesSlots reports whether a re-run of a slot replaces the rows its
+// earlier run wrote (etl.SlotReplacer): true for upsert (a re-run that
+// writes the same keys) and replace, false for insert.
+func (s *Sink) ReplacesSlots() bool { return s.tbl.ReplacesSlots() }
+
+// replaceSlot returns, for replace mode, the slot time to write to the
+// slot column, or NeedSlot's error when the run is not a fenced slot run;
+// for the other modes, the zero time.
+func (s *Sink) replaceSlot(w sqlrec.Writer, unfenced bool) (time.Time, error) {
+	if !s.tbl.Replace() {
+		return time.Time{}, nil
+	}
+	if unfenced || !w.IsSlot {
+		return time.Time{}, sqlrec.NeedSlot("postgres", s.cfg.Table, unfenced)
+	}
+	return sqlrec.SlotStartTime(w.Slot), nil
+}
+
+// deleteSlot deletes the rows of slot at the run's first write of it
+// (replace mode).
+func (s *Sink) deleteSlot(ctx context.Context, tx pgx.Tx, slot time.Time) error {
+	q := "DELETE FROM " + s.ident.Sanitize() + " WHERE " + sqlrec.QuoteIdent(s.cfg.SlotColumn) + " = $1"
+	if _, err := tx.Exec(ctx, q, slot); err != nil {
+		return fmt.Errorf("postgres: table %s: delete the rows of slot %s: %w", s.cfg.Table, slot.Format(time.RFC3339), err)
+	}
+	return nil
+}
+
 // Stats returns the sink's counts so far.
 func (s *Sink) Stats() SinkStats {
 	return SinkStats{Batches: s.batches.Load(), Written: s.written.Load(), Rejected: s.rejected.Load(), Refused: s.refused.Load(), SlotDone: s.slotDone.Load()}
@@ -184,6 +221,16 @@ func (s *Sink) Write(ctx context.Context, records []etl.Record) error {
 	if err != nil {
 		return fmt.Errorf("postgres: %w", err)
 	}
+	w := writer(ctx, s.resource, token)
+	slot, err := s.replaceSlot(w, unfenced)
+	if err != nil {
+		return err
+	}
+	if s.tbl.Replace() {
+		if err := sqlrec.CheckSlotField("postgres", s.cfg.Table, records, s.cfg.SlotColumn, false); err != nil {
+			return err
+		}
+	}
 	if unfenced {
 		s.warnOnce.Do(func() { fencing.WarnUnfenced(ctx, s.logger, s.resource) })
 	} else if err := ensureFencing(ctx, s.pool); err != nil {
@@ -204,12 +251,20 @@ func (s *Sink) Write(ctx context.Context, records []etl.Record) error {
 		idx = sqlrec.LastPerKeyIn(records, idx, s.cfg.Key)
 	}
 	rows := &batchRows{recs: records, idx: idx, cols: cols, intCols: tcols}
-	w := writer(ctx, s.resource, token)
+	if s.tbl.Replace() {
+		rows.slotCol, rows.slot = s.cfg.SlotColumn, slot
+	}
 	tx := func(write func(pgx.Tx) error) error {
 		return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 			if !unfenced {
-				if err := fence(ctx, tx, s.logger, w); err != nil {
+				_, claimed, err := fence(ctx, tx, s.logger, w)
+				if err != nil {
 					return err
+				}
+				if claimed && s.tbl.Replace() {
+					if err := s.deleteSlot(ctx, tx, slot); err != nil {
+						return err
+					}
 				}
 			}
 			if err := write(tx); err != nil {
@@ -249,7 +304,7 @@ func (s *Sink) Write(ctx context.Context, records []etl.Record) error {
 	}
 	if err != nil {
 		s.countRefusal(err)
-		if !errors.Is(err, fencing.ErrStaleWriter) && !errors.Is(err, fencing.ErrSlotDone) {
+		if !errors.Is(err, fencing.ErrStaleWriter) && !errors.Is(err, fencing.ErrSlotDone) && !errors.Is(err, fencing.ErrSlotForgotten) && !errors.Is(err, fencing.ErrSlotBusy) {
 			s.cols.Forget() // the table may have changed: read it again
 		}
 		return err
@@ -270,9 +325,12 @@ func (s *Sink) Write(ctx context.Context, records []etl.Record) error {
 // run that would fail at this sink's first write so fails before it wrote
 // anywhere else.
 func (s *Sink) Open(ctx context.Context) error {
-	_, unfenced, err := fencing.Token(ctx, s.resource, s.cfg.AllowUnfenced)
+	token, unfenced, err := fencing.Token(ctx, s.resource, s.cfg.AllowUnfenced)
 	if err != nil {
 		return fmt.Errorf("postgres: %w", err)
+	}
+	if _, err := s.replaceSlot(writer(ctx, s.resource, token), unfenced); err != nil {
+		return err
 	}
 	if unfenced {
 		return pingErr(ctx, s.pool)
@@ -294,15 +352,27 @@ func (s *Sink) countRefusal(err error) {
 // transaction of its own (see the package doc); etl.New's pipeline calls it
 // after the run's last batch was written, flushed and acknowledged, before
 // the run reports success. Runs that are not slot runs, and unfenced runs,
-// have nothing to mark. An error (fencing.ErrSlotDone: another run
-// completed the slot first; fencing.ErrStaleWriter: a newer run took it
-// over) fails the run.
+// have nothing to mark (in replace mode they fail, as their writes do). An
+// error (fencing.ErrSlotDone: another run completed the slot first;
+// fencing.ErrStaleWriter: a newer run took it over) fails the run. In
+// replace mode a run that completes its slot without having written to
+// the table (its source had nothing) still deletes the rows of the slot's
+// earlier run, in the transaction that records the slot.
 func (s *Sink) Complete(ctx context.Context) error {
 	token, unfenced, err := fencing.Token(ctx, s.resource, true)
+	if err != nil {
+		return err
+	}
+	w := writer(ctx, s.resource, token)
+	slot, err := s.replaceSlot(w, unfenced)
 	if err != nil || unfenced {
 		return err
 	}
-	err = completeSlot(ctx, s.pool, s.logger, writer(ctx, s.resource, token))
+	var onClaim func(pgx.Tx) error
+	if s.tbl.Replace() {
+		onClaim = func(tx pgx.Tx) error { return s.deleteSlot(ctx, tx, slot) }
+	}
+	err = completeSlot(ctx, s.pool, s.logger, w, onClaim)
 	s.countRefusal(err)
 	return err
 }
@@ -315,6 +385,18 @@ type batchRows struct {
 	idx     []int
 	cols    []string
 	intCols map[string]bool
+	// slotCol, when set (replace mode), is one more column, after cols,
+	// that every row gets slot in.
+	slotCol string
+	slot    time.Time
+}
+
+// columns returns the columns a row is inserted into.
+func (b *batchRows) columns() []string {
+	if b.slotCol == "" {
+		return b.cols
+	}
+	return append(slices.Clip(b.cols), b.slotCol)
 }
 
 func (b *batchRows) len() int {
@@ -342,6 +424,9 @@ func (b *batchRows) values(k int, dst []any) ([]any, error) {
 		}
 		dst = append(dst, v)
 	}
+	if b.slotCol != "" {
+		dst = append(dst, b.slot)
+	}
 	return dst, nil
 }
 
@@ -365,7 +450,7 @@ func (c *copySource) Err() error { return c.err }
 // INSERT ... SELECT ... ON CONFLICT); otherwise with multi-row INSERT (...
 // ON CONFLICT) statements.
 func (s *Sink) writeBulk(ctx context.Context, tx pgx.Tx, rows *batchRows, byCopy bool) error {
-	cols := rows.cols
+	cols := rows.columns()
 	switch {
 	case byCopy && s.tbl.Upsert():
 		return s.writeStaged(ctx, tx, rows)
@@ -400,7 +485,7 @@ const maxParams = 65535
 const maxRowsPerStatement = 1000
 
 func (s *Sink) writeStaged(ctx context.Context, tx pgx.Tx, rows *batchRows) error {
-	cols := rows.cols
+	cols := rows.columns()
 	stage := s.stageName(cols)
 	// A session's temporary table outlives the transaction; ON COMMIT
 	// DELETE ROWS truncates it at every commit (a rollback empties it
@@ -436,7 +521,7 @@ func (s *Sink) stageName(cols []string) string {
 // writeEach writes rows one at a time, each under a savepoint, and
 // returns the rows the server refused.
 func (s *Sink) writeEach(ctx context.Context, tx pgx.Tx, rows *batchRows) ([]etl.Rejection, error) {
-	one := s.insertSQL(rows.cols, 1)
+	one := s.insertSQL(rows.columns(), 1)
 	var rejections []etl.Rejection
 	var vals []any
 	for k := range rows.len() {
@@ -534,6 +619,9 @@ func (s *Sink) ensureTable(ctx context.Context, cols []string, records []etl.Rec
 	}
 	if s.tbl.Upsert() {
 		defs = append(defs, "PRIMARY KEY ("+sqlrec.QuoteList(s.cfg.Key)+")")
+	}
+	if s.tbl.Replace() {
+		defs = append(defs, sqlrec.QuoteIdent(s.cfg.SlotColumn)+" timestamptz NOT NULL")
 	}
 	ddl := fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (%s)", s.ident.Sanitize(), strings.Join(defs, ", "))
 	if err := createIfMissing(func() error { _, err := s.pool.Exec(ctx, ddl); return err }); err != nil {

@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/agora-etl/agora/etl"
 	"github.com/agora-etl/agora/etl/internal/sinktest"
@@ -58,6 +61,13 @@ func TestSinkConfigValidate(t *testing.T) {
 	sinktest.WantFieldErrors(t, SinkConfig{}.Validate(), "url", "table")
 	sinktest.WantFieldErrors(t, SinkConfig{URL: "postgres://x", Table: "t", Mode: "upsert"}.Validate(), "key")
 	sinktest.WantFieldErrors(t, SinkConfig{URL: "postgres://x", Table: "t", Mode: "upsert", Key: []string{"id"}}.Validate())
+	sinktest.WantFieldErrors(t, SinkConfig{URL: "postgres://x", Table: "t", Mode: "replace", SlotColumn: "slot"}.Validate())
+	sinktest.WantFieldErrors(t, SinkConfig{URL: "postgres://x", Table: "t", Mode: "replace"}.Validate(), "slot_column")
+	sinktest.WantFieldErrors(t, SinkConfig{URL: "postgres://x", Table: "t", Mode: "replace", SlotColumn: "slot", Columns: []string{"slot"}, Key: []string{"slot"}}.Validate(), "key", "slot_column")
+	sinktest.WantFieldErrors(t, SinkConfig{URL: "postgres://x", Table: "t", SlotColumn: "slot"}.Validate(), "slot_column")
+	if _, err := NewSink(&pgxpool.Pool{}, SinkConfig{Table: "t", Mode: "replace"}); err == nil || !strings.Contains(err.Error(), "slot_column") {
+		t.Fatalf("NewSink with replace and no slot_column: %v", err)
+	}
 }
 
 func TestWriteHonoursCancellation(t *testing.T) {

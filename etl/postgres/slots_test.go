@@ -68,3 +68,10 @@ func BenchmarkSlotLedgerRun(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkFencedBatches: what fencing and the slot ledger cost a batch
+// (sinktest.BenchFencedBatches).
+func BenchmarkFencedBatches(b *testing.B) {
+	pool, _ := testPool(b)
+	sinktest.BenchFencedBatches(b, suiteDB(pool, defaultUpsertPath))
+}

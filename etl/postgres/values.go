@@ -53,7 +53,7 @@ func value(v any, integer bool) (any, error) {
 // unknown column, a lock timeout), a fencing refusal and a cancelled run
 // fail the batch.
 func rowLevel(ctx context.Context, err error) bool {
-	if ctx.Err() != nil || errors.Is(err, fencing.ErrStaleWriter) || errors.Is(err, fencing.ErrSlotDone) {
+	if ctx.Err() != nil || errors.Is(err, fencing.ErrStaleWriter) || errors.Is(err, fencing.ErrSlotDone) || errors.Is(err, fencing.ErrSlotForgotten) || errors.Is(err, fencing.ErrSlotBusy) {
 		return false
 	}
 	var pgErr *pgconn.PgError

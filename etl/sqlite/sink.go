@@ -26,11 +26,20 @@ type SinkConfig struct {
 	// Columns are the fields written, each to the column of the same name;
 	// empty means every field of the batch's records.
 	Columns []string `toml:"columns"`
-	// Mode is "insert" (the default) or "upsert".
+	// Mode is "insert" (the default), "upsert" or "replace". Replace
+	// inserts, writing the run's slot time to SlotColumn, and a slot run's
+	// first write of its slot deletes, in the same transaction, the rows
+	// whose SlotColumn holds that slot: a re-run of the slot (a take-over
+	// of an interrupted run, a reprocess) leaves its own rows only.
 	Mode string `toml:"mode"`
 	// Key lists the columns of the primary key or unique index an upsert
 	// replaces rows by.
 	Key []string `toml:"key"`
+	// SlotColumn is the column replace mode writes each row's slot time
+	// to (RFC 3339 text in UTC, as the sink writes every time), and
+	// deletes a slot's rows by; required with replace, and not among
+	// Columns. Index it.
+	SlotColumn string `toml:"slot_column"`
 	// CreateTable creates the table at the first write when it is missing,
 	// with a column per field typed from the first batch's values and, for
 	// upsert, key as its primary key.
@@ -54,7 +63,7 @@ type SinkConfig struct {
 func (c SinkConfig) RequiresFencedLease() bool { return !c.AllowUnfenced }
 
 func (c SinkConfig) table() sqlrec.Table {
-	return sqlrec.Table{Name: c.Table, Columns: c.Columns, Mode: c.Mode, Key: c.Key, Resource: c.Resource, OnUnknownField: c.OnUnknownField}
+	return sqlrec.Table{Name: c.Table, Columns: c.Columns, Mode: c.Mode, Key: c.Key, Resource: c.Resource, OnUnknownField: c.OnUnknownField, SlotColumn: c.SlotColumn}
 }
 
 // Describe gives the table, mode and key for `agora check`'s summary
@@ -126,6 +135,34 @@ func NewSink(db *sql.DB, cfg SinkConfig, opts ...SinkOption) (*Sink, error) {
 	return s, nil
 }
 
+// ReplacesSlots reports whether a re-run of a slot replaces the rows its
+// earlier run wrote (etl.SlotReplacer): true for upsert (a re-run that
+// writes the same keys) and replace, false for insert.
+func (s *Sink) ReplacesSlots() bool { return s.tbl.ReplacesSlots() }
+
+// replaceSlot returns, for replace mode, the value to write to the slot
+// column (the slot time, as the sink writes times), or NeedSlot's error
+// when the run is not a fenced slot run; for the other modes, nil.
+func (s *Sink) replaceSlot(w sqlrec.Writer, unfenced bool) (any, error) {
+	if !s.tbl.Replace() {
+		return nil, nil
+	}
+	if unfenced || !w.IsSlot {
+		return nil, sqlrec.NeedSlot("sqlite", s.cfg.Table, unfenced)
+	}
+	return value(sqlrec.SlotStartTime(w.Slot))
+}
+
+// deleteSlot deletes the rows of the slot at the run's first write of it
+// (replace mode); slot is replaceSlot's value.
+func (s *Sink) deleteSlot(ctx context.Context, tx *sql.Tx, slot any) error {
+	q := "DELETE FROM " + sqlrec.QuoteIdent(s.cfg.Table) + " WHERE " + sqlrec.QuoteIdent(s.cfg.SlotColumn) + " = ?1"
+	if _, err := tx.ExecContext(ctx, q, slot); err != nil {
+		return fmt.Errorf("sqlite: table %s: delete the rows of slot %v: %w", s.cfg.Table, slot, err)
+	}
+	return nil
+}
+
 // Stats returns the sink's counts so far.
 func (s *Sink) Stats() SinkStats {
 	return SinkStats{Batches: s.batches.Load(), Written: s.written.Load(), Rejected: s.rejected.Load(), Refused: s.refused.Load(), SlotDone: s.slotDone.Load()}
@@ -150,6 +187,16 @@ func (s *Sink) Write(ctx context.Context, records []etl.Record) error {
 	if err != nil {
 		return fmt.Errorf("sqlite: %w", err)
 	}
+	w := writer(ctx, s.resource, token)
+	slot, err := s.replaceSlot(w, unfenced)
+	if err != nil {
+		return err
+	}
+	if s.tbl.Replace() {
+		if err := sqlrec.CheckSlotField("sqlite", s.cfg.Table, records, s.cfg.SlotColumn, true); err != nil {
+			return err
+		}
+	}
 	if unfenced {
 		s.warnOnce.Do(func() { fencing.WarnUnfenced(ctx, s.logger, s.resource) })
 	} else if err := ensureFencing(ctx, s.db); err != nil {
@@ -164,16 +211,21 @@ func (s *Sink) Write(ctx context.Context, records []etl.Record) error {
 		return fmt.Errorf("sqlite: table %s: the records have no fields to write", s.cfg.Table)
 	}
 	var rejections []etl.Rejection
-	w := writer(ctx, s.resource, token)
 	err = inTx(ctx, s.db, func(tx *sql.Tx) error {
 		if !unfenced {
-			if err := fence(ctx, tx, s.logger, w); err != nil {
+			_, claimed, err := fence(ctx, tx, s.logger, w)
+			if err != nil {
 				return err
+			}
+			if claimed && s.tbl.Replace() {
+				if err := s.deleteSlot(ctx, tx, slot); err != nil {
+					return err
+				}
 			}
 		}
 		var err error
 		if fit.Len(len(records)) > 0 { // with every record rejected, the fencing rules still apply
-			rejections, err = s.writeRows(ctx, tx, cols, records, fit.Keep)
+			rejections, err = s.writeRows(ctx, tx, cols, records, fit.Keep, slot)
 		}
 		if err == nil && s.beforeCommit != nil {
 			s.beforeCommit()
@@ -182,7 +234,7 @@ func (s *Sink) Write(ctx context.Context, records []etl.Record) error {
 	})
 	if err != nil {
 		s.countRefusal(err)
-		if !errors.Is(err, fencing.ErrStaleWriter) && !errors.Is(err, fencing.ErrSlotDone) {
+		if !errors.Is(err, fencing.ErrStaleWriter) && !errors.Is(err, fencing.ErrSlotDone) && !errors.Is(err, fencing.ErrSlotForgotten) && !errors.Is(err, fencing.ErrSlotBusy) {
 			s.cols.Forget() // the table may have changed: read it again
 		}
 		return err
@@ -203,9 +255,12 @@ func (s *Sink) Write(ctx context.Context, records []etl.Record) error {
 // run that would fail at this sink's first write so fails before it wrote
 // anywhere else.
 func (s *Sink) Open(ctx context.Context) error {
-	_, unfenced, err := fencing.Token(ctx, s.resource, s.cfg.AllowUnfenced)
+	token, unfenced, err := fencing.Token(ctx, s.resource, s.cfg.AllowUnfenced)
 	if err != nil {
 		return fmt.Errorf("sqlite: %w", err)
+	}
+	if _, err := s.replaceSlot(writer(ctx, s.resource, token), unfenced); err != nil {
+		return err
 	}
 	if unfenced {
 		return pingErr(ctx, s.db)
@@ -227,15 +282,27 @@ func (s *Sink) countRefusal(err error) {
 // transaction of its own (see the package doc); etl.New's pipeline calls it
 // after the run's last batch was written, flushed and acknowledged, before
 // the run reports success. Runs that are not slot runs, and unfenced runs,
-// have nothing to mark. An error (fencing.ErrSlotDone: another run
-// completed the slot first; fencing.ErrStaleWriter: a newer run took it
-// over) fails the run.
+// have nothing to mark (in replace mode they fail, as their writes do). An
+// error (fencing.ErrSlotDone: another run completed the slot first;
+// fencing.ErrStaleWriter: a newer run took it over) fails the run. In
+// replace mode a run that completes its slot without having written to
+// the table (its source had nothing) still deletes the rows of the slot's
+// earlier run, in the transaction that records the slot.
 func (s *Sink) Complete(ctx context.Context) error {
 	token, unfenced, err := fencing.Token(ctx, s.resource, true)
+	if err != nil {
+		return err
+	}
+	w := writer(ctx, s.resource, token)
+	slot, err := s.replaceSlot(w, unfenced)
 	if err != nil || unfenced {
 		return err
 	}
-	err = completeSlot(ctx, s.db, s.logger, writer(ctx, s.resource, token))
+	var onClaim func(*sql.Tx) error
+	if s.tbl.Replace() {
+		onClaim = func(tx *sql.Tx) error { return s.deleteSlot(ctx, tx, slot) }
+	}
+	err = completeSlot(ctx, s.db, s.logger, w, onClaim)
 	s.countRefusal(err)
 	return err
 }
@@ -248,11 +315,16 @@ const maxParams = 32000
 const maxRowsPerStatement = 256
 
 // writeRows inserts the records at keep (nil: all) in multi-row
-// statements. A statement SQLite
+// statements; slot, when not nil (replace mode), goes to the slot column of
+// every row. A statement SQLite
 // refuses because of one row's values is undone by SQLite alone (the
 // transaction stays), and its rows are then written one by one, so only
 // the bad rows are rejected.
-func (s *Sink) writeRows(ctx context.Context, tx *sql.Tx, cols []string, records []etl.Record, keep []int) ([]etl.Rejection, error) {
+func (s *Sink) writeRows(ctx context.Context, tx *sql.Tx, cols []string, records []etl.Record, keep []int, slot any) ([]etl.Rejection, error) {
+	ins := cols
+	if slot != nil {
+		ins = append(slices.Clip(cols), s.cfg.SlotColumn)
+	}
 	n := len(records)
 	if keep != nil {
 		n = len(keep)
@@ -263,7 +335,7 @@ func (s *Sink) writeRows(ctx context.Context, tx *sql.Tx, cols []string, records
 		}
 		return k
 	}
-	per := max(1, min(maxRowsPerStatement, maxParams/len(cols)))
+	per := max(1, min(maxRowsPerStatement, maxParams/len(ins)))
 	stmts := map[int]*sql.Stmt{}
 	defer func() {
 		for _, st := range stmts {
@@ -274,7 +346,7 @@ func (s *Sink) writeRows(ctx context.Context, tx *sql.Tx, cols []string, records
 		if st := stmts[n]; st != nil {
 			return st, nil
 		}
-		st, err := tx.PrepareContext(ctx, s.insertSQL(cols, n))
+		st, err := tx.PrepareContext(ctx, s.insertSQL(ins, n))
 		if err != nil {
 			return nil, fmt.Errorf("sqlite: prepare insert into %s: %w", s.cfg.Table, err)
 		}
@@ -282,13 +354,13 @@ func (s *Sink) writeRows(ctx context.Context, tx *sql.Tx, cols []string, records
 		return st, nil
 	}
 	var rejections []etl.Rejection
-	args := make([]any, 0, per*len(cols))
+	args := make([]any, 0, per*len(ins))
 	for start := 0; start < n; start += per {
 		end := min(start+per, n)
 		args = args[:0]
 		bad := false
 		for k := start; k < end; k++ {
-			row, err := rowArgs(records[at(k)], cols)
+			row, err := rowArgs(records[at(k)], cols, slot)
 			if err != nil {
 				bad = true
 				break
@@ -314,7 +386,7 @@ func (s *Sink) writeRows(ctx context.Context, tx *sql.Tx, cols []string, records
 			return nil, err
 		}
 		for k := start; k < end; k++ {
-			row, err := rowArgs(records[at(k)], cols)
+			row, err := rowArgs(records[at(k)], cols, slot)
 			if err == nil {
 				_, err = one.ExecContext(ctx, row...)
 				if err != nil && !rowError(err) {
@@ -329,14 +401,18 @@ func (s *Sink) writeRows(ctx context.Context, tx *sql.Tx, cols []string, records
 	return rejections, nil
 }
 
-func rowArgs(r etl.Record, cols []string) ([]any, error) {
-	row := make([]any, len(cols))
+// rowArgs is a record's values of cols, and slot after them when not nil.
+func rowArgs(r etl.Record, cols []string, slot any) ([]any, error) {
+	row := make([]any, len(cols), len(cols)+1)
 	for i, c := range cols {
 		v, err := value(r[c])
 		if err != nil {
 			return nil, fmt.Errorf("field %q: %w", c, err)
 		}
 		row[i] = v
+	}
+	if slot != nil {
+		row = append(row, slot)
 	}
 	return row, nil
 }
@@ -402,6 +478,9 @@ func (s *Sink) ensureTable(ctx context.Context, cols []string, records []etl.Rec
 	}
 	if s.tbl.Upsert() {
 		defs = append(defs, "PRIMARY KEY ("+sqlrec.QuoteList(s.cfg.Key)+")")
+	}
+	if s.tbl.Replace() {
+		defs = append(defs, sqlrec.QuoteIdent(s.cfg.SlotColumn)+" TEXT NOT NULL")
 	}
 	ddl := fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (%s)", sqlrec.QuoteIdent(s.cfg.Table), strings.Join(defs, ", "))
 	if _, err := s.db.ExecContext(ctx, ddl); err != nil {

@@ -29,7 +29,8 @@ func suiteDB(t testing.TB, db *sql.DB) sinktest.DB {
 	return sinktest.DB{
 		NewSink: func(t testing.TB, c sinktest.Config) etl.Sink {
 			s, err := NewSink(db, SinkConfig{Table: c.Table, Columns: c.Columns, Mode: c.Mode, Key: c.Key,
-				Resource: c.Resource, CreateTable: c.CreateTable, AllowUnfenced: c.AllowUnfenced, OnUnknownField: c.OnUnknownField})
+				Resource: c.Resource, CreateTable: c.CreateTable, AllowUnfenced: c.AllowUnfenced, OnUnknownField: c.OnUnknownField,
+				SlotColumn: c.SlotColumn})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -56,6 +57,7 @@ func suiteDB(t testing.TB, db *sql.DB) sinktest.DB {
 				return nil
 			}, opts...)
 		},
+		BeforeCommit: func(sink etl.Sink, fn func()) { sink.(*Sink).beforeCommit = fn },
 		CompleteSlot: func(ctx context.Context, resource string, token int64) error {
 			return CompleteSlot(ctx, db, resource, token)
 		},
@@ -100,6 +102,11 @@ func TestSinkConfigValidate(t *testing.T) {
 		"key with insert":  {SinkConfig{Path: "x", Table: "t", Key: []string{"id"}}, []string{"key"}},
 		"twice":            {SinkConfig{Path: "x", Table: "t", Columns: []string{"a", "a"}}, []string{"columns"}},
 		"ok":               {SinkConfig{Path: "x", Table: "t", Mode: "upsert", Key: []string{"id"}}, nil},
+		"replace":          {SinkConfig{Path: "x", Table: "t", Mode: "replace", SlotColumn: "slot"}, nil},
+		"replace no slot":  {SinkConfig{Path: "x", Table: "t", Mode: "replace"}, []string{"slot_column"}},
+		"replace with key": {SinkConfig{Path: "x", Table: "t", Mode: "replace", SlotColumn: "slot", Key: []string{"slot"}}, []string{"key"}},
+		"slot in columns":  {SinkConfig{Path: "x", Table: "t", Mode: "replace", SlotColumn: "slot", Columns: []string{"id", "slot"}}, []string{"slot_column"}},
+		"slot with upsert": {SinkConfig{Path: "x", Table: "t", Mode: "upsert", Key: []string{"id"}, SlotColumn: "slot"}, []string{"slot_column"}},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -37,3 +37,10 @@ func TestSinkStatsCountSlotDone(t *testing.T) {
 		t.Fatalf("stats %+v, want 1 batch, 1 slot-done refusal, no stale one", st)
 	}
 }
+
+// BenchmarkFencedBatches: what fencing and the slot ledger cost a batch
+// (sinktest.BenchFencedBatches).
+func BenchmarkFencedBatches(b *testing.B) {
+	db, _ := testDB(b)
+	sinktest.BenchFencedBatches(b, suiteDB(b, db))
+}

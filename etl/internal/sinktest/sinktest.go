@@ -31,6 +31,7 @@ type Config struct {
 	CreateTable    bool
 	AllowUnfenced  bool
 	OnUnknownField string
+	SlotColumn     string
 	// Now, when set, is the clock of the sink's kept table columns.
 	Now func() time.Time
 }
@@ -53,6 +54,9 @@ type DB struct {
 	FencedTx func(ctx context.Context, resource string, token, v int64, opts ...fencing.TxOption) error
 	// CompleteSlot runs the database's CompleteSlot.
 	CompleteSlot func(ctx context.Context, resource string, token int64) error
+	// BeforeCommit makes sink (one NewSink built) call fn inside each write
+	// transaction, after the rows and before the commit (nil: nothing).
+	BeforeCommit func(sink etl.Sink, fn func())
 }
 
 // Leased returns a context carrying a fenced lease with token.

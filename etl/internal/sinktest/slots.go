@@ -35,6 +35,8 @@ func RunSlots(t *testing.T, db DB) {
 	if db.FencedTx != nil {
 		t.Run("FencedTxSlots", func(t *testing.T) { FencedTxSlots(t, db) })
 	}
+	RunBackfill(t, db)
+	RunReplace(t, db)
 }
 
 // LedgerKeepsTheNewestSlots: the ledger keeps fencing.SlotsKept slots per

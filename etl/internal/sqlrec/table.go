@@ -14,6 +14,10 @@ import (
 const (
 	ModeInsert = "insert"
 	ModeUpsert = "upsert"
+	// ModeReplace inserts, writing the run's slot into SlotColumn, and the
+	// slot run's first write of its slot deletes the rows an earlier run
+	// of the slot left.
+	ModeReplace = "replace"
 )
 
 // Table is a sink's table settings, the keys both database sinks share.
@@ -25,6 +29,8 @@ type Table struct {
 	Resource string
 	// OnUnknownField is UnknownReject (or "") or UnknownIgnore.
 	OnUnknownField string
+	// SlotColumn is the column replace mode writes the run's slot time to.
+	SlotColumn string
 }
 
 // Check reports every problem with the settings as *etl.FieldError values
@@ -46,7 +52,7 @@ func (t Table) Check(urlKey, url string) error {
 		}
 	}
 	switch t.Mode {
-	case "", ModeInsert:
+	case "", ModeInsert, ModeReplace:
 		if len(t.Key) > 0 {
 			errs = append(errs, etl.FieldErrorf("key", "is only used with mode = %q", ModeUpsert))
 		}
@@ -65,7 +71,15 @@ func (t Table) Check(urlKey, url string) error {
 			}
 		}
 	default:
-		errs = append(errs, etl.FieldErrorf("mode", "must be %q or %q, not %q", ModeInsert, ModeUpsert, t.Mode))
+		errs = append(errs, etl.FieldErrorf("mode", "must be %q, %q or %q, not %q", ModeInsert, ModeUpsert, ModeReplace, t.Mode))
+	}
+	switch {
+	case t.Mode == ModeReplace && strings.TrimSpace(t.SlotColumn) == "":
+		errs = append(errs, etl.FieldErrorf("slot_column", "is required with mode = %q: the column the sink writes each row's slot time to, by which a re-run of the slot deletes the rows it replaces", ModeReplace))
+	case t.Mode == ModeReplace && slices.ContainsFunc(t.Columns, func(c string) bool { return strings.EqualFold(c, t.SlotColumn) }):
+		errs = append(errs, etl.FieldErrorf("slot_column", "%q is also listed in columns: the sink writes the run's slot time there itself, so no record field may go to it", t.SlotColumn))
+	case t.Mode != ModeReplace && t.SlotColumn != "":
+		errs = append(errs, etl.FieldErrorf("slot_column", "is only used with mode = %q", ModeReplace))
 	}
 	if err := checkUnknown(t.OnUnknownField); err != nil {
 		errs = append(errs, err)
@@ -83,6 +97,14 @@ func (t Table) ResourceName() string {
 
 // Upsert reports whether the mode is upsert.
 func (t Table) Upsert() bool { return t.Mode == ModeUpsert }
+
+// Replace reports whether the mode is replace.
+func (t Table) Replace() bool { return t.Mode == ModeReplace }
+
+// ReplacesSlots reports whether a re-run of a slot leaves the table as if
+// the slot had run once: upsert (when the re-run writes the same keys) and
+// replace do; insert adds the re-run's rows to the earlier run's.
+func (t Table) ReplacesSlots() bool { return t.Upsert() || t.Replace() }
 
 // QuoteIdent quotes an identifier for PostgreSQL and SQLite; a dotted name
 // (schema.table) is quoted part by part.
@@ -171,7 +193,7 @@ func LastPerKeyIn(records []etl.Record, idx []int, key []string) []int {
 }
 
 // Describe is the table settings for a summary: table, mode (insert when
-// not set) and, when set, key, as "key=value" pairs.
+// not set) and, when set, key and slot_column, as "key=value" pairs.
 func (t Table) Describe() []string {
 	mode := t.Mode
 	if mode == "" {
@@ -180,6 +202,9 @@ func (t Table) Describe() []string {
 	out := []string{"table=" + t.Name, "mode=" + mode}
 	if len(t.Key) > 0 {
 		out = append(out, "key="+strings.Join(t.Key, ","))
+	}
+	if t.SlotColumn != "" {
+		out = append(out, "slot_column="+t.SlotColumn)
 	}
 	return out
 }

@@ -12,6 +12,8 @@ type Lease struct {
 	WorkerID     string
 	RunNumber    int64
 	Slot         bool
+	Backfill     bool
+	Reprocess    bool
 	FencingToken int64
 	AcquiredAt   time.Time
 	ExpiresAt    time.Time
