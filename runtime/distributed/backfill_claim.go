@@ -1,0 +1,169 @@
+package distributed
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/agora-etl/agora/runtime"
+	"github.com/agora-etl/agora/runtime/distributed/internal/leasebackend"
+	"github.com/agora-etl/agora/runtime/history"
+)
+
+// BackfillClaim is a backfill slot a replica holds: it runs the slot under
+// Token, renews it within the lease TTL, and finishes it.
+type BackfillClaim struct {
+	// PipelineID names the pipeline; ID the backfill.
+	PipelineID string
+	ID         string
+	// Slot is the slot's start: the run number is runtime.SlotRun(Slot).
+	Slot time.Time
+	// Token is the run's fencing token, minted like a lease's.
+	Token int64
+	// Again reports a slot handed out before whose holder's lease
+	// expired: its run may have written part of the slot.
+	Again bool
+	// Reprocess is the request's: the slot runs even if it completed.
+	Reprocess bool
+}
+
+// BackfillTurn says why ClaimBackfillSlot handed out no slot.
+type BackfillTurn uint8
+
+// The answers of ClaimBackfillSlot.
+const (
+	// BackfillClaimed: the claim is this replica's to run.
+	BackfillClaimed BackfillTurn = iota
+	// BackfillBusy: the request's parallel slots are in flight.
+	BackfillBusy
+	// BackfillWaiting: no slot is left; some are still in flight.
+	BackfillWaiting
+	// BackfillEnded: the backfill is over (done, cancelled, failed), or
+	// there is none.
+	BackfillEnded
+)
+
+// backfillMoves bounds how often a claim reads the cursor again after
+// another replica moved it, before it leaves the turn to the next poll.
+const backfillMoves = 3
+
+// ClaimBackfillSlot hands this replica the next slot of pipelineID's
+// running backfill, computing it from s, the pipeline's schedule: a slot
+// in flight whose lease expired first (Again), else the slot after the
+// cursor, unless the request's parallel slots are in flight. The claim's
+// lease lasts LeaseTTL; RenewBackfillSlot extends it.
+func (c *RedisWorkerCoordinator) ClaimBackfillSlot(ctx context.Context, pipelineID string, s runtime.Schedule) (BackfillClaim, BackfillTurn, error) {
+	p, err := c.readBackfill(ctx, pipelineID)
+	if errors.Is(err, ErrNoBackfill) {
+		return BackfillClaim{}, BackfillEnded, nil
+	}
+	if err != nil {
+		return BackfillClaim{}, 0, err
+	}
+	for range backfillMoves {
+		if p.State != BackfillRunning {
+			return BackfillClaim{}, BackfillEnded, nil
+		}
+		cursor, after := "", p.Request.From.Add(-time.Nanosecond)
+		if !p.Cursor.IsZero() {
+			cursor, after = strconv.FormatInt(p.Cursor.Unix(), 10), p.Cursor
+		}
+		next := ""
+		if t := NextBackfillSlot(s, after); !t.IsZero() && t.Before(p.Request.To) {
+			next = strconv.FormatInt(t.Unix(), 10)
+		}
+		res, err := c.backfillCall(ctx, "claim a backfill slot of", pipelineID, leasebackend.BackfillClaimScript,
+			func(b *singleBackend) []string {
+				return []string{c.keys.backfill(pipelineID), b.pipelineKeys(pipelineID)[1]}
+			},
+			c.owner, c.s.LeaseTTL.Milliseconds(), p.ID, cursor, next, c.s.FencingKeyTTL.Milliseconds())
+		if err != nil {
+			return BackfillClaim{}, 0, err
+		}
+		kind, slot, token, ok := claimReply(res)
+		if !ok {
+			return BackfillClaim{}, 0, fmt.Errorf("distributed: claim a backfill slot of %q: the script answered %v", pipelineID, res)
+		}
+		claim := BackfillClaim{PipelineID: pipelineID, ID: p.ID, Slot: time.Unix(slot, 0).UTC(), Token: token, Reprocess: p.Request.Reprocess}
+		switch kind {
+		case "slot":
+			return claim, BackfillClaimed, nil
+		case "again":
+			claim.Again = true
+			return claim, BackfillClaimed, nil
+		case "busy":
+			return BackfillClaim{}, BackfillBusy, nil
+		case "wait":
+			return BackfillClaim{}, BackfillWaiting, nil
+		case "end", "gone":
+			return BackfillClaim{}, BackfillEnded, nil
+		case "foreign":
+			return BackfillClaim{}, 0, foreignKeyError("claim a backfill slot", c.keys.backfill(pipelineID)+" or "+c.keys.token(pipelineID), "holds what agora does not write there")
+		case "moved":
+			p.Cursor = time.Unix(slot, 0).UTC()
+			continue
+		}
+		return BackfillClaim{}, 0, fmt.Errorf("distributed: claim a backfill slot of %q: the script answered %q", pipelineID, kind)
+	}
+	return BackfillClaim{}, BackfillBusy, nil
+}
+
+// claimReply reads backfill_claim.lua's {kind, slot, token}.
+func claimReply(res any) (kind string, slot, token int64, ok bool) {
+	a, isList := res.([]any)
+	if !isList || len(a) != 3 {
+		return "", 0, 0, false
+	}
+	kind, ok1 := a[0].(string)
+	slot, ok2 := a[1].(int64)
+	token, ok3 := a[2].(int64)
+	return kind, slot, token, ok1 && ok2 && ok3
+}
+
+// RenewBackfillSlot extends the lease of a slot this replica holds by
+// LeaseTTL: false when the slot is no longer its own (the lease expired
+// and the slot was handed out again, or the backfill is gone), and the
+// run must stop.
+func (c *RedisWorkerCoordinator) RenewBackfillSlot(ctx context.Context, cl BackfillClaim) (bool, error) {
+	n, err := c.backfillScript(ctx, "renew a backfill slot of", cl.PipelineID, leasebackend.BackfillFinishScript,
+		c.owner, cl.ID, cl.Slot.Unix(), cl.Token, "r", c.s.LeaseTTL.Milliseconds(), 0, 0)
+	return n == 1, err
+}
+
+// BackfillOutcome is how a backfill slot's run ended.
+type BackfillOutcome uint8
+
+// The outcomes of a backfill slot.
+const (
+	// BackfillSlotDone: the run succeeded.
+	BackfillSlotDone BackfillOutcome = iota
+	// BackfillSlotSkipped: the slot had completed before (the run
+	// history, or a sink's ledger: runtime.ErrSlotCompleted).
+	BackfillSlotSkipped
+	// BackfillSlotFailed: the run failed.
+	BackfillSlotFailed
+)
+
+// FinishBackfillSlot records how a slot this replica holds ended and
+// gives it back. runErr is a failed run's error (its text, redacted and
+// bounded as in the run history, is kept for the first MaxBackfillErrors
+// failed slots); maxFailed failed slots in a row stop the backfill (0:
+// never). false: the slot was not this replica's any more, and nothing
+// was counted.
+func (c *RedisWorkerCoordinator) FinishBackfillSlot(ctx context.Context, cl BackfillClaim, o BackfillOutcome, runErr error, maxFailed int) (bool, error) {
+	op, text := "d", ""
+	switch o {
+	case BackfillSlotSkipped:
+		op = "s"
+	case BackfillSlotFailed:
+		op = "f"
+		if runErr != nil {
+			text = history.ErrorText(runErr)
+		}
+	}
+	n, err := c.backfillScript(ctx, "finish a backfill slot of", cl.PipelineID, leasebackend.BackfillFinishScript,
+		c.owner, cl.ID, cl.Slot.Unix(), cl.Token, op, text, maxFailed, MaxBackfillErrors)
+	return n == 1, err
+}

@@ -1,0 +1,312 @@
+package distributed
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agora-etl/agora/runtime"
+)
+
+// backfillSchedule is the schedule the backfill tests publish.
+var backfillSchedule = runtime.MustCron("* * * * *")
+
+func TestBackfillSlotsAreTheSchedulesRunNumbers(t *testing.T) {
+	at := func(s string) time.Time {
+		v, err := time.Parse(time.RFC3339, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	for _, c := range []struct {
+		name     string
+		s        runtime.Schedule
+		from, to string
+		want     []string
+	}{
+		{"cron, from on a slot", runtime.MustCron("0 * * * *"), "2026-12-01T00:00:00Z", "2026-12-01T03:00:00Z",
+			[]string{"2026-12-01T00:00:00Z", "2026-12-01T01:00:00Z", "2026-12-01T02:00:00Z"}},
+		{"cron, from between slots, to on a slot (excluded)", runtime.MustCron("0 * * * *"), "2026-12-01T00:30:00Z", "2026-12-01T02:00:00Z",
+			[]string{"2026-12-01T01:00:00Z"}},
+		{"every: windows from the epoch", runtime.Every(15 * time.Minute), "2026-12-01T00:10:00Z", "2026-12-01T00:46:00Z",
+			[]string{"2026-12-01T00:15:00Z", "2026-12-01T00:30:00Z", "2026-12-01T00:45:00Z"}},
+		{"every, from on a window", runtime.Every(time.Hour), "2026-12-01T05:00:00Z", "2026-12-01T06:00:00Z",
+			[]string{"2026-12-01T05:00:00Z"}},
+		{"empty range", runtime.MustCron("0 0 * * *"), "2026-12-01T01:00:00Z", "2026-12-01T02:00:00Z", nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := BackfillSlots(c.s, at(c.from), at(c.to), 100)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var text []string
+			for _, g := range got {
+				text = append(text, g.UTC().Format(time.RFC3339))
+			}
+			if len(text) != len(c.want) {
+				t.Fatalf("slots = %v, want %v", text, c.want)
+			}
+			for i := range text {
+				if text[i] != c.want[i] {
+					t.Fatalf("slots = %v, want %v", text, c.want)
+				}
+			}
+		})
+	}
+	for _, s := range []runtime.Schedule{runtime.Continuous(), runtime.Once(), runtime.Every(500 * time.Millisecond), runtime.Every(1500 * time.Millisecond)} {
+		if _, err := BackfillSlots(s, at("2026-12-01T00:00:00Z"), at("2026-12-01T01:00:00Z"), 10); !errors.Is(err, ErrInvalidBackfill) {
+			t.Errorf("BackfillSlots(%s) = %v, want ErrInvalidBackfill", s, err)
+		}
+	}
+	got, _ := BackfillSlots(runtime.Every(time.Second), at("2026-12-01T00:00:00Z"), at("2026-12-02T00:00:00Z"), 10)
+	if len(got) != 11 {
+		t.Fatalf("a range over the limit gave %d slots, want limit+1 = 11", len(got))
+	}
+}
+
+// backfillFleet starts workers running "p" on cron "* * * * *" and an
+// inspector, all on the system clock.
+func backfillFleet(t *testing.T, r *real, ttl time.Duration, workers ...string) ([]*RedisWorkerCoordinator, *Inspector) {
+	t.Helper()
+	var cs []*RedisWorkerCoordinator
+	for _, id := range workers {
+		opts := r.options(ttl)
+		c, err := NewRedisWorkerCoordinator(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = c.Close() })
+		c.SetSchedules(map[string]string{"p": backfillSchedule.String()})
+		if err := c.Start(context.Background(), id, []string{"p"}); err != nil {
+			t.Fatal(err)
+		}
+		cs = append(cs, c)
+	}
+	in, err := NewInspector(context.Background(), r.options(ttl))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = in.Close() })
+	return cs, in
+}
+
+// TestBackfillHandsEachSlotToOneReplica: three replicas claiming as fast
+// as they can, two slots at a time, each slot is handed out once, in
+// order, and the backfill ends done with every slot counted.
+func TestBackfillHandsEachSlotToOneReplica(t *testing.T) {
+	r := newReal(t)
+	cs, in := backfillFleet(t, r, 5*time.Second, "a", "b", "c")
+	to := time.Now().Truncate(time.Minute)
+	from := to.Add(-30 * time.Minute)
+	p, err := in.StartBackfill(context.Background(), BackfillRequest{PipelineID: "p", From: from, To: to, Parallel: 2, Actor: "tester"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Total != 30 || p.State != BackfillRunning || p.Request.Parallel != 2 {
+		t.Fatalf("started = %+v", p)
+	}
+	if _, err := in.StartBackfill(context.Background(), BackfillRequest{PipelineID: "p", From: from, To: to}); !errors.Is(err, ErrBackfillRunning) {
+		t.Fatalf("a second backfill: %v, want ErrBackfillRunning", err)
+	}
+
+	var (
+		mu      sync.Mutex
+		handed  = map[int64]string{}
+		tokens  = map[int64]bool{}
+		maxBusy int
+		busy    int
+		wg      sync.WaitGroup
+	)
+	for _, c := range cs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				cl, turn, err := c.ClaimBackfillSlot(context.Background(), "p", backfillSchedule)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				switch turn {
+				case BackfillEnded:
+					return
+				case BackfillBusy, BackfillWaiting:
+					time.Sleep(time.Millisecond)
+					continue
+				}
+				mu.Lock()
+				if w, dup := handed[cl.Slot.Unix()]; dup {
+					t.Errorf("slot %s handed to %s and again to %s", cl.Slot, w, c.workerID)
+				}
+				if tokens[cl.Token] {
+					t.Errorf("token %d minted twice", cl.Token)
+				}
+				handed[cl.Slot.Unix()], tokens[cl.Token] = c.workerID, true
+				busy++
+				maxBusy = max(maxBusy, busy)
+				mu.Unlock()
+				time.Sleep(2 * time.Millisecond)
+				mu.Lock()
+				busy--
+				mu.Unlock()
+				if ok, err := c.FinishBackfillSlot(context.Background(), cl, BackfillSlotDone, nil, 0); err != nil || !ok {
+					t.Errorf("finish %s: %v %v", cl.Slot, ok, err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if len(handed) != 30 {
+		t.Fatalf("%d slots handed out, want 30", len(handed))
+	}
+	for s := from; s.Before(to); s = s.Add(time.Minute) {
+		if _, ok := handed[s.Unix()]; !ok {
+			t.Errorf("slot %s never handed out", s)
+		}
+	}
+	if maxBusy > 2 {
+		t.Errorf("%d slots ran at once, parallel is 2", maxBusy)
+	}
+	p, err = in.Backfill(context.Background(), "p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.State != BackfillDone || p.Done != 30 || p.Remaining() != 0 || len(p.InFlight) != 0 || p.Ended.IsZero() {
+		t.Fatalf("progress = %+v", p)
+	}
+}
+
+// TestBackfillHandsAnExpiredSlotOutAgain: a replica that stops renewing
+// (killed) loses its slot at the TTL; the next claim gets that slot again
+// under a higher token, and the dead replica can neither renew nor finish
+// it.
+func TestBackfillHandsAnExpiredSlotOutAgain(t *testing.T) {
+	r := newReal(t)
+	cs, in := backfillFleet(t, r, 300*time.Millisecond, "a", "b")
+	to := time.Now().Truncate(time.Minute)
+	if _, err := in.StartBackfill(context.Background(), BackfillRequest{PipelineID: "p", From: to.Add(-2 * time.Minute), To: to}); err != nil {
+		t.Fatal(err)
+	}
+	dead, _, err := cs[0].ClaimBackfillSlot(context.Background(), "p", backfillSchedule)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, turn, _ := cs[1].ClaimBackfillSlot(context.Background(), "p", backfillSchedule); turn != BackfillBusy {
+		t.Fatalf("claim while the only parallel slot is held: %v, want busy", turn)
+	}
+	if ok, err := cs[0].RenewBackfillSlot(context.Background(), dead); !ok || err != nil {
+		t.Fatalf("renew by the holder: %v %v", ok, err)
+	}
+	time.Sleep(400 * time.Millisecond)
+	again, turn, err := cs[1].ClaimBackfillSlot(context.Background(), "p", backfillSchedule)
+	if err != nil || turn != BackfillClaimed || !again.Again || !again.Slot.Equal(dead.Slot) || again.Token <= dead.Token {
+		t.Fatalf("claim after the TTL = %+v %v %v; want slot %s again with a token above %d", again, turn, err, dead.Slot, dead.Token)
+	}
+	if ok, _ := cs[0].RenewBackfillSlot(context.Background(), dead); ok {
+		t.Fatal("the dead holder renewed a slot handed out again")
+	}
+	if ok, _ := cs[0].FinishBackfillSlot(context.Background(), dead, BackfillSlotDone, nil, 0); ok {
+		t.Fatal("the dead holder finished a slot handed out again")
+	}
+	if ok, err := cs[1].FinishBackfillSlot(context.Background(), again, BackfillSlotDone, nil, 0); !ok || err != nil {
+		t.Fatalf("finish by the new holder: %v %v", ok, err)
+	}
+	p, _ := in.Backfill(context.Background(), "p")
+	if p.Done != 1 || p.State != BackfillRunning {
+		t.Fatalf("progress = %+v", p)
+	}
+}
+
+// TestBackfillStopsAfterFailedSlotsInARow and keeps their errors; a
+// cancelled backfill hands nothing out but lets its slots in flight
+// finish.
+func TestBackfillFailuresAndCancel(t *testing.T) {
+	r := newReal(t)
+	cs, in := backfillFleet(t, r, 5*time.Second, "a")
+	c := cs[0]
+	to := time.Now().Truncate(time.Minute)
+	if _, err := in.StartBackfill(context.Background(), BackfillRequest{PipelineID: "p", From: to.Add(-10 * time.Minute), To: to}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		cl, turn, err := c.ClaimBackfillSlot(context.Background(), "p", backfillSchedule)
+		if err != nil || turn != BackfillClaimed {
+			t.Fatalf("claim %d: %v %v", i, turn, err)
+		}
+		if _, err := c.FinishBackfillSlot(context.Background(), cl, BackfillSlotFailed, errors.New("boom"), 3); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, _ := in.Backfill(context.Background(), "p")
+	if p.State != BackfillFailed || p.Failed != 3 || len(p.Errors) != 3 || p.Errors[0].Error != "boom" || !p.Errors[0].Slot.Equal(to.Add(-10*time.Minute)) {
+		t.Fatalf("after 3 failures in a row: %+v", p)
+	}
+	if _, turn, _ := c.ClaimBackfillSlot(context.Background(), "p", backfillSchedule); turn != BackfillEnded {
+		t.Fatalf("claim of a failed backfill: %v, want ended", turn)
+	}
+
+	if _, err := in.StartBackfill(context.Background(), BackfillRequest{PipelineID: "p", From: to.Add(-10 * time.Minute), To: to}); err != nil {
+		t.Fatalf("a new backfill after a failed one: %v", err)
+	}
+	held, _, _ := c.ClaimBackfillSlot(context.Background(), "p", backfillSchedule)
+	res, err := in.CancelBackfill(context.Background(), "p", WithActor("tester"), WithReason("wrong range"))
+	if err != nil || !res.Changed {
+		t.Fatalf("cancel: %+v %v", res, err)
+	}
+	if _, turn, _ := c.ClaimBackfillSlot(context.Background(), "p", backfillSchedule); turn != BackfillEnded {
+		t.Fatalf("claim of a cancelled backfill: %v, want ended", turn)
+	}
+	if ok, _ := c.RenewBackfillSlot(context.Background(), held); !ok {
+		t.Fatal("a slot in flight of a cancelled backfill could not renew")
+	}
+	if ok, _ := c.FinishBackfillSlot(context.Background(), held, BackfillSlotDone, nil, 0); !ok {
+		t.Fatal("a slot in flight of a cancelled backfill could not finish")
+	}
+	p, _ = in.Backfill(context.Background(), "p")
+	if p.State != BackfillCanceled || p.Done != 1 {
+		t.Fatalf("after cancel: %+v", p)
+	}
+	audit, err := in.Audit(context.Background(), AuditQuery{PipelineIDs: []string{"p"}})
+	if err != nil || len(audit) != 3 || audit[0].Action != AuditBackfillCancel || audit[0].Reason != "wrong range" || audit[1].Action != AuditBackfill {
+		t.Fatalf("audit = %+v %v", audit, err)
+	}
+}
+
+// TestBackfillRequestsThatCannotRun are refused with what is wrong, and
+// a foreign backfill key is neither read as one nor overwritten.
+func TestBackfillRequestsThatCannotRun(t *testing.T) {
+	r := newReal(t)
+	_, in := backfillFleet(t, r, 5*time.Second, "a")
+	now := time.Now()
+	for _, c := range []struct {
+		name string
+		req  BackfillRequest
+		want error
+	}{
+		{"unknown pipeline", BackfillRequest{PipelineID: "nope", From: now.Add(-time.Hour), To: now}, ErrUnknownPipeline},
+		{"empty range", BackfillRequest{PipelineID: "p", From: now.Add(-time.Hour), To: now.Add(-time.Hour)}, ErrInvalidBackfill},
+		{"in the future", BackfillRequest{PipelineID: "p", From: now.Add(-time.Hour), To: now.Add(time.Hour)}, ErrInvalidBackfill},
+		{"too many slots", BackfillRequest{PipelineID: "p", From: now.Add(-100 * 24 * time.Hour), To: now}, ErrInvalidBackfill},
+		{"no slot in range", BackfillRequest{PipelineID: "p", From: now.Truncate(time.Minute).Add(-59 * time.Second), To: now.Truncate(time.Minute).Add(-time.Second)}, ErrInvalidBackfill},
+	} {
+		if _, err := in.StartBackfill(context.Background(), c.req); !errors.Is(err, c.want) {
+			t.Errorf("%s: %v, want %v", c.name, err, c.want)
+		}
+	}
+	key := in.c.keys.backfill("p")
+	r.client(0).Set(context.Background(), key, "mine", 0)
+	if _, err := in.StartBackfill(context.Background(), BackfillRequest{PipelineID: "p", From: now.Add(-time.Hour), To: now}); !errors.Is(err, ErrForeignData) {
+		t.Fatalf("start over a foreign key: %v, want ErrForeignData", err)
+	}
+	if v, _ := r.client(0).Get(context.Background(), key).Result(); v != "mine" {
+		t.Fatalf("the foreign key now holds %q", v)
+	}
+	r.client(0).Del(context.Background(), key)
+	r.client(0).HSet(context.Background(), key, "id", "1", "state", "running")
+	if _, err := in.Backfill(context.Background(), "p"); !errors.Is(err, ErrForeignData) {
+		t.Fatalf("read a hash agora did not write: %v, want ErrForeignData", err)
+	}
+}
