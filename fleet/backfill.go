@@ -1,0 +1,151 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/agora-etl/agora/runtime/distributed"
+)
+
+// backfillFlags are backfill's own flags.
+type backfillFlags struct {
+	from, to       string
+	fromAt, toAt   time.Time
+	parallel       int
+	reprocess      bool
+	status, cancel bool
+}
+
+// parseWhen reads --from or --to: an RFC 3339 time, or a duration
+// relative to now (-24h: a day ago; 0s: now).
+func parseWhen(flagName, s string, now time.Time) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("--%s %q: want an RFC 3339 time (2026-01-02T15:04:05Z) or a duration from now (-24h)", flagName, s)
+	}
+	return now.Add(d), nil
+}
+
+// checkBackfill checks backfill's flags together: either --status, or
+// --cancel, or a range with --from and --to.
+func checkBackfill(fl *cmdFlags, now time.Time) error {
+	b := &fl.backfill
+	if b.status && b.cancel {
+		return usageError{"backfill: --status and --cancel do not go together"}
+	}
+	if b.status || b.cancel {
+		what := "--status"
+		if b.cancel {
+			what = "--cancel"
+		}
+		if b.from != "" || b.to != "" || b.parallel != 0 || b.reprocess {
+			return usageError{fmt.Sprintf("backfill %s takes no --from, --to, --parallel or --reprocess", what)}
+		}
+		return nil
+	}
+	if b.from == "" || b.to == "" {
+		return usageError{"backfill needs --from and --to (or --status, or --cancel)"}
+	}
+	var err error
+	if b.fromAt, err = parseWhen("from", b.from, now); err != nil {
+		return usageError{err.Error()}
+	}
+	if b.toAt, err = parseWhen("to", b.to, now); err != nil {
+		return usageError{err.Error()}
+	}
+	if !b.fromAt.Before(b.toAt) {
+		return usageError{fmt.Sprintf("backfill: --from %s is not before --to %s", b.fromAt.UTC().Format(time.RFC3339), b.toAt.UTC().Format(time.RFC3339))}
+	}
+	if b.parallel < 0 {
+		return usageError{fmt.Sprintf("backfill: --parallel %d: must be 1 or more", b.parallel)}
+	}
+	return nil
+}
+
+// backfill starts, shows or cancels id's backfill.
+func (c *command) backfill(ctx context.Context, id string, fl cmdFlags, opts ...distributed.ControlOption) error {
+	b := fl.backfill
+	switch {
+	case b.cancel:
+		return c.report(c.in.CancelBackfill(ctx, id, opts...))
+	case b.status:
+		p, err := c.in.Backfill(ctx, id)
+		if errors.Is(err, distributed.ErrNoBackfill) {
+			return fmt.Errorf("no backfill of %s (one ended more than %s ago is gone)", id, distributed.BackfillKeep)
+		}
+		if err != nil {
+			return err
+		}
+		return c.backfillProgress(p)
+	}
+	req := distributed.BackfillRequest{PipelineID: id, From: b.fromAt, To: b.toAt, Parallel: b.parallel, Reprocess: b.reprocess,
+		Reason: strings.TrimSpace(fl.reason)}
+	p, err := c.in.StartBackfill(ctx, req)
+	if err != nil {
+		return err
+	}
+	if c.json {
+		return c.emit(p)
+	}
+	_, err = fmt.Fprintf(c.out, "backfill of %s started: %d slots in [%s, %s), %d at a time, oldest first%s; follow it with: fleet backfill %s --status\n",
+		id, p.Total, stamp(p.Request.From), stamp(p.Request.To), p.Request.Parallel, reprocessNote(p.Request.Reprocess), id)
+	return err
+}
+
+func reprocessNote(on bool) string {
+	if on {
+		return ", completed slots run again"
+	}
+	return ", completed slots skipped"
+}
+
+// backfillProgress prints a backfill's progress.
+func (c *command) backfillProgress(p distributed.BackfillProgress) error {
+	if c.json {
+		return c.emit(p)
+	}
+	r := p.Request
+	lines := []string{
+		fmt.Sprintf("pipeline   %s", r.PipelineID),
+		fmt.Sprintf("state      %s", p.State),
+		fmt.Sprintf("range      [%s, %s), %d slots, %d at a time%s", stamp(r.From), stamp(r.To), p.Total, r.Parallel, reprocessNote(r.Reprocess)),
+		fmt.Sprintf("progress   done %d, skipped %d, failed %d, in flight %d, remaining %d", p.Done, p.Skipped, p.Failed, len(p.InFlight), p.Remaining()),
+		fmt.Sprintf("started    %s by %s", stamp(idTime(p.ID)), orDash(r.Actor)),
+	}
+	if r.Reason != "" {
+		lines = append(lines, "reason     "+oneLine(r.Reason))
+	}
+	if !p.Ended.IsZero() {
+		lines = append(lines, "ended      "+stamp(p.Ended))
+	}
+	for _, s := range p.InFlight {
+		lines = append(lines, fmt.Sprintf("running    %s on %s", stamp(s.Slot), s.Worker))
+	}
+	for _, e := range p.Errors {
+		lines = append(lines, fmt.Sprintf("failed     %s: %s", stamp(e.Slot), oneLine(e.Error)))
+	}
+	_, err := fmt.Fprintln(c.out, strings.Join(lines, "\n"))
+	return err
+}
+
+// idTime is when the backfill with id (Unix ms) began.
+func idTime(id string) time.Time {
+	var ms int64
+	_, _ = fmt.Sscan(id, &ms)
+	return time.UnixMilli(ms)
+}
+
+func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

@@ -1,0 +1,76 @@
+package fleet_test
+
+import (
+	"encoding/json"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agora-etl/agora/internal/redistest"
+	"github.com/agora-etl/agora/runtime/distributed"
+)
+
+func TestFleetBackfillUsageErrors(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"backfill", "orders"}, "backfill needs --from and --to"},
+		{[]string{"backfill", "orders", "--from", "-2h"}, "backfill needs --from and --to"},
+		{[]string{"backfill", "orders", "--from", "yesterday", "--to", "0s"}, `--from "yesterday": want an RFC 3339 time`},
+		{[]string{"backfill", "orders", "--from", "-1h", "--to", "-2h"}, "is not before --to"},
+		{[]string{"backfill", "orders", "--from", "-2h", "--to", "-1h", "--parallel", "-1"}, "--parallel -1: must be 1 or more"},
+		{[]string{"backfill", "orders", "--status", "--cancel"}, "--status and --cancel do not go together"},
+		{[]string{"backfill", "orders", "--status", "--from", "-1h"}, "backfill --status takes no --from"},
+		{[]string{"backfill", "--from", "-2h", "--to", "-1h"}, "backfill takes one pipeline id"},
+		{[]string{"trigger", "orders", "--parallel", "2"}, "only backfill takes it"},
+	} {
+		code, _, errOut := run(c.args...)
+		if code != 2 || !strings.Contains(errOut, c.want) {
+			t.Errorf("%q: exit %d, stderr %q; want 2 and %q", c.args, code, errOut, c.want)
+		}
+	}
+}
+
+// TestFleetBackfillStartStatusCancel drives a backfill of a live
+// replica's hourly pipeline from the command line: started with its slot
+// count, refused while it runs, shown, cancelled, and audited.
+func TestFleetBackfillStartStatusCancel(t *testing.T) {
+	srv := redistest.Start(t)
+	t.Setenv("AGORA_DISTRIBUTED_REDIS_URL", srv.URL())
+	var runs int32
+	var mu sync.Mutex
+	replicas(t, srv, 1, &runs, &mu)
+
+	to := time.Now().UTC().Truncate(time.Hour)
+	from := to.Add(-3 * time.Hour)
+	code, out, errOut := run("backfill", "orders", "--from", from.Format(time.RFC3339), "--to", to.Format(time.RFC3339), "--parallel", "2", "--reason", "late data")
+	if code != 0 || !strings.Contains(out, "backfill of orders started: 3 slots in ["+from.Format(time.RFC3339)) || !strings.Contains(out, "2 at a time") {
+		t.Fatalf("backfill: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, _, errOut := run("backfill", "orders", "--from", "-2h", "--to", "-1h"); code != 1 || !strings.Contains(errOut, "is running") || !strings.Contains(errOut, "--cancel") {
+		t.Fatalf("second backfill: exit %d: %s", code, errOut)
+	}
+	if code, _, errOut := run("backfill", "events", "--from", "-2h", "--to", "-1h"); code != 1 || !strings.Contains(errOut, "no slots to backfill") {
+		t.Fatalf("backfill of a continuous pipeline: exit %d: %s", code, errOut)
+	}
+	code, out, errOut = run("--json", "backfill", "orders", "--status")
+	var p distributed.BackfillProgress
+	if code != 0 || json.Unmarshal([]byte(out), &p) != nil || p.Total != 3 || p.Request.Parallel != 2 || p.Request.Reason != "late data" || !p.Request.From.Equal(from) {
+		t.Fatalf("backfill --status --json: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, out, _ := run("backfill", "orders", "--status"); code != 0 || !strings.Contains(out, "state      "+string(p.State)) || !strings.Contains(out, "reason     late data") {
+		t.Fatalf("backfill --status:\n%s", out)
+	}
+	if code, out, errOut := run("backfill", "orders", "--cancel", "--reason", "wrong range"); code != 0 || !strings.Contains(out, "cancelled the backfill of orders") {
+		t.Fatalf("backfill --cancel: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, out, _ := run("backfill", "orders", "--cancel"); code != 0 || !strings.Contains(out, "no backfill of orders is running") {
+		t.Fatalf("second cancel:\n%s", out)
+	}
+	code, out, _ = run("audit", "orders")
+	if code != 0 || !strings.Contains(out, "backfill_cancel") || !strings.Contains(out, "wrong range") || !strings.Contains(out, "late data") {
+		t.Fatalf("audit:\n%s", out)
+	}
+}
