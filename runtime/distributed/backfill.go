@@ -240,7 +240,7 @@ func (in *Inspector) StartBackfill(ctx context.Context, req BackfillRequest) (Ba
 	req.Actor, req.Origin, req.Reason = creq.actor, creq.from, creq.reason
 	req.Parallel = max(1, req.Parallel)
 	req.From, req.To = req.From.UTC(), req.To.UTC()
-	body, _ := json.Marshal(req) // strings, times and numbers always marshal
+	body, _ := jsonRequest(req)
 	startID := strconv.FormatInt(now.UnixMilli(), 10)
 	n, err := in.c.backfillScript(ctx, "start a backfill of", id, leasebackend.BackfillStartScript,
 		startID, string(body), req.Parallel, len(slots), BackfillKeep.Milliseconds())
@@ -253,9 +253,18 @@ func (in *Inspector) StartBackfill(ctx context.Context, req BackfillRequest) (Ba
 	case -6:
 		return BackfillProgress{}, foreignKeyError("start a backfill", in.c.keys.backfill(id), "is not the backfill hash agora writes")
 	}
+	if err := in.c.indexBackfill(ctx, id, startID); err != nil {
+		return BackfillProgress{}, err
+	}
 	in.audit(ctx, AuditEntry{At: now, PipelineID: id, Action: AuditBackfill, Actor: req.Actor, From: req.Origin, Reason: req.Reason,
 		Params: map[string]string{"from": stamp(req.From), "to": stamp(req.To), "parallel": strconv.Itoa(req.Parallel), "reprocess": strconv.FormatBool(req.Reprocess)}})
 	return in.Backfill(ctx, id)
+}
+
+// jsonRequest is the request as the backfill hash keeps it.
+func jsonRequest(req BackfillRequest) (string, error) {
+	b, err := json.Marshal(req) // strings, times and numbers always marshal
+	return string(b), err
 }
 
 // containsString reports whether list holds s.

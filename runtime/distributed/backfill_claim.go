@@ -78,7 +78,7 @@ func (c *RedisWorkerCoordinator) ClaimBackfillSlot(ctx context.Context, pipeline
 			func(b *singleBackend) []string {
 				return []string{c.keys.backfill(pipelineID), b.pipelineKeys(pipelineID)[1]}
 			},
-			c.owner, c.s.LeaseTTL.Milliseconds(), p.ID, cursor, next, c.s.FencingKeyTTL.Milliseconds())
+			c.owner, c.s.LeaseTTL.Milliseconds(), p.ID, cursor, next, c.s.FencingKeyTTL.Milliseconds(), BackfillKeep.Milliseconds())
 		if err != nil {
 			return BackfillClaim{}, 0, err
 		}

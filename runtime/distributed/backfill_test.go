@@ -177,6 +177,13 @@ func TestBackfillHandsEachSlotToOneReplica(t *testing.T) {
 	if p.State != BackfillDone || p.Done != 30 || p.Remaining() != 0 || len(p.InFlight) != 0 || p.Ended.IsZero() {
 		t.Fatalf("progress = %+v", p)
 	}
+	// The first poll after the end takes the backfill off the index.
+	if err := cs[0].pollControl(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := r.client(0).HLen(context.Background(), cs[0].keys.backfills()).Result(); n != 0 || len(cs[0].ActiveBackfills()) != 0 {
+		t.Fatalf("after the end: %d index entries, active %v", n, cs[0].ActiveBackfills())
+	}
 }
 
 // TestBackfillHandsAnExpiredSlotOutAgain: a replica that stops renewing
@@ -308,5 +315,69 @@ func TestBackfillRequestsThatCannotRun(t *testing.T) {
 	r.client(0).HSet(context.Background(), key, "id", "1", "state", "running")
 	if _, err := in.Backfill(context.Background(), "p"); !errors.Is(err, ErrForeignData) {
 		t.Fatalf("read a hash agora did not write: %v, want ErrForeignData", err)
+	}
+}
+
+// TestBackfillWrittenBackAfterRedisLostIt: a worker that polled a running
+// backfill writes it back after Redis lost its data, with its counts and
+// cursor; the slot that was in flight is handed out first, again, and the
+// rest go on from the cursor.
+func TestBackfillWrittenBackAfterRedisLostIt(t *testing.T) {
+	r := newReal(t)
+	cs, in := backfillFleet(t, r, 5*time.Second, "a")
+	c := cs[0]
+	to := time.Now().Truncate(time.Minute)
+	from := to.Add(-5 * time.Minute)
+	if _, err := in.StartBackfill(context.Background(), BackfillRequest{PipelineID: "p", From: from, To: to, Parallel: 2}); err != nil {
+		t.Fatal(err)
+	}
+	var claims []BackfillClaim
+	for range 3 {
+		cl, turn, err := c.ClaimBackfillSlot(context.Background(), "p", backfillSchedule)
+		if err != nil || turn != BackfillClaimed {
+			t.Fatalf("claim: %v %v", turn, err)
+		}
+		claims = append(claims, cl)
+		if len(claims) < 3 {
+			if _, err := c.FinishBackfillSlot(context.Background(), cl, BackfillSlotDone, nil, 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if got := c.ActiveBackfills(); len(got) != 0 {
+		t.Fatalf("active before any poll: %v", got)
+	}
+	if err := c.pollControl(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.ActiveBackfills(); len(got) != 1 || got[0] != "p" {
+		t.Fatalf("active after a poll: %v", got)
+	}
+	before, _ := in.Backfill(context.Background(), "p")
+
+	r.client(0).FlushAll(context.Background())
+	if _, err := in.Backfill(context.Background(), "p"); !errors.Is(err, ErrNoBackfill) {
+		t.Fatalf("after the flush: %v", err)
+	}
+	if err := c.pollControl(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	after, err := in.Backfill(context.Background(), "p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.ID != before.ID || after.Done != 2 || !after.Cursor.Equal(claims[2].Slot) || after.State != BackfillRunning || len(after.InFlight) != 1 {
+		t.Fatalf("written back: %+v\nbefore: %+v", after, before)
+	}
+	again, turn, err := c.ClaimBackfillSlot(context.Background(), "p", backfillSchedule)
+	if err != nil || turn != BackfillClaimed || !again.Again || !again.Slot.Equal(claims[2].Slot) || again.Token <= claims[2].Token {
+		t.Fatalf("first claim after the write-back: %+v %v %v", again, turn, err)
+	}
+	next, _, _ := c.ClaimBackfillSlot(context.Background(), "p", backfillSchedule)
+	if !next.Slot.Equal(claims[2].Slot.Add(time.Minute)) || next.Again {
+		t.Fatalf("second claim after the write-back: %+v, want the slot after the cursor", next)
+	}
+	if got := c.ActiveBackfills(); len(got) != 1 {
+		t.Fatalf("active after the write-back: %v", got)
 	}
 }

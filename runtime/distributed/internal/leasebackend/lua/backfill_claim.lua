@@ -7,6 +7,7 @@
 --         ('' before the first slot)  ARGV[5] the slot after that cursor
 --         by the schedule (Unix s; '' when none is left in the range)
 -- ARGV[6] the token key's TTL (ms, 0 keeps)
+-- ARGV[7] how long the hash stays after its last slot was handed out (ms)
 --
 -- The hash holds the request ("id", "state", "parallel"), the cursor (the
 -- last slot handed out), the counts, and one field "f:<slot>" per slot in
@@ -88,6 +89,7 @@ for k, val in pairs(v) do
         return {'foreign', 0, 0}
       end
       redis.call('HSET', h, k, string.format('%d %d %s', token, nowMs + ttl, ARGV[1]))
+      redis.call('PEXPIRE', h, ARGV[7])
       return {'again', tonumber(string.sub(k, 3)), token}
     end
     inflight = inflight + 1
@@ -113,4 +115,5 @@ if not token then
   return {'foreign', 0, 0}
 end
 redis.call('HSET', h, 'cursor', ARGV[5], 'f:' .. ARGV[5], string.format('%d %d %s', token, nowMs + ttl, ARGV[1]))
+redis.call('PEXPIRE', h, ARGV[7])
 return {'slot', tonumber(ARGV[5]), token}
