@@ -149,3 +149,19 @@ func orDash(s string) string {
 	}
 	return s
 }
+
+// backfillCell is a running backfill in a row of fleet pipelines:
+// finished / total, the failed among them, and the slot in flight.
+func backfillCell(b *distributed.BackfillSummary) string {
+	if b == nil {
+		return "-"
+	}
+	cell := fmt.Sprintf("%d/%d", b.Done+b.Skipped+b.Failed, b.Total)
+	if b.Failed > 0 {
+		cell += fmt.Sprintf(" (%d failed)", b.Failed)
+	}
+	if b.Current != nil {
+		cell += " at " + stamp(*b.Current)
+	}
+	return cell
+}

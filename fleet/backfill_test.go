@@ -63,11 +63,24 @@ func TestFleetBackfillStartStatusCancel(t *testing.T) {
 	if code, out, _ := run("backfill", "orders", "--status"); code != 0 || !strings.Contains(out, "state      "+string(p.State)) || !strings.Contains(out, "reason     late data") {
 		t.Fatalf("backfill --status:\n%s", out)
 	}
+	code, out, _ = run("pipelines")
+	var cell string
+	for _, row := range aligned(t, out) {
+		if row[0] == "orders" {
+			cell = row[len(row)-2]
+		}
+	}
+	if code != 0 || cell != "0/3" {
+		t.Fatalf("pipelines: BACKFILL of orders = %q, want 0/3:\n%s", cell, out)
+	}
 	if code, out, errOut := run("backfill", "orders", "--cancel", "--reason", "wrong range"); code != 0 || !strings.Contains(out, "cancelled the backfill of orders") {
 		t.Fatalf("backfill --cancel: exit %d\n%s%s", code, out, errOut)
 	}
 	if code, out, _ := run("backfill", "orders", "--cancel"); code != 0 || !strings.Contains(out, "no backfill of orders is running") {
 		t.Fatalf("second cancel:\n%s", out)
+	}
+	if _, out, _ := run("--json", "pipelines"); strings.Contains(out, `"backfill"`) {
+		t.Fatalf("a cancelled backfill is still in fleet pipelines --json:\n%s", out)
 	}
 	code, out, _ = run("audit", "orders")
 	if code != 0 || !strings.Contains(out, "backfill_cancel") || !strings.Contains(out, "wrong range") || !strings.Contains(out, "late data") {

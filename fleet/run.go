@@ -351,7 +351,7 @@ func (c *command) pipelines(ctx context.Context) error {
 	if c.json {
 		return c.emit(rows)
 	}
-	t := newTable(c.out, "PIPELINE", "SCHEDULE", "WORKERS", "LAST COMPLETED", "NEXT RUN", "LAST OUTCOME", "LAST SUCCESS", "PAUSED", "ONCE COMPLETED", "ERRORS", "BACKOFF UNTIL", "DEADLINE MISSED", "LAST ERROR")
+	t := newTable(c.out, "PIPELINE", "SCHEDULE", "WORKERS", "LAST COMPLETED", "NEXT RUN", "LAST OUTCOME", "LAST SUCCESS", "PAUSED", "ONCE COMPLETED", "ERRORS", "BACKOFF UNTIL", "DEADLINE MISSED", "BACKFILL", "LAST ERROR")
 	for _, r := range rows {
 		sched := r.Schedule
 		if sched == "" {
@@ -370,7 +370,7 @@ func (c *command) pipelines(ctx context.Context) error {
 			lastErr = oneLine(r.LastError)
 		}
 		t.row(r.PipelineID, sched, fmt.Sprint(len(r.Workers)), timeOrDash(r.LastCompleted), timeOrDash(r.NextRun),
-			outcome, timeOrDash(r.LastSuccess), yesNo(r.Paused), yesNo(r.OnceCompleted), errs, timeOrDash(r.BackoffUntil), timeOrDash(r.LastDeadlineMissed), lastErr)
+			outcome, timeOrDash(r.LastSuccess), yesNo(r.Paused), yesNo(r.OnceCompleted), errs, timeOrDash(r.BackoffUntil), timeOrDash(r.LastDeadlineMissed), backfillCell(r.Backfill), lastErr)
 	}
 	if err := t.flush(); err != nil {
 		return err
