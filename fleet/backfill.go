@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agora-etl/agora/internal/reltime"
 	"github.com/agora-etl/agora/runtime/distributed"
 )
 
@@ -19,17 +20,13 @@ type backfillFlags struct {
 	status, cancel bool
 }
 
-// parseWhen reads --from or --to: an RFC 3339 time, or a duration
-// relative to now (-24h: a day ago; 0s: now).
+// parseWhen reads --from or --to (reltime.Parse).
 func parseWhen(flagName, s string, now time.Time) (time.Time, error) {
-	if t, err := time.Parse(time.RFC3339, s); err == nil {
-		return t, nil
-	}
-	d, err := time.ParseDuration(s)
+	t, err := reltime.Parse(s, now)
 	if err != nil {
-		return time.Time{}, fmt.Errorf("--%s %q: want an RFC 3339 time (2026-01-02T15:04:05Z) or a duration from now (-24h)", flagName, s)
+		return time.Time{}, fmt.Errorf("--%s %w", flagName, err)
 	}
-	return now.Add(d), nil
+	return t, nil
 }
 
 // checkBackfill checks backfill's flags together: either --status, or
