@@ -18,7 +18,8 @@ type BackfillClaim struct {
 	// PipelineID names the pipeline; ID the backfill.
 	PipelineID string
 	ID         string
-	// Slot is the slot's start: the run number is runtime.SlotRun(Slot).
+	// Slot is the slot's start; the run number is its Unix second, as a
+	// scheduled slot's (runtime.Lease.RunNumber).
 	Slot time.Time
 	// Token is the run's fencing token, minted like a lease's.
 	Token int64
@@ -127,9 +128,16 @@ func claimReply(res any) (kind string, slot, token int64, ok bool) {
 // and the slot was handed out again, or the backfill is gone), and the
 // run must stop.
 func (c *RedisWorkerCoordinator) RenewBackfillSlot(ctx context.Context, cl BackfillClaim) (bool, error) {
-	n, err := c.backfillScript(ctx, "renew a backfill slot of", cl.PipelineID, leasebackend.BackfillFinishScript,
+	res, err := c.backfillCall(ctx, "renew a backfill slot of", cl.PipelineID, leasebackend.BackfillFinishScript,
+		func(b *singleBackend) []string {
+			return []string{c.keys.backfill(cl.PipelineID), b.pipelineKeys(cl.PipelineID)[2]}
+		},
 		c.owner, cl.ID, cl.Slot.Unix(), cl.Token, "r", c.s.LeaseTTL.Milliseconds(), 0, 0)
-	return n == 1, err
+	if err != nil {
+		return false, err
+	}
+	n, _ := res.(int64)
+	return n == 1, nil
 }
 
 // BackfillOutcome is how a backfill slot's run ended.
@@ -147,23 +155,50 @@ const (
 )
 
 // FinishBackfillSlot records how a slot this replica holds ended and
-// gives it back. runErr is a failed run's error (its text, redacted and
-// bounded as in the run history, is kept for the first MaxBackfillErrors
-// failed slots); maxFailed failed slots in a row stop the backfill (0:
-// never). false: the slot was not this replica's any more, and nothing
-// was counted.
-func (c *RedisWorkerCoordinator) FinishBackfillSlot(ctx context.Context, cl BackfillClaim, o BackfillOutcome, runErr error, maxFailed int) (bool, error) {
+// gives it back. rec is its run (its outcome and error; the run number,
+// token and worker are the claim's); nil when it did not run (it had
+// completed before: o is BackfillSlotSkipped). The run goes into the run
+// history in the same step, so SlotCompleted knows a slot counted done.
+// A failed run's error is kept for the first MaxBackfillErrors failed
+// slots; maxFailed failed slots in a row stop the backfill (0: never).
+// false: the slot was not this replica's any more, and nothing was
+// counted or recorded.
+func (c *RedisWorkerCoordinator) FinishBackfillSlot(ctx context.Context, cl BackfillClaim, o BackfillOutcome, rec *history.Record, maxFailed int) (bool, error) {
 	op, text := "d", ""
 	switch o {
 	case BackfillSlotSkipped:
 		op = "s"
 	case BackfillSlotFailed:
 		op = "f"
-		if runErr != nil {
-			text = history.ErrorText(runErr)
+		if rec != nil {
+			text = rec.Error
 		}
 	}
-	n, err := c.backfillScript(ctx, "finish a backfill slot of", cl.PipelineID, leasebackend.BackfillFinishScript,
-		c.owner, cl.ID, cl.Slot.Unix(), cl.Token, op, text, maxFailed, MaxBackfillErrors)
-	return n == 1, err
+	var hist *historyEntry
+	member, score := "", int64(0)
+	if rec != nil {
+		r := *rec
+		r.PipelineID, r.RunNumber, r.FencingToken, r.WorkerID = cl.PipelineID, cl.Slot.Unix(), cl.Token, c.workerID
+		c.mu.Lock()
+		hist = c.historyFor(nil, &r)
+		c.mu.Unlock()
+		if hist != nil {
+			member, score = hist.member, int64(hist.score)
+		}
+	}
+	res, err := c.backfillCall(ctx, "finish a backfill slot of", cl.PipelineID, leasebackend.BackfillFinishScript,
+		func(b *singleBackend) []string {
+			return []string{c.keys.backfill(cl.PipelineID), b.pipelineKeys(cl.PipelineID)[2]}
+		},
+		c.owner, cl.ID, cl.Slot.Unix(), cl.Token, op, text, maxFailed, MaxBackfillErrors, member, score)
+	if err != nil {
+		return false, err
+	}
+	n, _ := res.(int64)
+	if n == 1 && hist != nil && hist.trim {
+		// The script added the run; a backfill of many slots trims the
+		// history as the scheduled runs do, so it stays within its policy.
+		c.writeHistoryTrim(ctx, cl.PipelineID, hist)
+	}
+	return n == 1, nil
 }

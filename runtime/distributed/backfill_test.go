@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agora-etl/agora/runtime"
+	"github.com/agora-etl/agora/runtime/history"
 )
 
 // backfillSchedule is the schedule the backfill tests publish.
@@ -152,7 +153,8 @@ func TestBackfillHandsEachSlotToOneReplica(t *testing.T) {
 				mu.Lock()
 				busy--
 				mu.Unlock()
-				if ok, err := c.FinishBackfillSlot(context.Background(), cl, BackfillSlotDone, nil, 0); err != nil || !ok {
+				rec := &history.Record{Outcome: history.OutcomeSucceeded, Start: time.Now(), End: time.Now()}
+				if ok, err := c.FinishBackfillSlot(context.Background(), cl, BackfillSlotDone, rec, 0); err != nil || !ok {
 					t.Errorf("finish %s: %v %v", cl.Slot, ok, err)
 				}
 			}
@@ -176,6 +178,22 @@ func TestBackfillHandsEachSlotToOneReplica(t *testing.T) {
 	}
 	if p.State != BackfillDone || p.Done != 30 || p.Remaining() != 0 || len(p.InFlight) != 0 || p.Ended.IsZero() {
 		t.Fatalf("progress = %+v", p)
+	}
+	// Each slot is in the run history, under its claim's token, so a
+	// downstream (After) and the next backfill know it completed.
+	for s := from; s.Before(to); s = s.Add(time.Minute) {
+		if ok, err := cs[0].SlotCompleted(context.Background(), "p", s.Unix()); !ok || err != nil {
+			t.Fatalf("SlotCompleted(%s) = %v, %v after its backfill", s, ok, err)
+		}
+	}
+	runs, err := in.Runs(context.Background(), RunQuery{PipelineIDs: []string{"p"}, Limit: 100})
+	if err != nil || len(runs) != 30 {
+		t.Fatalf("run history: %d runs, %v", len(runs), err)
+	}
+	for _, run := range runs {
+		if !tokens[run.FencingToken] || run.RunNumber%60 != 0 || run.RunNumber < from.Unix() {
+			t.Fatalf("a backfill run in the history does not carry its claim's token and slot: %+v", run)
+		}
 	}
 	// The first poll after the end takes the backfill off the index.
 	if err := cs[0].pollControl(context.Background()); err != nil {
@@ -243,7 +261,7 @@ func TestBackfillFailuresAndCancel(t *testing.T) {
 		if err != nil || turn != BackfillClaimed {
 			t.Fatalf("claim %d: %v %v", i, turn, err)
 		}
-		if _, err := c.FinishBackfillSlot(context.Background(), cl, BackfillSlotFailed, errors.New("boom"), 3); err != nil {
+		if _, err := c.FinishBackfillSlot(context.Background(), cl, BackfillSlotFailed, &history.Record{Outcome: history.OutcomeFailed, Error: "boom", End: time.Now()}, 3); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -379,5 +397,48 @@ func TestBackfillWrittenBackAfterRedisLostIt(t *testing.T) {
 	}
 	if got := c.ActiveBackfills(); len(got) != 1 {
 		t.Fatalf("active after the write-back: %v", got)
+	}
+}
+
+// TestBackfillKeepsTheRunHistoryWithinItsPolicy: a backfill of many slots
+// trims the history as scheduled runs do.
+func TestBackfillKeepsTheRunHistoryWithinItsPolicy(t *testing.T) {
+	r := newReal(t)
+	opts := r.options(5 * time.Second)
+	opts.RunHistory = history.Policy{Limit: 8}
+	c, err := NewRedisWorkerCoordinator(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	c.SetSchedules(map[string]string{"p": backfillSchedule.String()})
+	if err := c.Start(context.Background(), "a", []string{"p"}); err != nil {
+		t.Fatal(err)
+	}
+	in, err := NewInspector(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = in.Close() })
+	to := time.Now().Truncate(time.Minute)
+	if _, err := in.StartBackfill(context.Background(), BackfillRequest{PipelineID: "p", From: to.Add(-40 * time.Minute), To: to}); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		cl, turn, err := c.ClaimBackfillSlot(context.Background(), "p", backfillSchedule)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if turn != BackfillClaimed {
+			break
+		}
+		rec := &history.Record{Outcome: history.OutcomeSucceeded, Start: time.Now(), End: time.Now()}
+		if _, err := c.FinishBackfillSlot(context.Background(), cl, BackfillSlotDone, rec, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The limit, and at most a trim period (limit/4) more.
+	if n, _ := r.client(0).ZCard(context.Background(), c.keys.done("p")).Result(); n > 8+2 {
+		t.Fatalf("the history holds %d runs after a 40-slot backfill; the policy keeps 8", n)
 	}
 }

@@ -7,6 +7,10 @@
 -- ARGV[6] renew: the TTL (ms); failed: the error text
 -- ARGV[7] failed: how many failed slots in a row stop the backfill (0:
 --         never)   ARGV[8] failed: how many failed slots keep their error
+-- KEYS[2] and ARGV[9], ARGV[10] when finishing a slot that ran: the
+--         pipeline's completed key, and the run's history member and its
+--         score (history_member.go), added in the same step, so that a
+--         slot counted done is one the run history (SlotCompleted) knows
 --
 -- A slot is the owner's while its field "f:<slot>" holds its token and
 -- owner. Renewing extends its expiry; finishing removes it and counts it.
@@ -38,6 +42,9 @@ if op == 'r' then
   return 1
 end
 redis.call('HDEL', h, field)
+if ARGV[9] and ARGV[9] ~= '' then
+  redis.call('ZADD', KEYS[2], ARGV[10], ARGV[9])
+end
 local state = redis.call('HGET', h, 'state')
 if op == 'd' then
   redis.call('HINCRBY', h, 'done', 1)
