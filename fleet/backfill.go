@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agora-etl/agora/internal/reltime"
+	"github.com/agora-etl/agora/runtime"
 	"github.com/agora-etl/agora/runtime/distributed"
 )
 
@@ -63,6 +64,42 @@ func checkBackfill(fl *cmdFlags, now time.Time) error {
 		return usageError{fmt.Sprintf("backfill: --parallel %d: must be 1 or more", b.parallel)}
 	}
 	return nil
+}
+
+// checkTriggerSlot checks trigger's --slot and --reprocess: --reprocess
+// only with --slot.
+func checkTriggerSlot(fl *cmdFlags, now time.Time) error {
+	if fl.slot == "" {
+		if fl.backfill.reprocess {
+			return usageError{"trigger --reprocess needs --slot: a trigger without one runs outside the slots"}
+		}
+		return nil
+	}
+	t, err := parseWhen("slot", fl.slot, now)
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	fl.slotAt = t
+	return nil
+}
+
+// triggerSlot runs one slot of id as a backfill of one.
+func (c *command) triggerSlot(ctx context.Context, id string, fl cmdFlags) error {
+	req := distributed.BackfillRequest{PipelineID: id, Reprocess: fl.backfill.reprocess, Params: fl.params.params, Reason: strings.TrimSpace(fl.reason)}
+	p, err := c.in.TriggerSlot(ctx, req, fl.slotAt)
+	if err != nil {
+		return err
+	}
+	if c.json {
+		return c.emit(p)
+	}
+	with := ""
+	if len(p.Request.Params) > 0 {
+		with = " with " + runtime.FormatParams(p.Request.Params)
+	}
+	_, err = fmt.Fprintf(c.out, "triggered slot %s of %s%s: one replica runs it as a backfill of one slot%s; fleet backfill %s --status shows it\n",
+		stamp(p.Request.From), id, with, reprocessNote(p.Request.Reprocess), id)
+	return err
 }
 
 // backfill starts, shows or cancels id's backfill.

@@ -87,3 +87,31 @@ func TestFleetBackfillStartStatusCancel(t *testing.T) {
 		t.Fatalf("audit:\n%s", out)
 	}
 }
+
+// TestFleetTriggerSlot runs one slot of the hourly pipeline as a backfill
+// of one, with parameters; a time between slots and --reprocess without
+// --slot are refused.
+func TestFleetTriggerSlot(t *testing.T) {
+	srv := redistest.Start(t)
+	t.Setenv("AGORA_DISTRIBUTED_REDIS_URL", srv.URL())
+	var runs int32
+	var mu sync.Mutex
+	replicas(t, srv, 1, &runs, &mu)
+
+	if code, _, errOut := run("trigger", "orders", "--reprocess"); code != 2 || !strings.Contains(errOut, "--reprocess needs --slot") {
+		t.Fatalf("--reprocess without --slot: exit %d: %s", code, errOut)
+	}
+	slot := time.Now().UTC().Truncate(time.Hour).Add(-2 * time.Hour)
+	if code, _, errOut := run("trigger", "orders", "--slot", slot.Add(time.Minute).Format(time.RFC3339)); code != 1 || !strings.Contains(errOut, "the slots around it are "+slot.Format(time.RFC3339)) {
+		t.Fatalf("a time between slots: exit %d: %s", code, errOut)
+	}
+	code, out, errOut := run("trigger", "orders", "--slot", slot.Format(time.RFC3339), "--param", "day=2026-01-01", "--reprocess")
+	if code != 0 || !strings.Contains(out, "triggered slot "+slot.Format(time.RFC3339)+" of orders with day=2026-01-01") || !strings.Contains(out, "completed slots run again") {
+		t.Fatalf("trigger --slot: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, _ = run("--json", "backfill", "orders", "--status")
+	var p distributed.BackfillProgress
+	if code != 0 || json.Unmarshal([]byte(out), &p) != nil || p.Total != 1 || !p.Request.From.Equal(slot) || !p.Request.Reprocess || p.Request.Params["day"] != "2026-01-01" {
+		t.Fatalf("the slot's backfill: %s", out)
+	}
+}

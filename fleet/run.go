@@ -54,7 +54,10 @@ Commands:
   resume ID        clear a pipeline's pause (--reason TEXT)
   trigger ID       run a pipeline once now, on exactly one replica (--reason TEXT);
                    --param KEY=VALUE, repeatable, gives the run a parameter
-                   (SQL :param_KEY, CEL params.KEY, runtime.ParamsFromContext)
+                   (SQL :param_KEY, CEL params.KEY, runtime.ParamsFromContext);
+                   --slot T runs that slot of a cron or every pipeline (RFC 3339,
+                   or a duration from now), as a backfill of one slot: skipped
+                   if it completed, unless --reprocess
   backfill ID      run every slot of a cron or every pipeline in a range, once across
                    the fleet, oldest first: --from T --to T (RFC 3339, or a duration
                    from now such as -24h), --parallel N (default 1), --reprocess
@@ -141,7 +144,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, opts ...O
 	case "resume":
 		err = c.report(in.Resume(ctx, rest[0], ctl...))
 	case "trigger":
-		err = c.trigger(ctx, rest[0], ctl...)
+		err = c.trigger(ctx, rest[0], fl, ctl...)
 	case "backfill":
 		err = c.backfill(ctx, rest[0], fl, ctl...)
 	case "audit":
@@ -189,6 +192,8 @@ type cmdFlags struct {
 	untilAt   time.Time // until, parsed
 	params    paramList // --param, trigger's
 	backfill  backfillFlags
+	slot      string    // --slot, trigger's
+	slotAt    time.Time // slot, parsed
 }
 
 // args is a parsed command line.
@@ -202,7 +207,7 @@ type args struct {
 // commandFlags names the commands that take each flag only some take.
 var commandFlags = map[string][]string{"limit": {"runs", "audit"}, "failed": {"runs"}, "since": {"runs"}, "listen": {"ui"}, "token": {"ui"},
 	"token-file": {"ui"}, "allowed-host": {"ui"}, "reason": {"pause", "resume", "trigger", "backfill"}, "until": {"pause"}, "param": {"trigger"},
-	"from": {"backfill"}, "to": {"backfill"}, "parallel": {"backfill"}, "reprocess": {"backfill"}, "status": {"backfill"}, "cancel": {"backfill"}}
+	"from": {"backfill"}, "to": {"backfill"}, "parallel": {"backfill"}, "reprocess": {"backfill", "trigger"}, "slot": {"trigger"}, "status": {"backfill"}, "cancel": {"backfill"}}
 
 // parseArgs splits the command word, its positional arguments and its
 // flags (--json and --redis URL everywhere; --limit, --failed, --since for
@@ -229,6 +234,7 @@ func parseArgs(argv []string) (args, error) {
 	fs.StringVar(&fl.backfill.to, "to", "", "the end of the backfill's range, not included")
 	fs.IntVar(&fl.backfill.parallel, "parallel", 0, "how many slots of the backfill run at once across the fleet")
 	fs.BoolVar(&fl.backfill.reprocess, "reprocess", false, "run slots that completed, again")
+	fs.StringVar(&fl.slot, "slot", "", "the slot trigger runs: RFC 3339, or a duration from now")
 	fs.BoolVar(&fl.backfill.status, "status", false, "show the backfill's progress")
 	fs.BoolVar(&fl.backfill.cancel, "cancel", false, "cancel the backfill")
 	var words []string
@@ -280,6 +286,11 @@ func parseArgs(argv []string) (args, error) {
 	}
 	if cmd == "backfill" {
 		if err := checkBackfill(&fl, time.Now()); err != nil {
+			return args{}, err
+		}
+	}
+	if cmd == "trigger" {
+		if err := checkTriggerSlot(&fl, time.Now()); err != nil {
 			return args{}, err
 		}
 	}
@@ -404,7 +415,10 @@ func (c *command) report(r distributed.ControlResult, err error) error {
 	return err
 }
 
-func (c *command) trigger(ctx context.Context, id string, opts ...distributed.ControlOption) error {
+func (c *command) trigger(ctx context.Context, id string, fl cmdFlags, opts ...distributed.ControlOption) error {
+	if !fl.slotAt.IsZero() {
+		return c.triggerSlot(ctx, id, fl)
+	}
 	r, err := c.in.Trigger(ctx, id, opts...)
 	if errors.Is(err, distributed.ErrPipelinePaused) {
 		return fmt.Errorf("%w (fleet resume %s)", err, id)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -91,6 +92,9 @@ type BackfillRequest struct {
 	Parallel int `json:"parallel"`
 	// Reprocess runs slots that already completed, again.
 	Reprocess bool `json:"reprocess,omitempty"`
+	// Params are every slot run's parameters (runtime.ParamsFromContext),
+	// as a trigger's; nil for none.
+	Params map[string]string `json:"params,omitempty"`
 	// Actor, Origin and Reason are recorded with the request and in the
 	// audit log (see AuditEntry).
 	Actor  string `json:"actor,omitempty"`
@@ -233,7 +237,7 @@ func (in *Inspector) StartBackfill(ctx context.Context, req BackfillRequest) (Ba
 	if len(slots) > MaxBackfillSlots {
 		return BackfillProgress{}, fmt.Errorf("%w: [%s, %s) holds more than %d slots of %q (%s); split it", ErrInvalidBackfill, stamp(req.From), stamp(req.To), MaxBackfillSlots, id, text)
 	}
-	creq, err := newControlRequest([]ControlOption{WithActor(req.Actor), WithFrom(req.Origin), WithReason(req.Reason)})
+	creq, err := newControlRequest([]ControlOption{WithActor(req.Actor), WithFrom(req.Origin), WithReason(req.Reason), WithParams(req.Params)})
 	if err != nil {
 		return BackfillProgress{}, err
 	}
@@ -257,8 +261,71 @@ func (in *Inspector) StartBackfill(ctx context.Context, req BackfillRequest) (Ba
 		return BackfillProgress{}, err
 	}
 	in.audit(ctx, AuditEntry{At: now, PipelineID: id, Action: AuditBackfill, Actor: req.Actor, From: req.Origin, Reason: req.Reason,
-		Params: map[string]string{"from": stamp(req.From), "to": stamp(req.To), "parallel": strconv.Itoa(req.Parallel), "reprocess": strconv.FormatBool(req.Reprocess)}})
+		Params: backfillAuditParams(req)})
 	return in.Backfill(ctx, id)
+}
+
+// backfillAuditParams is what the audit entry of a backfill keeps of it:
+// its range, parallel and reprocess, and the runs' parameters prefixed
+// "param." so they cannot be mistaken for the request's own.
+func backfillAuditParams(req BackfillRequest) map[string]string {
+	m := map[string]string{"from": stamp(req.From), "to": stamp(req.To), "parallel": strconv.Itoa(req.Parallel), "reprocess": strconv.FormatBool(req.Reprocess)}
+	for k, v := range req.Params {
+		m["param."+k] = v
+	}
+	return m
+}
+
+// TriggerSlot runs one slot of pipelineID, on exactly one replica, as a
+// backfill of that one slot (StartBackfill's rules): slot must be a slot
+// of the pipeline's schedule, and begun; a slot that completed is skipped
+// unless reprocess. The request's other fields (Parallel aside) are
+// req's.
+func (in *Inspector) TriggerSlot(ctx context.Context, req BackfillRequest, slot time.Time) (BackfillProgress, error) {
+	id := req.PipelineID
+	ws, err := in.Workers(ctx)
+	if err != nil {
+		return BackfillProgress{}, err
+	}
+	text := schedulesOf(ws)[id]
+	if s, err := runtime.ParseSchedule(text); err == nil {
+		slots, err := BackfillSlots(s, slot.Add(-time.Second), slot.Add(time.Second), 2)
+		if err != nil {
+			return BackfillProgress{}, fmt.Errorf("pipeline %q: %w", id, err)
+		}
+		if !slices.ContainsFunc(slots, slot.Equal) {
+			before, after := previousSlot(s, slot), NextBackfillSlot(s, slot)
+			return BackfillProgress{}, fmt.Errorf("%w: %s is not a slot of %q (%s); the slots around it are %s and %s",
+				ErrInvalidBackfill, stamp(slot), id, text, stampOrNone(before), stampOrNone(after))
+		}
+	}
+	req.From, req.To, req.Parallel = slot, slot.Add(time.Second), 1
+	return in.StartBackfill(ctx, req)
+}
+
+// previousSlot is the last slot of s at or before t, looked for within a
+// year; zero when none.
+func previousSlot(s runtime.Schedule, t time.Time) time.Time {
+	if s.Kind() == runtime.ScheduleEvery {
+		return NextBackfillSlot(s, t.Add(-s.Interval()-time.Nanosecond))
+	}
+	var last time.Time
+	for step := time.Hour; step <= 366*24*time.Hour; step *= 4 {
+		for n := NextBackfillSlot(s, t.Add(-step)); !n.IsZero() && !n.After(t); n = NextBackfillSlot(s, n) {
+			last = n
+		}
+		if !last.IsZero() {
+			return last
+		}
+	}
+	return last
+}
+
+func stampOrNone(t time.Time) string {
+	if t.IsZero() {
+		return "none"
+	}
+	return stamp(t)
 }
 
 // jsonRequest is the request as the backfill hash keeps it.
@@ -387,6 +454,9 @@ func decodeBackfill(m map[string]string) (p BackfillProgress, why string) {
 	}
 	if err := json.Unmarshal([]byte(m["req"]), &p.Request); err != nil || p.Request.PipelineID == "" {
 		return p, "holds no backfill request"
+	}
+	if err := runtime.ValidateParams(p.Request.Params); err != nil {
+		return p, "holds a backfill request with bad parameters: " + err.Error()
 	}
 	p.State = BackfillState(m["state"])
 	switch p.State {

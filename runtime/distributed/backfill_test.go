@@ -3,6 +3,7 @@ package distributed
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -440,5 +441,30 @@ func TestBackfillKeepsTheRunHistoryWithinItsPolicy(t *testing.T) {
 	// The limit, and at most a trim period (limit/4) more.
 	if n, _ := r.client(0).ZCard(context.Background(), c.keys.done("p")).Result(); n > 8+2 {
 		t.Fatalf("the history holds %d runs after a 40-slot backfill; the policy keeps 8", n)
+	}
+}
+
+// TestTriggerSlotIsABackfillOfOne: a slot of the schedule runs as a
+// backfill of that slot, with the trigger's parameters; a time between
+// slots is refused naming the slots around it.
+func TestTriggerSlotIsABackfillOfOne(t *testing.T) {
+	r := newReal(t)
+	cs, in := backfillFleet(t, r, 5*time.Second, "a")
+	slot := time.Now().Truncate(time.Minute).Add(-3 * time.Minute)
+	_, err := in.TriggerSlot(context.Background(), BackfillRequest{PipelineID: "p"}, slot.Add(30*time.Second))
+	want := "is not a slot of \"p\" (cron=\"* * * * *\"); the slots around it are " + stamp(slot) + " and " + stamp(slot.Add(time.Minute))
+	if !errors.Is(err, ErrInvalidBackfill) || !strings.Contains(err.Error(), want) {
+		t.Fatalf("trigger between slots: %v\nwant %q", err, want)
+	}
+	p, err := in.TriggerSlot(context.Background(), BackfillRequest{PipelineID: "p", Params: map[string]string{"day": "2026-01-01"}}, slot)
+	if err != nil || p.Total != 1 || p.Request.Params["day"] != "2026-01-01" {
+		t.Fatalf("trigger of a slot: %+v, %v", p, err)
+	}
+	cl, turn, err := cs[0].ClaimBackfillSlot(context.Background(), "p", backfillSchedule)
+	if err != nil || turn != BackfillClaimed || !cl.Slot.Equal(slot) {
+		t.Fatalf("claim: %+v %v %v", cl, turn, err)
+	}
+	if _, err := in.TriggerSlot(context.Background(), BackfillRequest{PipelineID: "p", Params: map[string]string{"bad key": "x"}}, slot); !errors.Is(err, ErrInvalidControl) {
+		t.Fatalf("a bad parameter: %v", err)
 	}
 }
