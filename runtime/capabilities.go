@@ -84,6 +84,10 @@ type Capabilities struct {
 	// which ScheduledPipeline.After waits for. nil: a pipeline with After
 	// is refused before the pool starts.
 	SlotCompletionReader SlotCompletionReader
+	// Backfiller hands this worker the slots of the fleet's backfills
+	// (fleet backfill, fleet trigger --slot). nil: backfills are not run by
+	// this worker.
+	Backfiller Backfiller
 }
 
 // DeadlineReporter is the optional capability (Capabilities) that reports

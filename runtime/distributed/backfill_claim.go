@@ -12,9 +12,9 @@ import (
 	"github.com/agora-etl/agora/runtime/history"
 )
 
-// BackfillClaim is a backfill slot a replica holds: it runs the slot under
+// backfillClaim is a backfill slot a replica holds: it runs the slot under
 // Token, renews it within the lease TTL, and finishes it.
-type BackfillClaim struct {
+type backfillClaim struct {
 	// PipelineID names the pipeline; ID the backfill.
 	PipelineID string
 	ID         string
@@ -28,44 +28,46 @@ type BackfillClaim struct {
 	Again bool
 	// Reprocess is the request's: the slot runs even if it completed.
 	Reprocess bool
+	// Params are the request's parameters of every slot run.
+	Params map[string]string
 }
 
-// BackfillTurn says why ClaimBackfillSlot handed out no slot.
-type BackfillTurn uint8
+// backfillTurn says why claimBackfillSlot handed out no slot.
+type backfillTurn uint8
 
-// The answers of ClaimBackfillSlot.
+// The answers of claimBackfillSlot.
 const (
-	// BackfillClaimed: the claim is this replica's to run.
-	BackfillClaimed BackfillTurn = iota
-	// BackfillBusy: the request's parallel slots are in flight.
-	BackfillBusy
-	// BackfillWaiting: no slot is left; some are still in flight.
-	BackfillWaiting
-	// BackfillEnded: the backfill is over (done, cancelled, failed), or
+	// backfillClaimed: the claim is this replica's to run.
+	backfillClaimed backfillTurn = iota
+	// backfillBusy: the request's parallel slots are in flight.
+	backfillBusy
+	// backfillWaiting: no slot is left; some are still in flight.
+	backfillWaiting
+	// backfillEnded: the backfill is over (done, cancelled, failed), or
 	// there is none.
-	BackfillEnded
+	backfillEnded
 )
 
 // backfillMoves bounds how often a claim reads the cursor again after
 // another replica moved it, before it leaves the turn to the next poll.
 const backfillMoves = 3
 
-// ClaimBackfillSlot hands this replica the next slot of pipelineID's
+// claimBackfillSlot hands this replica the next slot of pipelineID's
 // running backfill, computing it from s, the pipeline's schedule: a slot
 // in flight whose lease expired first (Again), else the slot after the
 // cursor, unless the request's parallel slots are in flight. The claim's
-// lease lasts LeaseTTL; RenewBackfillSlot extends it.
-func (c *RedisWorkerCoordinator) ClaimBackfillSlot(ctx context.Context, pipelineID string, s runtime.Schedule) (BackfillClaim, BackfillTurn, error) {
+// lease lasts LeaseTTL; renewBackfillSlot extends it.
+func (c *RedisWorkerCoordinator) claimBackfillSlot(ctx context.Context, pipelineID string, s runtime.Schedule) (backfillClaim, backfillTurn, error) {
 	p, err := c.readBackfill(ctx, pipelineID)
 	if errors.Is(err, ErrNoBackfill) {
-		return BackfillClaim{}, BackfillEnded, nil
+		return backfillClaim{}, backfillEnded, nil
 	}
 	if err != nil {
-		return BackfillClaim{}, 0, err
+		return backfillClaim{}, 0, err
 	}
 	for range backfillMoves {
 		if p.State != BackfillRunning {
-			return BackfillClaim{}, BackfillEnded, nil
+			return backfillClaim{}, backfillEnded, nil
 		}
 		cursor, after := "", p.Request.From.Add(-time.Nanosecond)
 		if !p.Cursor.IsZero() {
@@ -81,34 +83,34 @@ func (c *RedisWorkerCoordinator) ClaimBackfillSlot(ctx context.Context, pipeline
 			},
 			c.owner, c.s.LeaseTTL.Milliseconds(), p.ID, cursor, next, c.s.FencingKeyTTL.Milliseconds(), BackfillKeep.Milliseconds())
 		if err != nil {
-			return BackfillClaim{}, 0, err
+			return backfillClaim{}, 0, err
 		}
 		kind, slot, token, ok := claimReply(res)
 		if !ok {
-			return BackfillClaim{}, 0, fmt.Errorf("distributed: claim a backfill slot of %q: the script answered %v", pipelineID, res)
+			return backfillClaim{}, 0, fmt.Errorf("distributed: claim a backfill slot of %q: the script answered %v", pipelineID, res)
 		}
-		claim := BackfillClaim{PipelineID: pipelineID, ID: p.ID, Slot: time.Unix(slot, 0).UTC(), Token: token, Reprocess: p.Request.Reprocess}
+		claim := backfillClaim{PipelineID: pipelineID, ID: p.ID, Slot: time.Unix(slot, 0).UTC(), Token: token, Reprocess: p.Request.Reprocess, Params: p.Request.Params}
 		switch kind {
 		case "slot":
-			return claim, BackfillClaimed, nil
+			return claim, backfillClaimed, nil
 		case "again":
 			claim.Again = true
-			return claim, BackfillClaimed, nil
+			return claim, backfillClaimed, nil
 		case "busy":
-			return BackfillClaim{}, BackfillBusy, nil
+			return backfillClaim{}, backfillBusy, nil
 		case "wait":
-			return BackfillClaim{}, BackfillWaiting, nil
+			return backfillClaim{}, backfillWaiting, nil
 		case "end", "gone":
-			return BackfillClaim{}, BackfillEnded, nil
+			return backfillClaim{}, backfillEnded, nil
 		case "foreign":
-			return BackfillClaim{}, 0, foreignKeyError("claim a backfill slot", c.keys.backfill(pipelineID)+" or "+c.keys.token(pipelineID), "holds what agora does not write there")
+			return backfillClaim{}, 0, foreignKeyError("claim a backfill slot", c.keys.backfill(pipelineID)+" or "+c.keys.token(pipelineID), "holds what agora does not write there")
 		case "moved":
 			p.Cursor = time.Unix(slot, 0).UTC()
 			continue
 		}
-		return BackfillClaim{}, 0, fmt.Errorf("distributed: claim a backfill slot of %q: the script answered %q", pipelineID, kind)
+		return backfillClaim{}, 0, fmt.Errorf("distributed: claim a backfill slot of %q: the script answered %q", pipelineID, kind)
 	}
-	return BackfillClaim{}, BackfillBusy, nil
+	return backfillClaim{}, backfillBusy, nil
 }
 
 // claimReply reads backfill_claim.lua's {kind, slot, token}.
@@ -123,11 +125,11 @@ func claimReply(res any) (kind string, slot, token int64, ok bool) {
 	return kind, slot, token, ok1 && ok2 && ok3
 }
 
-// RenewBackfillSlot extends the lease of a slot this replica holds by
+// renewBackfillSlot extends the lease of a slot this replica holds by
 // LeaseTTL: false when the slot is no longer its own (the lease expired
 // and the slot was handed out again, or the backfill is gone), and the
 // run must stop.
-func (c *RedisWorkerCoordinator) RenewBackfillSlot(ctx context.Context, cl BackfillClaim) (bool, error) {
+func (c *RedisWorkerCoordinator) renewBackfillSlot(ctx context.Context, cl backfillClaim) (bool, error) {
 	res, err := c.backfillCall(ctx, "renew a backfill slot of", cl.PipelineID, leasebackend.BackfillFinishScript,
 		func(b *singleBackend) []string {
 			return []string{c.keys.backfill(cl.PipelineID), b.pipelineKeys(cl.PipelineID)[2]}
@@ -140,35 +142,35 @@ func (c *RedisWorkerCoordinator) RenewBackfillSlot(ctx context.Context, cl Backf
 	return n == 1, nil
 }
 
-// BackfillOutcome is how a backfill slot's run ended.
-type BackfillOutcome uint8
+// backfillOutcome is how a backfill slot's run ended.
+type backfillOutcome uint8
 
 // The outcomes of a backfill slot.
 const (
-	// BackfillSlotDone: the run succeeded.
-	BackfillSlotDone BackfillOutcome = iota
-	// BackfillSlotSkipped: the slot had completed before (the run
+	// backfillSlotDone: the run succeeded.
+	backfillSlotDone backfillOutcome = iota
+	// backfillSlotSkipped: the slot had completed before (the run
 	// history, or a sink's ledger: runtime.ErrSlotCompleted).
-	BackfillSlotSkipped
-	// BackfillSlotFailed: the run failed.
-	BackfillSlotFailed
+	backfillSlotSkipped
+	// backfillSlotFailed: the run failed.
+	backfillSlotFailed
 )
 
-// FinishBackfillSlot records how a slot this replica holds ended and
+// finishBackfillSlot records how a slot this replica holds ended and
 // gives it back. rec is its run (its outcome and error; the run number,
 // token and worker are the claim's); nil when it did not run (it had
-// completed before: o is BackfillSlotSkipped). The run goes into the run
+// completed before: o is backfillSlotSkipped). The run goes into the run
 // history in the same step, so SlotCompleted knows a slot counted done.
 // A failed run's error is kept for the first MaxBackfillErrors failed
 // slots; maxFailed failed slots in a row stop the backfill (0: never).
 // false: the slot was not this replica's any more, and nothing was
 // counted or recorded.
-func (c *RedisWorkerCoordinator) FinishBackfillSlot(ctx context.Context, cl BackfillClaim, o BackfillOutcome, rec *history.Record, maxFailed int) (bool, error) {
+func (c *RedisWorkerCoordinator) finishBackfillSlot(ctx context.Context, cl backfillClaim, o backfillOutcome, rec *history.Record, maxFailed int) (bool, error) {
 	op, text := "d", ""
 	switch o {
-	case BackfillSlotSkipped:
+	case backfillSlotSkipped:
 		op = "s"
-	case BackfillSlotFailed:
+	case backfillSlotFailed:
 		op = "f"
 		if rec != nil {
 			text = rec.Error

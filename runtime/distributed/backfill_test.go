@@ -127,15 +127,15 @@ func TestBackfillHandsEachSlotToOneReplica(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for {
-				cl, turn, err := c.ClaimBackfillSlot(context.Background(), "p", backfillSchedule)
+				cl, turn, err := c.claimBackfillSlot(context.Background(), "p", backfillSchedule)
 				if err != nil {
 					t.Error(err)
 					return
 				}
 				switch turn {
-				case BackfillEnded:
+				case backfillEnded:
 					return
-				case BackfillBusy, BackfillWaiting:
+				case backfillBusy, backfillWaiting:
 					time.Sleep(time.Millisecond)
 					continue
 				}
@@ -155,7 +155,7 @@ func TestBackfillHandsEachSlotToOneReplica(t *testing.T) {
 				busy--
 				mu.Unlock()
 				rec := &history.Record{Outcome: history.OutcomeSucceeded, Start: time.Now(), End: time.Now()}
-				if ok, err := c.FinishBackfillSlot(context.Background(), cl, BackfillSlotDone, rec, 0); err != nil || !ok {
+				if ok, err := c.finishBackfillSlot(context.Background(), cl, backfillSlotDone, rec, 0); err != nil || !ok {
 					t.Errorf("finish %s: %v %v", cl.Slot, ok, err)
 				}
 			}
@@ -200,8 +200,8 @@ func TestBackfillHandsEachSlotToOneReplica(t *testing.T) {
 	if err := cs[0].pollControl(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if n, _ := r.client(0).HLen(context.Background(), cs[0].keys.backfills()).Result(); n != 0 || len(cs[0].ActiveBackfills()) != 0 {
-		t.Fatalf("after the end: %d index entries, active %v", n, cs[0].ActiveBackfills())
+	if n, _ := r.client(0).HLen(context.Background(), cs[0].keys.backfills()).Result(); n != 0 || len(cs[0].Backfilling()) != 0 {
+		t.Fatalf("after the end: %d index entries, active %v", n, cs[0].Backfilling())
 	}
 }
 
@@ -216,28 +216,28 @@ func TestBackfillHandsAnExpiredSlotOutAgain(t *testing.T) {
 	if _, err := in.StartBackfill(context.Background(), BackfillRequest{PipelineID: "p", From: to.Add(-2 * time.Minute), To: to}); err != nil {
 		t.Fatal(err)
 	}
-	dead, _, err := cs[0].ClaimBackfillSlot(context.Background(), "p", backfillSchedule)
+	dead, _, err := cs[0].claimBackfillSlot(context.Background(), "p", backfillSchedule)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, turn, _ := cs[1].ClaimBackfillSlot(context.Background(), "p", backfillSchedule); turn != BackfillBusy {
+	if _, turn, _ := cs[1].claimBackfillSlot(context.Background(), "p", backfillSchedule); turn != backfillBusy {
 		t.Fatalf("claim while the only parallel slot is held: %v, want busy", turn)
 	}
-	if ok, err := cs[0].RenewBackfillSlot(context.Background(), dead); !ok || err != nil {
+	if ok, err := cs[0].renewBackfillSlot(context.Background(), dead); !ok || err != nil {
 		t.Fatalf("renew by the holder: %v %v", ok, err)
 	}
 	time.Sleep(400 * time.Millisecond)
-	again, turn, err := cs[1].ClaimBackfillSlot(context.Background(), "p", backfillSchedule)
-	if err != nil || turn != BackfillClaimed || !again.Again || !again.Slot.Equal(dead.Slot) || again.Token <= dead.Token {
+	again, turn, err := cs[1].claimBackfillSlot(context.Background(), "p", backfillSchedule)
+	if err != nil || turn != backfillClaimed || !again.Again || !again.Slot.Equal(dead.Slot) || again.Token <= dead.Token {
 		t.Fatalf("claim after the TTL = %+v %v %v; want slot %s again with a token above %d", again, turn, err, dead.Slot, dead.Token)
 	}
-	if ok, _ := cs[0].RenewBackfillSlot(context.Background(), dead); ok {
+	if ok, _ := cs[0].renewBackfillSlot(context.Background(), dead); ok {
 		t.Fatal("the dead holder renewed a slot handed out again")
 	}
-	if ok, _ := cs[0].FinishBackfillSlot(context.Background(), dead, BackfillSlotDone, nil, 0); ok {
+	if ok, _ := cs[0].finishBackfillSlot(context.Background(), dead, backfillSlotDone, nil, 0); ok {
 		t.Fatal("the dead holder finished a slot handed out again")
 	}
-	if ok, err := cs[1].FinishBackfillSlot(context.Background(), again, BackfillSlotDone, nil, 0); !ok || err != nil {
+	if ok, err := cs[1].finishBackfillSlot(context.Background(), again, backfillSlotDone, nil, 0); !ok || err != nil {
 		t.Fatalf("finish by the new holder: %v %v", ok, err)
 	}
 	p, _ := in.Backfill(context.Background(), "p")
@@ -258,11 +258,11 @@ func TestBackfillFailuresAndCancel(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 3 {
-		cl, turn, err := c.ClaimBackfillSlot(context.Background(), "p", backfillSchedule)
-		if err != nil || turn != BackfillClaimed {
+		cl, turn, err := c.claimBackfillSlot(context.Background(), "p", backfillSchedule)
+		if err != nil || turn != backfillClaimed {
 			t.Fatalf("claim %d: %v %v", i, turn, err)
 		}
-		if _, err := c.FinishBackfillSlot(context.Background(), cl, BackfillSlotFailed, &history.Record{Outcome: history.OutcomeFailed, Error: "boom", End: time.Now()}, 3); err != nil {
+		if _, err := c.finishBackfillSlot(context.Background(), cl, backfillSlotFailed, &history.Record{Outcome: history.OutcomeFailed, Error: "boom", End: time.Now()}, 3); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -270,25 +270,25 @@ func TestBackfillFailuresAndCancel(t *testing.T) {
 	if p.State != BackfillFailed || p.Failed != 3 || len(p.Errors) != 3 || p.Errors[0].Error != "boom" || !p.Errors[0].Slot.Equal(to.Add(-10*time.Minute)) {
 		t.Fatalf("after 3 failures in a row: %+v", p)
 	}
-	if _, turn, _ := c.ClaimBackfillSlot(context.Background(), "p", backfillSchedule); turn != BackfillEnded {
+	if _, turn, _ := c.claimBackfillSlot(context.Background(), "p", backfillSchedule); turn != backfillEnded {
 		t.Fatalf("claim of a failed backfill: %v, want ended", turn)
 	}
 
 	if _, err := in.StartBackfill(context.Background(), BackfillRequest{PipelineID: "p", From: to.Add(-10 * time.Minute), To: to}); err != nil {
 		t.Fatalf("a new backfill after a failed one: %v", err)
 	}
-	held, _, _ := c.ClaimBackfillSlot(context.Background(), "p", backfillSchedule)
+	held, _, _ := c.claimBackfillSlot(context.Background(), "p", backfillSchedule)
 	res, err := in.CancelBackfill(context.Background(), "p", WithActor("tester"), WithReason("wrong range"))
 	if err != nil || !res.Changed {
 		t.Fatalf("cancel: %+v %v", res, err)
 	}
-	if _, turn, _ := c.ClaimBackfillSlot(context.Background(), "p", backfillSchedule); turn != BackfillEnded {
+	if _, turn, _ := c.claimBackfillSlot(context.Background(), "p", backfillSchedule); turn != backfillEnded {
 		t.Fatalf("claim of a cancelled backfill: %v, want ended", turn)
 	}
-	if ok, _ := c.RenewBackfillSlot(context.Background(), held); !ok {
+	if ok, _ := c.renewBackfillSlot(context.Background(), held); !ok {
 		t.Fatal("a slot in flight of a cancelled backfill could not renew")
 	}
-	if ok, _ := c.FinishBackfillSlot(context.Background(), held, BackfillSlotDone, nil, 0); !ok {
+	if ok, _ := c.finishBackfillSlot(context.Background(), held, backfillSlotDone, nil, 0); !ok {
 		t.Fatal("a slot in flight of a cancelled backfill could not finish")
 	}
 	p, _ = in.Backfill(context.Background(), "p")
@@ -350,26 +350,26 @@ func TestBackfillWrittenBackAfterRedisLostIt(t *testing.T) {
 	if _, err := in.StartBackfill(context.Background(), BackfillRequest{PipelineID: "p", From: from, To: to, Parallel: 2}); err != nil {
 		t.Fatal(err)
 	}
-	var claims []BackfillClaim
+	var claims []backfillClaim
 	for range 3 {
-		cl, turn, err := c.ClaimBackfillSlot(context.Background(), "p", backfillSchedule)
-		if err != nil || turn != BackfillClaimed {
+		cl, turn, err := c.claimBackfillSlot(context.Background(), "p", backfillSchedule)
+		if err != nil || turn != backfillClaimed {
 			t.Fatalf("claim: %v %v", turn, err)
 		}
 		claims = append(claims, cl)
 		if len(claims) < 3 {
-			if _, err := c.FinishBackfillSlot(context.Background(), cl, BackfillSlotDone, nil, 0); err != nil {
+			if _, err := c.finishBackfillSlot(context.Background(), cl, backfillSlotDone, nil, 0); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
-	if got := c.ActiveBackfills(); len(got) != 0 {
+	if got := c.Backfilling(); len(got) != 0 {
 		t.Fatalf("active before any poll: %v", got)
 	}
 	if err := c.pollControl(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if got := c.ActiveBackfills(); len(got) != 1 || got[0] != "p" {
+	if got := c.Backfilling(); len(got) != 1 || got[0] != "p" {
 		t.Fatalf("active after a poll: %v", got)
 	}
 	before, _ := in.Backfill(context.Background(), "p")
@@ -388,15 +388,15 @@ func TestBackfillWrittenBackAfterRedisLostIt(t *testing.T) {
 	if after.ID != before.ID || after.Done != 2 || !after.Cursor.Equal(claims[2].Slot) || after.State != BackfillRunning || len(after.InFlight) != 1 {
 		t.Fatalf("written back: %+v\nbefore: %+v", after, before)
 	}
-	again, turn, err := c.ClaimBackfillSlot(context.Background(), "p", backfillSchedule)
-	if err != nil || turn != BackfillClaimed || !again.Again || !again.Slot.Equal(claims[2].Slot) || again.Token <= claims[2].Token {
+	again, turn, err := c.claimBackfillSlot(context.Background(), "p", backfillSchedule)
+	if err != nil || turn != backfillClaimed || !again.Again || !again.Slot.Equal(claims[2].Slot) || again.Token <= claims[2].Token {
 		t.Fatalf("first claim after the write-back: %+v %v %v", again, turn, err)
 	}
-	next, _, _ := c.ClaimBackfillSlot(context.Background(), "p", backfillSchedule)
+	next, _, _ := c.claimBackfillSlot(context.Background(), "p", backfillSchedule)
 	if !next.Slot.Equal(claims[2].Slot.Add(time.Minute)) || next.Again {
 		t.Fatalf("second claim after the write-back: %+v, want the slot after the cursor", next)
 	}
-	if got := c.ActiveBackfills(); len(got) != 1 {
+	if got := c.Backfilling(); len(got) != 1 {
 		t.Fatalf("active after the write-back: %v", got)
 	}
 }
@@ -426,15 +426,15 @@ func TestBackfillKeepsTheRunHistoryWithinItsPolicy(t *testing.T) {
 		t.Fatal(err)
 	}
 	for {
-		cl, turn, err := c.ClaimBackfillSlot(context.Background(), "p", backfillSchedule)
+		cl, turn, err := c.claimBackfillSlot(context.Background(), "p", backfillSchedule)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if turn != BackfillClaimed {
+		if turn != backfillClaimed {
 			break
 		}
 		rec := &history.Record{Outcome: history.OutcomeSucceeded, Start: time.Now(), End: time.Now()}
-		if _, err := c.FinishBackfillSlot(context.Background(), cl, BackfillSlotDone, rec, 0); err != nil {
+		if _, err := c.finishBackfillSlot(context.Background(), cl, backfillSlotDone, rec, 0); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -460,8 +460,8 @@ func TestTriggerSlotIsABackfillOfOne(t *testing.T) {
 	if err != nil || p.Total != 1 || p.Request.Params["day"] != "2026-01-01" {
 		t.Fatalf("trigger of a slot: %+v, %v", p, err)
 	}
-	cl, turn, err := cs[0].ClaimBackfillSlot(context.Background(), "p", backfillSchedule)
-	if err != nil || turn != BackfillClaimed || !cl.Slot.Equal(slot) {
+	cl, turn, err := cs[0].claimBackfillSlot(context.Background(), "p", backfillSchedule)
+	if err != nil || turn != backfillClaimed || !cl.Slot.Equal(slot) {
 		t.Fatalf("claim: %+v %v %v", cl, turn, err)
 	}
 	if _, err := in.TriggerSlot(context.Background(), BackfillRequest{PipelineID: "p", Params: map[string]string{"bad key": "x"}}, slot); !errors.Is(err, ErrInvalidControl) {

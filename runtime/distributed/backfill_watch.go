@@ -26,9 +26,9 @@ import (
 // backfills indexes the running backfills.
 func (k keys) backfills() string { return k.prefix + "control:backfill" }
 
-// ActiveBackfills returns this worker's pipelines that have a running
+// Backfilling returns this worker's pipelines that have a running
 // backfill, as of the last control poll, sorted.
-func (c *RedisWorkerCoordinator) ActiveBackfills() []string {
+func (c *RedisWorkerCoordinator) Backfilling() []string {
 	c.ctl.mu.RLock()
 	defer c.ctl.mu.RUnlock()
 	out := make([]string, 0, len(c.ctl.backfills))

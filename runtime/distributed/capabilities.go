@@ -28,5 +28,6 @@ func (c *RedisWorkerCoordinator) Capabilities() runtime.Capabilities {
 		DeadlineReporter:    c,
 
 		SlotCompletionReader: c,
+		Backfiller:           c,
 	}
 }

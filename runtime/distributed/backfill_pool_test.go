@@ -1,0 +1,192 @@
+package distributed
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agora-etl/agora/runtime"
+)
+
+// backfillRun is one run a backfill test's pipeline saw.
+type backfillRun struct {
+	slot, token int64
+	worker      string
+	backfill    bool
+	params      map[string]string
+}
+
+// backfillPools runs n pools on r, each running "p" on cron "* * * * *"
+// with run, until the test ends.
+func backfillPools(t *testing.T, r *real, n int, run func(ctx context.Context) error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	t.Cleanup(func() { cancel(); wg.Wait() })
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	for i := range n {
+		opts := r.options(2 * time.Second)
+		opts.Logger = quiet
+		coord, err := NewRedisWorkerCoordinator(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = coord.Close() })
+		pool := runtime.NewWorkerPool(runtime.WithCoordinator(coord), runtime.WithWorkerID([]string{"a", "b", "c"}[i]),
+			runtime.WithLogger(quiet), runtime.WithSignalHandling(false), runtime.WithGracefulShutdownTimeout(5*time.Second)).
+			Register(&runtime.ScheduledPipeline{PipelineID: "p", Schedule: backfillSchedule, MaxConsecutiveErrors: 3,
+				Factory: func(context.Context) (runtime.Pipeline, error) { return runtime.PipelineFunc(run), nil }})
+		wg.Go(func() { _ = pool.Run(ctx) })
+		<-pool.Started()
+	}
+}
+
+// TestBackfillPoolsRunEachSlotOnce: three pools run a 20-slot backfill,
+// four slots at a time: each slot once, under a backfill lease with the
+// request's parameters, as a slot (run number = slot time); the backfill
+// ends done with every slot counted, and the history holds each slot.
+func TestBackfillPoolsRunEachSlotOnce(t *testing.T) {
+	r := newReal(t)
+	var (
+		mu   sync.Mutex
+		runs []backfillRun
+		busy int
+		most int
+	)
+	backfillPools(t, r, 3, func(ctx context.Context) error {
+		lease, _ := runtime.LeaseFromContext(ctx)
+		mu.Lock()
+		runs = append(runs, backfillRun{slot: lease.RunNumber, token: lease.FencingToken, worker: lease.WorkerID, backfill: lease.Backfill, params: runtime.ParamsFromContext(ctx)})
+		busy++
+		most = max(most, busy)
+		mu.Unlock()
+		time.Sleep(50 * time.Millisecond)
+		mu.Lock()
+		busy--
+		mu.Unlock()
+		return nil
+	})
+	in, err := NewInspector(context.Background(), r.options(2*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = in.Close() })
+	to := time.Now().Truncate(time.Minute).Add(-time.Hour)
+	from := to.Add(-20 * time.Minute)
+	if _, err := in.StartBackfill(context.Background(), BackfillRequest{PipelineID: "p", From: from, To: to, Parallel: 4, Params: map[string]string{"day": "d1"}}); err != nil {
+		t.Fatal(err)
+	}
+	p := waitBackfill(t, in, "p", 20*time.Second)
+	if p.State != BackfillDone || p.Done != 20 || p.Failed != 0 || p.Skipped != 0 {
+		t.Fatalf("backfill = %+v", p)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	seen := map[int64]bool{}
+	workers := map[string]bool{}
+	for _, x := range runs {
+		if x.slot < from.Unix() || x.slot >= to.Unix() {
+			continue // a scheduled slot
+		}
+		if seen[x.slot] || !x.backfill || x.params["day"] != "d1" || x.slot%60 != 0 {
+			t.Fatalf("backfill run %+v (seen before: %v)", x, seen[x.slot])
+		}
+		seen[x.slot] = true
+		workers[x.worker] = true
+	}
+	if len(seen) != 20 || most > 4 {
+		t.Fatalf("%d slots ran, %d at most at once; want 20, at most 4", len(seen), most)
+	}
+	t.Logf("20 slots on %d replicas, at most %d at once", len(workers), most)
+	for s := from; s.Before(to); s = s.Add(time.Minute) {
+		if ok, err := in.c.SlotCompleted(context.Background(), "p", s.Unix()); !ok || err != nil {
+			t.Fatalf("slot %s not in the history after its backfill: %v", s, err)
+		}
+	}
+}
+
+// waitBackfill waits, real time, for pipelineID's backfill to end.
+func waitBackfill(t *testing.T, in *Inspector, pipelineID string, within time.Duration) BackfillProgress {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		p, err := in.Backfill(context.Background(), pipelineID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.State != BackfillRunning {
+			return p
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("backfill still running after %s: %+v", within, p)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestBackfillPoolsSkipCompletedSlotsAndStopAfterFailures: a second
+// backfill of the same range skips every slot (the history says they
+// completed) without running one; a pipeline whose slots fail stops the
+// backfill after MaxConsecutiveErrors failed slots in a row.
+func TestBackfillPoolsSkipCompletedSlotsAndStopAfterFailures(t *testing.T) {
+	r := newReal(t)
+	var (
+		mu   sync.Mutex
+		ran  int
+		fail = true
+	)
+	to := time.Now().Truncate(time.Minute).Add(-time.Hour)
+	from := to.Add(-5 * time.Minute)
+	backfillPools(t, r, 2, func(ctx context.Context) error {
+		lease, _ := runtime.LeaseFromContext(ctx)
+		if !lease.Backfill {
+			return nil
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		ran++
+		if fail {
+			return errors.New("source down")
+		}
+		return nil
+	})
+	in, err := NewInspector(context.Background(), r.options(2*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = in.Close() })
+	if _, err := in.StartBackfill(context.Background(), BackfillRequest{PipelineID: "p", From: from, To: to}); err != nil {
+		t.Fatal(err)
+	}
+	p := waitBackfill(t, in, "p", 20*time.Second)
+	if p.State != BackfillFailed || p.Failed != 3 || len(p.Errors) != 3 || p.Errors[0].Error != "source down" {
+		t.Fatalf("a failing backfill: %+v", p)
+	}
+	mu.Lock()
+	fail, ran = false, 0
+	mu.Unlock()
+	if _, err := in.StartBackfill(context.Background(), BackfillRequest{PipelineID: "p", From: from, To: to}); err != nil {
+		t.Fatal(err)
+	}
+	if p := waitBackfill(t, in, "p", 20*time.Second); p.State != BackfillDone || p.Done != 5 {
+		t.Fatalf("the backfill again after the source came back: %+v", p)
+	}
+	mu.Lock()
+	ran = 0
+	mu.Unlock()
+	if _, err := in.StartBackfill(context.Background(), BackfillRequest{PipelineID: "p", From: from, To: to}); err != nil {
+		t.Fatal(err)
+	}
+	if p := waitBackfill(t, in, "p", 20*time.Second); p.State != BackfillDone || p.Skipped != 5 || p.Done != 0 {
+		t.Fatalf("a backfill of completed slots: %+v", p)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if ran != 0 {
+		t.Fatalf("%d runs of completed slots; a backfill without --reprocess skips them", ran)
+	}
+}
