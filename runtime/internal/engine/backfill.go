@@ -70,7 +70,10 @@ func newBackfills(env *runEnv, runners []*Runner) *backfills {
 	return b
 }
 
-func (b *backfills) start() { go b.loop() }
+// start starts the polls. The first poll's timer is made here, not in
+// the goroutine, so it counts from the pool's start whatever the clock
+// does before the goroutine runs.
+func (b *backfills) start() { go b.loop(b.env.clock.NewTimer(BackfillPollInterval)) }
 
 // stop ends the polls; slots in flight go on (idle waits for them).
 func (b *backfills) stop() {
@@ -88,9 +91,8 @@ func (b *backfills) idle() <-chan struct{} {
 	return ch
 }
 
-func (b *backfills) loop() {
+func (b *backfills) loop(t Timer) {
 	defer close(b.done)
-	t := b.env.clock.NewTimer(BackfillPollInterval)
 	defer t.Stop()
 	for {
 		select {
