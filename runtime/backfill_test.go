@@ -31,6 +31,8 @@ type fakeBackfill struct {
 	finished int
 	lost     func(string, runtime.Lease)
 	paused   bool
+	// reprocess marks every lease handed out Reprocess.
+	reprocess bool
 }
 
 func newFakeBackfill(clock runtime.Clock, pipeline string, parallel int, slots ...time.Time) *fakeBackfill {
@@ -86,7 +88,7 @@ func (f *fakeBackfill) ClaimBackfill(_ context.Context, pipelineID string, s run
 	slot := f.slots[0]
 	f.slots = f.slots[1:]
 	f.token++
-	l := runtime.Lease{PipelineID: pipelineID, WorkerID: "w", RunNumber: slot.Unix(), Slot: true, Backfill: true, FencingToken: f.token}
+	l := runtime.Lease{PipelineID: pipelineID, WorkerID: "w", RunNumber: slot.Unix(), Slot: true, Backfill: true, Reprocess: f.reprocess, FencingToken: f.token}
 	f.held[f.token] = l
 	return runtime.BackfillSlot{Lease: l, Params: f.params}, true, nil
 }
@@ -331,5 +333,65 @@ func TestBackfillWaitsWhileThePipelineIsPaused(t *testing.T) {
 	eventually(t, "both slots to run after the resume", func() bool { n, _ := coord.outcomes(); return n == 2 })
 	if err := d.stop(t); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// replacing is a pipeline that says whether it replaces a slot's output.
+type replacing struct {
+	runtime.PipelineFunc
+	replaces bool
+}
+
+func (p replacing) ReplacesSlots() bool { return p.replaces }
+
+// TestBackfillReprocessNeedsAPipelineThatReplacesSlots: a reprocessed
+// slot runs only with a pipeline that says a re-run replaces the slot's
+// output; any other fails with ErrNotReprocessable without running.
+func TestBackfillReprocessNeedsAPipelineThatReplacesSlots(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		p    func(run runtime.PipelineFunc) runtime.Pipeline
+		ran  bool
+	}{
+		{"plain pipeline", func(run runtime.PipelineFunc) runtime.Pipeline { return run }, false},
+		{"does not replace", func(run runtime.PipelineFunc) runtime.Pipeline { return replacing{run, false} }, false},
+		{"replaces", func(run runtime.PipelineFunc) runtime.Pipeline { return replacing{run, true} }, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clock := clocktest.NewFake(t0)
+			coord := newFakeBackfill(clock, "p", 1, hms(9, 0, 0))
+			coord.reprocess = true
+			var mu sync.Mutex
+			ran := false
+			run := runtime.PipelineFunc(func(ctx context.Context) error {
+				if lease, _ := runtime.LeaseFromContext(ctx); lease.Backfill {
+					mu.Lock()
+					ran = true
+					mu.Unlock()
+				}
+				return nil
+			})
+			d := &poolDriver{clock: clock, logs: &syncBuffer{}, opts: []runtime.PoolOption{runtime.WithCoordinator(coord)}}
+			d.start(t, &runtime.ScheduledPipeline{PipelineID: "p", Schedule: runtime.MustCron("* * * * *"),
+				Factory: func(context.Context) (runtime.Pipeline, error) { return tc.p(run), nil }})
+			advanceTo(t, clock, d, hms(10, 7, 31))
+			eventually(t, "the slot to end", func() bool { n, _ := coord.outcomes(); return n == 1 })
+			_, ended := coord.outcomes()
+			rec := ended[hms(9, 0, 0).Unix()]
+			mu.Lock()
+			defer mu.Unlock()
+			if ran != tc.ran {
+				t.Fatalf("the pipeline ran: %v, want %v", ran, tc.ran)
+			}
+			if tc.ran && (rec == nil || rec.Outcome != history.OutcomeSucceeded) {
+				t.Fatalf("record %+v, want a success", rec)
+			}
+			if !tc.ran && (rec == nil || rec.Outcome != history.OutcomeFailed || !strings.Contains(rec.Error, "reprocess refused")) {
+				t.Fatalf("record %+v, want a failure saying reprocess refused", rec)
+			}
+			if err := d.stop(t); err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 }

@@ -179,7 +179,11 @@ func (b *backfills) run(r *Runner, slot BackfillSlot) {
 	start := r.now()
 	r.logRun(slog.LevelInfo, "backfill slot started", lease)
 	stopTimeout := r.watchTimeout(ctx)
-	runErr := r.invoke(ctx)
+	var check func(Pipeline) error
+	if lease.Reprocess {
+		check = reprocessable
+	}
+	runErr := r.invokeChecked(ctx, check)
 	if timedOut := stopTimeout(); timedOut != nil && runErr == nil {
 		runErr = timedOut
 	}
@@ -225,6 +229,19 @@ func (b *backfills) run(r *Runner, slot BackfillSlot) {
 	}
 	b.finish(r, lease, &rec)
 	b.claim(r)
+}
+
+// slotReplacer is runtime.SlotReplacer.
+type slotReplacer interface{ ReplacesSlots() bool }
+
+// reprocessable refuses to reprocess a slot with a pipeline that does not
+// say a re-run of a slot replaces its output: its rows would be added to
+// the slot's earlier ones.
+func reprocessable(p Pipeline) error {
+	if rs, ok := p.(slotReplacer); ok && rs.ReplacesSlots() {
+		return nil
+	}
+	return ErrNotReprocessable
 }
 
 // finish tells the coordinator how the slot ended, with a context that
