@@ -18,6 +18,7 @@ type backfillFlags struct {
 	fromAt, toAt   time.Time
 	parallel       int
 	reprocess      bool
+	downstream     bool
 	status, cancel bool
 }
 
@@ -42,8 +43,8 @@ func checkBackfill(fl *cmdFlags, now time.Time) error {
 		if b.cancel {
 			what = "--cancel"
 		}
-		if b.from != "" || b.to != "" || b.parallel != 0 || b.reprocess {
-			return usageError{fmt.Sprintf("backfill %s takes no --from, --to, --parallel or --reprocess", what)}
+		if b.from != "" || b.to != "" || b.parallel != 0 || b.reprocess || b.downstream {
+			return usageError{fmt.Sprintf("backfill %s takes no --from, --to, --parallel, --reprocess or --downstream", what)}
 		}
 		return nil
 	}
@@ -119,7 +120,7 @@ func (c *command) backfill(ctx context.Context, id string, fl cmdFlags, opts ...
 		return c.backfillProgress(p)
 	}
 	req := distributed.BackfillRequest{PipelineID: id, From: b.fromAt, To: b.toAt, Parallel: b.parallel, Reprocess: b.reprocess,
-		Reason: strings.TrimSpace(fl.reason)}
+		Downstream: b.downstream, Reason: strings.TrimSpace(fl.reason)}
 	p, err := c.in.StartBackfill(ctx, req)
 	if err != nil {
 		return err
@@ -129,6 +130,10 @@ func (c *command) backfill(ctx context.Context, id string, fl cmdFlags, opts ...
 	}
 	_, err = fmt.Fprintf(c.out, "backfill of %s started: %d slots in [%s, %s), %d at a time, oldest first%s; follow it with: fleet backfill %s --status\n",
 		id, p.Total, stamp(p.Request.From), stamp(p.Request.To), p.Request.Parallel, reprocessNote(p.Request.Reprocess), id)
+	if err == nil && len(p.Request.Dependents) > 0 {
+		_, err = fmt.Fprintf(c.out, "and of its dependents %s over the same slots, each slot after %s's: fleet backfill ID --status for each\n",
+			strings.Join(p.Request.Dependents, ", "), id)
+	}
 	return err
 }
 
@@ -154,6 +159,12 @@ func (c *command) backfillProgress(p distributed.BackfillProgress) error {
 	}
 	if r.Reason != "" {
 		lines = append(lines, "reason     "+oneLine(r.Reason))
+	}
+	if len(r.Dependents) > 0 {
+		lines = append(lines, "downstream "+strings.Join(r.Dependents, ", "))
+	}
+	if r.WaitUpstream {
+		lines = append(lines, "waits for  its upstreams to complete each slot first")
 	}
 	if !p.Ended.IsZero() {
 		lines = append(lines, "ended      "+stamp(p.Ended))

@@ -61,8 +61,10 @@ Commands:
   backfill ID      run every slot of a cron or every pipeline in a range, once across
                    the fleet, oldest first: --from T --to T (RFC 3339, or a duration
                    from now such as -24h), --parallel N (default 1), --reprocess
-                   (run completed slots again), --reason TEXT; --status shows its
-                   progress, --cancel stops it (slots in flight finish)
+                   (run completed slots again), --downstream (also the pipelines
+                   with after= on it, each slot after this one's), --reason TEXT;
+                   --status shows its progress, --cancel stops it (slots in
+                   flight finish)
   audit [ID]       who paused, resumed and triggered what, newest first: at, pipeline,
                    action, actor, reason, until, params (--limit N, default 20)
   runs [ID]        run history, newest first: pipeline, run, token, worker, start, end,
@@ -207,7 +209,7 @@ type args struct {
 // commandFlags names the commands that take each flag only some take.
 var commandFlags = map[string][]string{"limit": {"runs", "audit"}, "failed": {"runs"}, "since": {"runs"}, "listen": {"ui"}, "token": {"ui"},
 	"token-file": {"ui"}, "allowed-host": {"ui"}, "reason": {"pause", "resume", "trigger", "backfill"}, "until": {"pause"}, "param": {"trigger"},
-	"from": {"backfill"}, "to": {"backfill"}, "parallel": {"backfill"}, "reprocess": {"backfill", "trigger"}, "slot": {"trigger"}, "status": {"backfill"}, "cancel": {"backfill"}}
+	"from": {"backfill"}, "to": {"backfill"}, "parallel": {"backfill"}, "reprocess": {"backfill", "trigger"}, "slot": {"trigger"}, "downstream": {"backfill"}, "status": {"backfill"}, "cancel": {"backfill"}}
 
 // parseArgs splits the command word, its positional arguments and its
 // flags (--json and --redis URL everywhere; --limit, --failed, --since for
@@ -234,6 +236,7 @@ func parseArgs(argv []string) (args, error) {
 	fs.StringVar(&fl.backfill.to, "to", "", "the end of the backfill's range, not included")
 	fs.IntVar(&fl.backfill.parallel, "parallel", 0, "how many slots of the backfill run at once across the fleet")
 	fs.BoolVar(&fl.backfill.reprocess, "reprocess", false, "run slots that completed, again")
+	fs.BoolVar(&fl.backfill.downstream, "downstream", false, "also backfill the pipelines that wait for this one (after=), each slot after this one's")
 	fs.StringVar(&fl.slot, "slot", "", "the slot trigger runs: RFC 3339, or a duration from now")
 	fs.BoolVar(&fl.backfill.status, "status", false, "show the backfill's progress")
 	fs.BoolVar(&fl.backfill.cancel, "cancel", false, "cancel the backfill")

@@ -195,7 +195,7 @@ func backfillerOf(b Backfiller, pipelines []*ScheduledPipeline) engine.Backfille
 
 func (b engineBackfiller) ClaimBackfill(ctx context.Context, pipelineID string) (engine.BackfillSlot, bool, error) {
 	slot, ok, err := b.Backfiller.ClaimBackfill(ctx, pipelineID, b.schedules[pipelineID])
-	return engine.BackfillSlot{Lease: engine.Lease(slot.Lease), Params: slot.Params}, ok, err
+	return engine.BackfillSlot{Lease: engine.Lease(slot.Lease), Params: slot.Params, WaitUpstream: slot.WaitUpstream}, ok, err
 }
 
 func (b engineBackfiller) FinishBackfill(ctx context.Context, lease engine.Lease, rec *history.Record) error {

@@ -42,4 +42,14 @@ type BackfillSlot struct {
 	Lease Lease
 	// Params are the run's parameters (ParamsFromContext); nil for none.
 	Params map[string]string
+	// WaitUpstream makes the slot wait, before it runs, until each of the
+	// pipeline's upstreams (ScheduledPipeline.After) completed it: a
+	// dependent's backfill started with fleet backfill --downstream. It
+	// waits AfterTimeout at most (BackfillUpstreamWait when unset) and
+	// then fails, naming the upstream.
+	WaitUpstream bool
 }
+
+// BackfillUpstreamWait is how long a backfill slot with WaitUpstream waits
+// for its upstreams when the pipeline sets no AfterTimeout.
+const BackfillUpstreamWait = engine.BackfillUpstreamWait

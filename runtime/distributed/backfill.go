@@ -95,6 +95,15 @@ type BackfillRequest struct {
 	// Params are every slot run's parameters (runtime.ParamsFromContext),
 	// as a trigger's; nil for none.
 	Params map[string]string `json:"params,omitempty"`
+	// Downstream also backfills, over the same range, every pipeline that
+	// waits for this one (its After, and theirs in turn, as the workers
+	// published them); each of their slots runs once its upstreams
+	// completed it. Dependents names them in the started request.
+	Downstream bool     `json:"downstream,omitempty"`
+	Dependents []string `json:"dependents,omitempty"`
+	// WaitUpstream marks a dependent's backfill started by Downstream:
+	// its slots wait for the pipeline's upstreams (runtime.BackfillSlot).
+	WaitUpstream bool `json:"wait_upstream,omitempty"`
 	// Actor, Origin and Reason are recorded with the request and in the
 	// audit log (see AuditEntry).
 	Actor  string `json:"actor,omitempty"`
@@ -241,6 +250,19 @@ func (in *Inspector) StartBackfill(ctx context.Context, req BackfillRequest) (Ba
 	if err != nil {
 		return BackfillProgress{}, err
 	}
+	if req.Downstream {
+		req.Dependents = dependentsOf(ws, id)
+		if len(req.Dependents) == 0 {
+			return BackfillProgress{}, fmt.Errorf("%w: --downstream: no pipeline a live worker runs waits for %q (after=)", ErrInvalidBackfill, id)
+		}
+		for _, d := range req.Dependents {
+			if p, err := in.c.readBackfill(ctx, d); err == nil && p.State == BackfillRunning {
+				return BackfillProgress{}, fmt.Errorf("%w: %q, a dependent of %q; cancel it first (fleet backfill %s --cancel)", ErrBackfillRunning, d, id, d)
+			} else if err != nil && !errors.Is(err, ErrNoBackfill) {
+				return BackfillProgress{}, err
+			}
+		}
+	}
 	req.Actor, req.Origin, req.Reason = creq.actor, creq.from, creq.reason
 	req.Parallel = max(1, req.Parallel)
 	req.From, req.To = req.From.UTC(), req.To.UTC()
@@ -262,7 +284,42 @@ func (in *Inspector) StartBackfill(ctx context.Context, req BackfillRequest) (Ba
 	}
 	in.audit(ctx, AuditEntry{At: now, PipelineID: id, Action: AuditBackfill, Actor: req.Actor, From: req.Origin, Reason: req.Reason,
 		Params: backfillAuditParams(req)})
+	for _, d := range req.Dependents {
+		dreq := req
+		dreq.PipelineID, dreq.Downstream, dreq.Dependents, dreq.WaitUpstream = d, false, nil, true
+		dreq.Reason = strings.TrimSpace("downstream of " + id + "'s backfill; " + req.Reason)
+		if _, err := in.StartBackfill(ctx, dreq); err != nil {
+			return BackfillProgress{}, fmt.Errorf("the backfill of %q started, but not its dependent %q's: %w", id, d, err)
+		}
+	}
 	return in.Backfill(ctx, id)
+}
+
+// dependentsOf returns the pipelines that wait for id, directly or through
+// others, as the live workers published them (WorkerInfo.After), sorted.
+func dependentsOf(ws []WorkerInfo, id string) []string {
+	after := map[string][]string{}
+	for _, w := range ws {
+		for p, ups := range w.After {
+			after[p] = ups
+		}
+	}
+	seen := map[string]bool{id: true}
+	frontier := []string{id}
+	var out []string
+	for len(frontier) > 0 {
+		up := frontier[0]
+		frontier = frontier[1:]
+		for p, ups := range after {
+			if !seen[p] && slices.Contains(ups, up) {
+				seen[p] = true
+				out = append(out, p)
+				frontier = append(frontier, p)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // backfillAuditParams is what the audit entry of a backfill keeps of it:
@@ -270,6 +327,9 @@ func (in *Inspector) StartBackfill(ctx context.Context, req BackfillRequest) (Ba
 // "param." so they cannot be mistaken for the request's own.
 func backfillAuditParams(req BackfillRequest) map[string]string {
 	m := map[string]string{"from": stamp(req.From), "to": stamp(req.To), "parallel": strconv.Itoa(req.Parallel), "reprocess": strconv.FormatBool(req.Reprocess)}
+	if len(req.Dependents) > 0 {
+		m["downstream"] = strings.Join(req.Dependents, ",")
+	}
 	for k, v := range req.Params {
 		m["param."+k] = v
 	}

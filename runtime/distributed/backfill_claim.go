@@ -30,6 +30,8 @@ type backfillClaim struct {
 	Reprocess bool
 	// Params are the request's parameters of every slot run.
 	Params map[string]string
+	// WaitUpstream is the request's (a dependent's backfill).
+	WaitUpstream bool
 }
 
 // backfillTurn says why claimBackfillSlot handed out no slot.
@@ -89,7 +91,7 @@ func (c *RedisWorkerCoordinator) claimBackfillSlot(ctx context.Context, pipeline
 		if !ok {
 			return backfillClaim{}, 0, fmt.Errorf("distributed: claim a backfill slot of %q: the script answered %v", pipelineID, res)
 		}
-		claim := backfillClaim{PipelineID: pipelineID, ID: p.ID, Slot: time.Unix(slot, 0).UTC(), Token: token, Reprocess: p.Request.Reprocess, Params: p.Request.Params}
+		claim := backfillClaim{PipelineID: pipelineID, ID: p.ID, Slot: time.Unix(slot, 0).UTC(), Token: token, Reprocess: p.Request.Reprocess, Params: p.Request.Params, WaitUpstream: p.Request.WaitUpstream}
 		switch kind {
 		case "slot":
 			return claim, backfillClaimed, nil

@@ -46,7 +46,7 @@ func (c *RedisWorkerCoordinator) ClaimBackfill(ctx context.Context, pipelineID s
 		c.log.Info("distributed: claimed a backfill slot whose earlier holder's lease expired", "pipeline", pipelineID,
 			"slot", cl.Slot.Format(time.RFC3339), "token", cl.Token)
 	}
-	return runtime.BackfillSlot{Lease: lease, Params: cl.Params}, true, nil
+	return runtime.BackfillSlot{Lease: lease, Params: cl.Params, WaitUpstream: cl.WaitUpstream}, true, nil
 }
 
 // errBackfillNotHeld is the error of FinishBackfill for a slot this worker

@@ -190,3 +190,92 @@ func TestBackfillPoolsSkipCompletedSlotsAndStopAfterFailures(t *testing.T) {
 		t.Fatalf("%d runs of completed slots; a backfill without --reprocess skips them", ran)
 	}
 }
+
+// TestBackfillDownstreamRunsTheDependentsSlotsAfterTheUpstreams: two pools
+// run extract and load (after=extract); a backfill of extract with
+// Downstream also backfills load over the same range, and each of load's
+// slots starts only after extract's run of that slot completed.
+func TestBackfillDownstreamRunsTheDependentsSlotsAfterTheUpstreams(t *testing.T) {
+	r := newReal(t)
+	var (
+		mu        sync.Mutex
+		extracted = map[int64]bool{}
+		loaded    = map[int64]int{}
+		early     []int64
+	)
+	run := func(name string) runtime.Factory {
+		return func(context.Context) (runtime.Pipeline, error) {
+			return runtime.PipelineFunc(func(ctx context.Context) error {
+				lease, _ := runtime.LeaseFromContext(ctx)
+				if !lease.Backfill {
+					return nil
+				}
+				if name == "extract" {
+					time.Sleep(30 * time.Millisecond) // load must wait for this
+					mu.Lock()
+					extracted[lease.RunNumber] = true
+					mu.Unlock()
+					return nil
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				loaded[lease.RunNumber]++
+				if !extracted[lease.RunNumber] {
+					early = append(early, lease.RunNumber)
+				}
+				return nil
+			}), nil
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	t.Cleanup(func() { cancel(); wg.Wait() })
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	for _, w := range []string{"a", "b"} {
+		opts := r.options(2 * time.Second)
+		opts.Logger = quiet
+		coord, err := NewRedisWorkerCoordinator(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = coord.Close() })
+		pool := runtime.NewWorkerPool(runtime.WithCoordinator(coord), runtime.WithWorkerID(w), runtime.WithLogger(quiet), runtime.WithSignalHandling(false)).
+			Register(&runtime.ScheduledPipeline{PipelineID: "extract", Schedule: backfillSchedule, Factory: run("extract")}).
+			Register(&runtime.ScheduledPipeline{PipelineID: "load", Schedule: backfillSchedule, Factory: run("load"), After: []string{"extract"}})
+		wg.Go(func() { _ = pool.Run(ctx) })
+		<-pool.Started()
+	}
+	in, err := NewInspector(context.Background(), r.options(2*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = in.Close() })
+	to := time.Now().Truncate(time.Minute).Add(-time.Hour)
+	from := to.Add(-10 * time.Minute)
+	if _, err := in.StartBackfill(context.Background(), BackfillRequest{PipelineID: "load", From: from, To: to, Downstream: true}); !errors.Is(err, ErrInvalidBackfill) {
+		t.Fatalf("--downstream of a pipeline nothing waits for: %v", err)
+	}
+	p, err := in.StartBackfill(context.Background(), BackfillRequest{PipelineID: "extract", From: from, To: to, Parallel: 3, Downstream: true})
+	if err != nil || len(p.Request.Dependents) != 1 || p.Request.Dependents[0] != "load" {
+		t.Fatalf("start: %+v, %v", p, err)
+	}
+	if lp, err := in.Backfill(context.Background(), "load"); err != nil || !lp.Request.WaitUpstream || lp.Total != 10 {
+		t.Fatalf("load's backfill: %+v, %v", lp, err)
+	}
+	if p := waitBackfill(t, in, "extract", 20*time.Second); p.State != BackfillDone || p.Done != 10 {
+		t.Fatalf("extract's backfill: %+v", p)
+	}
+	if p := waitBackfill(t, in, "load", 20*time.Second); p.State != BackfillDone || p.Done != 10 {
+		t.Fatalf("load's backfill: %+v", p)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(early) > 0 {
+		t.Fatalf("load ran slots %v before extract completed them", early)
+	}
+	for s := from; s.Before(to); s = s.Add(time.Minute) {
+		if loaded[s.Unix()] != 1 {
+			t.Fatalf("load ran slot %s %d times, want once", s, loaded[s.Unix()])
+		}
+	}
+}

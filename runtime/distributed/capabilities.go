@@ -29,5 +29,6 @@ func (c *RedisWorkerCoordinator) Capabilities() runtime.Capabilities {
 
 		SlotCompletionReader: c,
 		Backfiller:           c,
+		DependencyReporter:   c,
 	}
 }

@@ -61,6 +61,7 @@ type control struct {
 	handler   func(runtime.Trigger)
 	every     time.Duration
 	schedules map[string]string
+	after     map[string][]string // SetDependencies'
 	// backfills are the running backfills of this worker's pipelines, as
 	// last read (backfill_watch.go).
 	backfills map[string]BackfillProgress
@@ -91,6 +92,27 @@ func (c *RedisWorkerCoordinator) SetSchedules(schedules map[string]string) {
 	c.ctl.mu.Lock()
 	defer c.ctl.mu.Unlock()
 	c.ctl.schedules = schedules
+}
+
+var _ runtime.DependencyReporter = (*RedisWorkerCoordinator)(nil)
+
+// SetDependencies records each pipeline's upstreams for the worker
+// record, where fleet backfill --downstream finds a pipeline's
+// dependents. The pool calls it before Start.
+func (c *RedisWorkerCoordinator) SetDependencies(after map[string][]string) {
+	c.ctl.mu.Lock()
+	defer c.ctl.mu.Unlock()
+	c.ctl.after = after
+}
+
+func (ctl *control) afterJSON() string {
+	ctl.mu.RLock()
+	defer ctl.mu.RUnlock()
+	if len(ctl.after) == 0 {
+		return ""
+	}
+	b, _ := json.Marshal(ctl.after)
+	return string(b)
 }
 
 func (ctl *control) schedulesJSON() string {

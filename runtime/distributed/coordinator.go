@@ -275,6 +275,7 @@ func (c *RedisWorkerCoordinator) Start(ctx context.Context, workerID string, pip
 	c.recordOK = time.Time{}
 	c.record = newWorkerRecord(workerID, pipelineIDs, c.clock.Now())
 	c.record.schedules = c.ctl.schedulesJSON()
+	c.record.after = c.ctl.afterJSON()
 	c.loopStop = make(chan struct{})
 	stop := c.loopStop
 	c.mu.Unlock()

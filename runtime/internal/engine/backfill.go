@@ -20,9 +20,13 @@ type Backfiller interface {
 
 // BackfillSlot is runtime.BackfillSlot.
 type BackfillSlot struct {
-	Lease  Lease
-	Params map[string]string
+	Lease        Lease
+	Params       map[string]string
+	WaitUpstream bool
 }
+
+// BackfillUpstreamWait is runtime.BackfillUpstreamWait.
+const BackfillUpstreamWait = time.Hour
 
 // BackfillPollInterval is runtime.BackfillPollInterval.
 const BackfillPollInterval = time.Second
@@ -49,6 +53,9 @@ type backfills struct {
 
 	mu   sync.Mutex
 	runs map[int64]*runContext // by fencing token
+	// waiting are the slots waiting for their upstreams, by fencing
+	// token; each channel is closed when the slot's lease is lost.
+	waiting map[int64]chan struct{}
 }
 
 // newBackfills returns the backfill driver of runners, nil when the
@@ -167,6 +174,27 @@ func (b *backfills) run(r *Runner, slot BackfillSlot) {
 		}
 	}
 
+	if slot.WaitUpstream && len(r.sp.After) > 0 {
+		upstream, err, stopped := b.awaitUpstreams(r, lease)
+		if stopped {
+			r.logRun(slog.LevelInfo, "backfill slot given up while waiting for its upstreams (shutting down); it is handed out again when its lease expires", lease)
+			return
+		}
+		if upstream != "" {
+			reason := UpstreamSkipReason(upstream, time.Unix(lease.RunNumber, 0))
+			if err != nil {
+				reason += " (the coordinator could not be asked: " + err.Error() + ")"
+			}
+			now := r.now()
+			b.count(r, backfillFailed, 0)
+			r.logRun(slog.LevelWarn, "backfill slot failed: its upstream has not completed it", lease, slog.String("upstream", upstream), slog.String("reason", reason))
+			b.finish(r, lease, &history.Record{PipelineID: r.id(), RunNumber: lease.RunNumber, FencingToken: lease.FencingToken,
+				WorkerID: lease.WorkerID, Start: now, End: now, Outcome: history.OutcomeFailed, Error: reason, Params: slot.Params})
+			b.claim(r)
+			return
+		}
+	}
+
 	span := r.startRunSpan(lease)
 	ctx := newRunContext(env.runBase(span), lease, r)
 	ctx.params = slot.Params
@@ -229,6 +257,69 @@ func (b *backfills) run(r *Runner, slot BackfillSlot) {
 	}
 	b.finish(r, lease, &rec)
 	b.claim(r)
+}
+
+// awaitUpstreams waits until each of r's upstreams (After) completed the
+// slot of lease, asking every AfterPollInterval, for at most r's
+// AfterTimeout (BackfillUpstreamWait when unset): a backfill started with
+// --downstream runs a dependent's slot only after its upstream's. It
+// returns the upstream that had not completed the slot by then ("" when
+// all did) with the last error asking it, and stopped when the pool or
+// the slot's lease stopped the wait.
+func (b *backfills) awaitUpstreams(r *Runner, lease Lease) (upstream string, err error, stopped bool) {
+	reader := b.env.caps.SlotCompletionReader
+	if reader == nil {
+		return r.sp.After[0], errNoSlotReader, false
+	}
+	wait := r.sp.AfterTimeout
+	if wait <= 0 {
+		wait = BackfillUpstreamWait
+	}
+	limit := r.now().Add(wait)
+	lost := b.setWaiting(lease.FencingToken, true)
+	defer b.setWaiting(lease.FencingToken, false)
+	for {
+		upstream, err = "", nil
+		for _, id := range r.sp.After {
+			ctx, cancel := context.WithTimeout(b.env.hard, leaseAcquireTimeout)
+			done, qerr := reader.SlotCompleted(ctx, id, lease.RunNumber)
+			cancel()
+			if qerr != nil || !done {
+				upstream, err = id, qerr
+				break
+			}
+		}
+		if upstream == "" || !r.now().Before(limit) {
+			return upstream, err, false
+		}
+		t := b.env.clock.NewTimer(AfterPollInterval)
+		select {
+		case <-t.C():
+		case <-b.quit:
+			t.Stop()
+			return upstream, err, true
+		case <-lost:
+			t.Stop()
+			return upstream, err, true
+		}
+	}
+}
+
+// setWaiting registers (on) a slot waiting for its upstreams, returning
+// the channel closed when its lease is lost, or forgets it.
+func (b *backfills) setWaiting(token int64, on bool) <-chan struct{} {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !on {
+		delete(b.waiting, token)
+		return nil
+	}
+	if b.waiting == nil {
+		b.waiting = map[int64]chan struct{}{}
+	}
+	ch := make(chan struct{})
+	b.waiting[token] = ch
+	return ch
 }
 
 // slotReplacer is runtime.SlotReplacer.
@@ -295,6 +386,12 @@ func (b *backfills) untrack(token int64) {
 func (b *backfills) cancel(token int64, cause error) bool {
 	b.mu.Lock()
 	ctx := b.runs[token]
+	if ch, ok := b.waiting[token]; ok {
+		close(ch)
+		delete(b.waiting, token)
+		b.mu.Unlock()
+		return true
+	}
 	b.mu.Unlock()
 	if ctx == nil {
 		return false
