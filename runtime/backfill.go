@@ -32,7 +32,9 @@ type Backfiller interface {
 	ClaimBackfill(ctx context.Context, pipelineID string, schedule Schedule) (slot BackfillSlot, ok bool, err error)
 	// FinishBackfill gives a claimed slot's lease back and records how it
 	// ended: rec is its run (the lease's run number, token and worker),
-	// nil when it did not run because the slot had completed before.
+	// nil when it did not run because the slot had completed before. A rec
+	// with OutcomeCancelled and no Start gives the slot back uncounted: it
+	// did not run, its backfill having been cancelled while it waited.
 	FinishBackfill(ctx context.Context, lease Lease, rec *history.Record) error
 }
 

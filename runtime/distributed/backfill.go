@@ -287,7 +287,10 @@ func (in *Inspector) StartBackfill(ctx context.Context, req BackfillRequest) (Ba
 	for _, d := range req.Dependents {
 		dreq := req
 		dreq.PipelineID, dreq.Downstream, dreq.Dependents, dreq.WaitUpstream = d, false, nil, true
-		dreq.Reason = strings.TrimSpace("downstream of " + id + "'s backfill; " + req.Reason)
+		dreq.Reason = "downstream of " + id + "'s backfill"
+		if req.Reason != "" {
+			dreq.Reason += ": " + req.Reason
+		}
 		if _, err := in.StartBackfill(ctx, dreq); err != nil {
 			return BackfillProgress{}, fmt.Errorf("the backfill of %q started, but not its dependent %q's: %w", id, d, err)
 		}
@@ -440,8 +443,35 @@ func (in *Inspector) CancelBackfill(ctx context.Context, pipelineID string, opts
 		return ControlResult{PipelineID: pipelineID, Action: "backfill cancel", Message: "no backfill of " + pipelineID + " is running"}, nil
 	}
 	in.audit(ctx, AuditEntry{PipelineID: pipelineID, Action: AuditBackfillCancel, Actor: req.actor, From: req.from, Reason: req.reason})
-	return ControlResult{PipelineID: pipelineID, Action: "backfill cancel", Changed: true, Message: fmt.Sprintf(
-		"cancelled the backfill of %s after %d of %d slots; %d in flight finish", pipelineID, p.Done+p.Skipped+p.Failed, p.Total, len(p.InFlight))}, nil
+	msg := fmt.Sprintf("cancelled the backfill of %s after %d of %d slots; %d in flight finish", pipelineID, p.Done+p.Skipped+p.Failed, p.Total, len(p.InFlight))
+	// Its dependents' slots would wait for upstream slots that no longer
+	// come: their backfills, started with it, end with it.
+	var also []string
+	for _, d := range p.Request.Dependents {
+		dp, err := in.c.readBackfill(ctx, d)
+		if err != nil || dp.State != BackfillRunning || !dp.Request.WaitUpstream {
+			continue
+		}
+		if ok, err := in.c.cancelBackfill(ctx, d, dp.ID); err == nil && ok {
+			in.audit(ctx, AuditEntry{PipelineID: d, Action: AuditBackfillCancel, Actor: req.actor, From: req.from,
+				Reason: cancelReason(pipelineID, req.reason)})
+			also = append(also, d)
+		}
+	}
+	if len(also) > 0 {
+		msg += "; and the backfills of its dependents " + strings.Join(also, ", ")
+	}
+	return ControlResult{PipelineID: pipelineID, Action: "backfill cancel", Changed: true, Message: msg}, nil
+}
+
+// cancelReason is the audit reason of a dependent's backfill cancelled
+// with pipelineID's.
+func cancelReason(pipelineID, reason string) string {
+	r := "with " + pipelineID + "'s backfill"
+	if reason != "" {
+		r += ": " + reason
+	}
+	return r
 }
 
 // cancelBackfill sets a running backfill with id to canceled, atomically

@@ -156,6 +156,9 @@ const (
 	backfillSlotSkipped
 	// backfillSlotFailed: the run failed.
 	backfillSlotFailed
+	// backfillSlotReleased: given back uncounted, not run (its backfill
+	// was cancelled while it waited).
+	backfillSlotReleased
 )
 
 // finishBackfillSlot records how a slot this replica holds ended and
@@ -177,6 +180,8 @@ func (c *RedisWorkerCoordinator) finishBackfillSlot(ctx context.Context, cl back
 		if rec != nil {
 			text = rec.Error
 		}
+	case backfillSlotReleased:
+		op, rec = "x", nil
 	}
 	var hist *historyEntry
 	member, score := "", int64(0)

@@ -67,6 +67,8 @@ func (c *RedisWorkerCoordinator) FinishBackfill(ctx context.Context, lease runti
 	}
 	o := backfillSlotFailed
 	switch {
+	case rec != nil && rec.Outcome == history.OutcomeCancelled && rec.Start.IsZero():
+		o = backfillSlotReleased
 	case rec == nil || rec.Outcome == history.OutcomeSlotDone:
 		o = backfillSlotSkipped
 	case rec.Outcome == history.OutcomeSucceeded:

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -202,7 +203,9 @@ func TestBackfillDownstreamRunsTheDependentsSlotsAfterTheUpstreams(t *testing.T)
 		extracted = map[int64]bool{}
 		loaded    = map[int64]int{}
 		early     []int64
+		hold      = make(chan struct{}) // extract's runs of slots before holdBefore wait on it
 	)
+	holdBefore := time.Now().Truncate(time.Minute).Add(-time.Hour - 10*time.Minute).Unix()
 	run := func(name string) runtime.Factory {
 		return func(context.Context) (runtime.Pipeline, error) {
 			return runtime.PipelineFunc(func(ctx context.Context) error {
@@ -211,6 +214,9 @@ func TestBackfillDownstreamRunsTheDependentsSlotsAfterTheUpstreams(t *testing.T)
 					return nil
 				}
 				if name == "extract" {
+					if lease.RunNumber < holdBefore {
+						<-hold
+					}
 					time.Sleep(30 * time.Millisecond) // load must wait for this
 					mu.Lock()
 					extracted[lease.RunNumber] = true
@@ -245,6 +251,9 @@ func TestBackfillDownstreamRunsTheDependentsSlotsAfterTheUpstreams(t *testing.T)
 		wg.Go(func() { _ = pool.Run(ctx) })
 		<-pool.Started()
 	}
+	// Registered after the pools, so it runs before their shutdown, which
+	// would otherwise wait out its graceful timeout for the held runs.
+	t.Cleanup(func() { close(hold) })
 	in, err := NewInspector(context.Background(), r.options(2*time.Second))
 	if err != nil {
 		t.Fatal(err)
@@ -267,6 +276,44 @@ func TestBackfillDownstreamRunsTheDependentsSlotsAfterTheUpstreams(t *testing.T)
 	}
 	if p := waitBackfill(t, in, "load", 20*time.Second); p.State != BackfillDone || p.Done != 10 {
 		t.Fatalf("load's backfill: %+v", p)
+	}
+	// A cancel of the upstream's backfill ends its dependents' too; their
+	// slots waiting for upstream slots that do not come give themselves
+	// back. extract's earlier slots hold until the test ends, so load's
+	// wait.
+	if _, err := in.StartBackfill(context.Background(), BackfillRequest{PipelineID: "extract", From: from.Add(-10 * time.Minute), To: from, Parallel: 2, Downstream: true}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		lp, _ := in.Backfill(context.Background(), "load")
+		if len(lp.InFlight) > 0 {
+			break // load's first slot waits for extract's
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("load claimed no slot to wait with: %+v", lp)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	res, err := in.CancelBackfill(context.Background(), "extract", WithReason("wrong range"))
+	if err != nil || !strings.Contains(res.Message, "and the backfills of its dependents load") {
+		t.Fatalf("cancel: %+v, %v", res, err)
+	}
+	if lp, _ := in.Backfill(context.Background(), "load"); lp.State != BackfillCanceled {
+		t.Fatalf("load's backfill after extract's cancel: %+v", lp)
+	}
+	// Its slots that waited for extract give themselves back, uncounted,
+	// once the workers see the cancel (a poll, then a wait's next ask).
+	deadline = time.Now().Add(10 * time.Second)
+	for {
+		lp, _ := in.Backfill(context.Background(), "load")
+		if len(lp.InFlight) == 0 && lp.Done == 0 && lp.Failed == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("load's cancelled backfill still holds slots: %+v", lp)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 	mu.Lock()
 	defer mu.Unlock()

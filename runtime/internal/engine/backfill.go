@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -175,9 +176,15 @@ func (b *backfills) run(r *Runner, slot BackfillSlot) {
 	}
 
 	if slot.WaitUpstream && len(r.sp.After) > 0 {
-		upstream, err, stopped := b.awaitUpstreams(r, lease)
+		upstream, err, stopped, cancelled := b.awaitUpstreams(r, lease)
 		if stopped {
 			r.logRun(slog.LevelInfo, "backfill slot given up while waiting for its upstreams (shutting down); it is handed out again when its lease expires", lease)
+			return
+		}
+		if cancelled {
+			r.logRun(slog.LevelInfo, "backfill cancelled while its slot waited for its upstreams; giving the slot back", lease)
+			b.finish(r, lease, &history.Record{PipelineID: r.id(), RunNumber: lease.RunNumber, FencingToken: lease.FencingToken,
+				WorkerID: lease.WorkerID, Outcome: history.OutcomeCancelled})
 			return
 		}
 		if upstream != "" {
@@ -264,12 +271,13 @@ func (b *backfills) run(r *Runner, slot BackfillSlot) {
 // AfterTimeout (BackfillUpstreamWait when unset): a backfill started with
 // --downstream runs a dependent's slot only after its upstream's. It
 // returns the upstream that had not completed the slot by then ("" when
-// all did) with the last error asking it, and stopped when the pool or
-// the slot's lease stopped the wait.
-func (b *backfills) awaitUpstreams(r *Runner, lease Lease) (upstream string, err error, stopped bool) {
+// all did) with the last error asking it, stopped when the pool or the
+// slot's lease stopped the wait, and cancelled when the backfill ended
+// meanwhile (cancelled: the pipeline is no longer Backfilling).
+func (b *backfills) awaitUpstreams(r *Runner, lease Lease) (upstream string, err error, stopped, cancelled bool) {
 	reader := b.env.caps.SlotCompletionReader
 	if reader == nil {
-		return r.sp.After[0], errNoSlotReader, false
+		return r.sp.After[0], errNoSlotReader, false, false
 	}
 	wait := r.sp.AfterTimeout
 	if wait <= 0 {
@@ -290,17 +298,20 @@ func (b *backfills) awaitUpstreams(r *Runner, lease Lease) (upstream string, err
 			}
 		}
 		if upstream == "" || !r.now().Before(limit) {
-			return upstream, err, false
+			return upstream, err, false, false
+		}
+		if !slices.Contains(b.bf.Backfilling(), r.id()) {
+			return upstream, err, false, true
 		}
 		t := b.env.clock.NewTimer(AfterPollInterval)
 		select {
 		case <-t.C():
 		case <-b.quit:
 			t.Stop()
-			return upstream, err, true
+			return upstream, err, true, false
 		case <-lost:
 			t.Stop()
-			return upstream, err, true
+			return upstream, err, true, false
 		}
 	}
 }

@@ -3,7 +3,8 @@
 -- KEYS[1] the backfill hash <prefix>backfill:{<pipeline>}
 -- ARGV[1] owner   ARGV[2] the backfill's id   ARGV[3] slot (Unix s)
 -- ARGV[4] token   ARGV[5] what to do: 'r' renew for ARGV[6] ms; 'd' done,
---         's' skipped (it had completed before), 'f' failed
+--         's' skipped (it had completed before), 'f' failed, 'x' given
+--         back uncounted (its backfill was cancelled before it ran)
 -- ARGV[6] renew: the TTL (ms); failed: the error text
 -- ARGV[7] failed: how many failed slots in a row stop the backfill (0:
 --         never)   ARGV[8] failed: how many failed slots keep their error
@@ -42,6 +43,9 @@ if op == 'r' then
   return 1
 end
 redis.call('HDEL', h, field)
+if op == 'x' then
+  return 1
+end
 if ARGV[9] and ARGV[9] ~= '' then
   redis.call('ZADD', KEYS[2], ARGV[10], ARGV[9])
 end
