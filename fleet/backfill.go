@@ -112,7 +112,8 @@ func (c *command) backfill(ctx context.Context, id string, fl cmdFlags, opts ...
 	case b.status:
 		p, err := c.in.Backfill(ctx, id)
 		if errors.Is(err, distributed.ErrNoBackfill) {
-			return fmt.Errorf("no backfill of %s (one ended more than %s ago is gone)", id, distributed.BackfillKeep)
+			return fmt.Errorf("no backfill of %s: none was started, or the last one ended more than %s ago, or Redis lost its data since it ended (a running backfill is written back by the replicas; a finished one is not)",
+				id, keepText(distributed.BackfillKeep))
 		}
 		if err != nil {
 			return err
@@ -135,6 +136,14 @@ func (c *command) backfill(ctx context.Context, id string, fl cmdFlags, opts ...
 			strings.Join(p.Request.Dependents, ", "), id)
 	}
 	return err
+}
+
+// keepText is how long a finished backfill is kept, in days when whole.
+func keepText(d time.Duration) string {
+	if d >= 24*time.Hour && d%(24*time.Hour) == 0 {
+		return fmt.Sprintf("%d days", d/(24*time.Hour))
+	}
+	return d.String()
 }
 
 func reprocessNote(on bool) string {

@@ -43,6 +43,9 @@ func TestFleetBackfillStartStatusCancel(t *testing.T) {
 	var mu sync.Mutex
 	replicas(t, srv, 1, &runs, &mu)
 
+	if code, _, errOut := run("backfill", "orders", "--status"); code != 1 || !strings.Contains(errOut, "no backfill of orders: none was started, or the last one ended more than 7 days ago") {
+		t.Fatalf("backfill --status before any: exit %d: %s", code, errOut)
+	}
 	to := time.Now().UTC().Truncate(time.Hour)
 	from := to.Add(-3 * time.Hour)
 	code, out, errOut := run("backfill", "orders", "--from", from.Format(time.RFC3339), "--to", to.Format(time.RFC3339), "--parallel", "2", "--reason", "late data")
