@@ -52,7 +52,7 @@ func TestFleetBackfillStartStatusCancel(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "backfill of orders started: 3 slots in ["+from.Format(time.RFC3339)) || !strings.Contains(out, "2 at a time") {
 		t.Fatalf("backfill: exit %d\n%s%s", code, out, errOut)
 	}
-	if code, _, errOut := run("backfill", "orders", "--from", "-2h", "--to", "-1h"); code != 1 || !strings.Contains(errOut, "is running") || !strings.Contains(errOut, "--cancel") {
+	if code, _, errOut := run("backfill", "orders", "--from", "-2h", "--to", "-1h"); code != 1 || !strings.Contains(errOut, `a backfill is already running for "orders"; cancel it first`) {
 		t.Fatalf("second backfill: exit %d: %s", code, errOut)
 	}
 	if code, _, errOut := run("backfill", "events", "--from", "-2h", "--to", "-1h"); code != 1 || !strings.Contains(errOut, "no slots to backfill") {

@@ -56,7 +56,7 @@ const BackfillKeep = 7 * 24 * time.Hour
 
 // ErrBackfillRunning is wrapped by the error of a backfill asked for while
 // another one of the same pipeline runs: cancel that one first.
-var ErrBackfillRunning = errors.New("distributed: a backfill of this pipeline is running")
+var ErrBackfillRunning = errors.New("distributed: a backfill is already running")
 
 // ErrInvalidBackfill is wrapped by the error of a backfill request that
 // cannot run: a range that is empty, in the future or too long, or a
@@ -257,7 +257,7 @@ func (in *Inspector) StartBackfill(ctx context.Context, req BackfillRequest) (Ba
 		}
 		for _, d := range req.Dependents {
 			if p, err := in.c.readBackfill(ctx, d); err == nil && p.State == BackfillRunning {
-				return BackfillProgress{}, fmt.Errorf("%w: %q, a dependent of %q; cancel it first (fleet backfill %s --cancel)", ErrBackfillRunning, d, id, d)
+				return BackfillProgress{}, fmt.Errorf("%w for %q, a dependent of %q; cancel it first (fleet backfill %s --cancel)", ErrBackfillRunning, d, id, d)
 			} else if err != nil && !errors.Is(err, ErrNoBackfill) {
 				return BackfillProgress{}, err
 			}
@@ -275,7 +275,7 @@ func (in *Inspector) StartBackfill(ctx context.Context, req BackfillRequest) (Ba
 	}
 	switch n {
 	case 0:
-		return BackfillProgress{}, fmt.Errorf("%w: %q; cancel it first (fleet backfill %s --cancel)", ErrBackfillRunning, id, id)
+		return BackfillProgress{}, fmt.Errorf("%w for %q; cancel it first (fleet backfill %s --cancel)", ErrBackfillRunning, id, id)
 	case -6:
 		return BackfillProgress{}, foreignKeyError("start a backfill", in.c.keys.backfill(id), "is not the backfill hash agora writes")
 	}
