@@ -47,9 +47,6 @@ mode = "upsert"
 key = ["slot", "n"]
 `
 
-// bfRowsPerSlot is how many rows a run of either pipeline writes.
-const bfRowsPerSlot = 3
-
 // backfillFleet is three replicas of agora worker --config running
 // backfillFleetConfig on a real Redis and PostgreSQL.
 type backfillFleet struct {
@@ -359,7 +356,7 @@ func backfillLines(log string) string {
 }
 
 // checkSlotRows reports a slot of table whose rows are not exactly one
-// run's n = 1..bfRowsPerSlot, that run being the ledger's completed token
+// run's n = 1..3, that run being the ledger's completed token
 // want (0: any one token). Rows of another token are allowed only when
 // runs says that run was interrupted (killed, or its lease lost when Redis
 // restarted) before it completed the slot: insert mode keeps an

@@ -176,7 +176,7 @@ func (b *backfills) run(r *Runner, slot BackfillSlot) {
 	}
 
 	if slot.WaitUpstream && len(r.sp.After) > 0 {
-		upstream, err, stopped, cancelled := b.awaitUpstreams(r, lease)
+		upstream, stopped, cancelled, err := b.awaitUpstreams(r, lease)
 		if stopped {
 			r.logRun(slog.LevelInfo, "backfill slot given up while waiting for its upstreams (shutting down); it is handed out again when its lease expires", lease)
 			return
@@ -274,10 +274,10 @@ func (b *backfills) run(r *Runner, slot BackfillSlot) {
 // all did) with the last error asking it, stopped when the pool or the
 // slot's lease stopped the wait, and cancelled when the backfill ended
 // meanwhile (cancelled: the pipeline is no longer Backfilling).
-func (b *backfills) awaitUpstreams(r *Runner, lease Lease) (upstream string, err error, stopped, cancelled bool) {
+func (b *backfills) awaitUpstreams(r *Runner, lease Lease) (upstream string, stopped, cancelled bool, err error) {
 	reader := b.env.caps.SlotCompletionReader
 	if reader == nil {
-		return r.sp.After[0], errNoSlotReader, false, false
+		return r.sp.After[0], false, false, errNoSlotReader
 	}
 	wait := r.sp.AfterTimeout
 	if wait <= 0 {
@@ -298,20 +298,20 @@ func (b *backfills) awaitUpstreams(r *Runner, lease Lease) (upstream string, err
 			}
 		}
 		if upstream == "" || !r.now().Before(limit) {
-			return upstream, err, false, false
+			return upstream, false, false, err
 		}
 		if !slices.Contains(b.bf.Backfilling(), r.id()) {
-			return upstream, err, false, true
+			return upstream, false, true, err
 		}
 		t := b.env.clock.NewTimer(AfterPollInterval)
 		select {
 		case <-t.C():
 		case <-b.quit:
 			t.Stop()
-			return upstream, err, true, false
+			return upstream, true, false, err
 		case <-lost:
 			t.Stop()
-			return upstream, err, true, false
+			return upstream, true, false, err
 		}
 	}
 }
