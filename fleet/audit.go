@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agora-etl/agora/internal/reltime"
 	"github.com/agora-etl/agora/runtime/distributed"
 )
 
@@ -32,17 +33,14 @@ func (c *command) audit(ctx context.Context, q distributed.AuditQuery) error {
 // parseUntil reads --until: an RFC 3339 time, or a duration from now
 // ("2h", "90m").
 func parseUntil(s string, now time.Time) (time.Time, error) {
-	if t, err := time.Parse(time.RFC3339, s); err == nil {
-		return t, nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("--until %q: want an RFC 3339 time (2026-01-02T15:04:05Z) or a duration from now (2h)", s)
-	}
-	if d <= 0 {
+	if d, err := time.ParseDuration(s); err == nil && d <= 0 {
 		return time.Time{}, fmt.Errorf("--until %s: a duration from now must be positive", s)
 	}
-	return now.Add(d), nil
+	t, err := reltime.Parse(s, now)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("--until %w", err)
+	}
+	return t, nil
 }
 
 // controlOptions are the options of pause, resume and trigger from the

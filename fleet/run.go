@@ -54,7 +54,17 @@ Commands:
   resume ID        clear a pipeline's pause (--reason TEXT)
   trigger ID       run a pipeline once now, on exactly one replica (--reason TEXT);
                    --param KEY=VALUE, repeatable, gives the run a parameter
-                   (SQL :param_KEY, CEL params.KEY, runtime.ParamsFromContext)
+                   (SQL :param_KEY, CEL params.KEY, runtime.ParamsFromContext);
+                   --slot T runs that slot of a cron or every pipeline (RFC 3339,
+                   or a duration from now), as a backfill of one slot: skipped
+                   if it completed, unless --reprocess
+  backfill ID      run every slot of a cron or every pipeline in a range, once across
+                   the fleet, oldest first: --from T --to T (RFC 3339, or a duration
+                   from now such as -24h), --parallel N (default 1), --reprocess
+                   (run completed slots again), --downstream (also the pipelines
+                   with after= on it, each slot after this one's), --reason TEXT;
+                   --status shows its progress, --cancel stops it (slots in
+                   flight finish)
   audit [ID]       who paused, resumed and triggered what, newest first: at, pipeline,
                    action, actor, reason, until, params (--limit N, default 20)
   runs [ID]        run history, newest first: pipeline, run, token, worker, start, end,
@@ -80,7 +90,7 @@ func Usage() string { return usageText }
 
 // Summary is the one-line description of the "fleet" subcommand of worker
 // binaries ("./worker fleet ..."), which package worker serves with Run.
-const Summary = "inspect and steer the fleet: workers, leases, pipelines, pause ID, resume ID, trigger ID, audit (fleet -h)"
+const Summary = "inspect and steer the fleet: workers, leases, pipelines, pause ID, resume ID, trigger ID, backfill ID, audit (fleet -h)"
 
 // usageError is a command-line mistake: exit status 2.
 type usageError struct{ msg string }
@@ -136,7 +146,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, opts ...O
 	case "resume":
 		err = c.report(in.Resume(ctx, rest[0], ctl...))
 	case "trigger":
-		err = c.trigger(ctx, rest[0], ctl...)
+		err = c.trigger(ctx, rest[0], fl, ctl...)
+	case "backfill":
+		err = c.backfill(ctx, rest[0], fl, ctl...)
 	case "audit":
 		err = c.audit(ctx, distributed.AuditQuery{PipelineIDs: rest, Limit: fl.limit})
 	case "runs":
@@ -161,7 +173,7 @@ func problem(err error, redisURL string) string {
 // argCount is how many positional arguments each command takes (-1: any
 // number of pipeline ids).
 var argCount = map[string]int{
-	"workers": 0, "leases": -1, "pipelines": 0, "pause": 1, "resume": 1, "trigger": 1, "help": 0,
+	"workers": 0, "leases": -1, "pipelines": 0, "pause": 1, "resume": 1, "trigger": 1, "backfill": 1, "help": 0,
 	"runs": -2, "audit": -2, "ui": 0, // -2: at most one
 }
 
@@ -181,6 +193,9 @@ type cmdFlags struct {
 	until     string
 	untilAt   time.Time // until, parsed
 	params    paramList // --param, trigger's
+	backfill  backfillFlags
+	slot      string    // --slot, trigger's
+	slotAt    time.Time // slot, parsed
 }
 
 // args is a parsed command line.
@@ -193,7 +208,8 @@ type args struct {
 
 // commandFlags names the commands that take each flag only some take.
 var commandFlags = map[string][]string{"limit": {"runs", "audit"}, "failed": {"runs"}, "since": {"runs"}, "listen": {"ui"}, "token": {"ui"},
-	"token-file": {"ui"}, "allowed-host": {"ui"}, "reason": {"pause", "resume", "trigger"}, "until": {"pause"}, "param": {"trigger"}}
+	"token-file": {"ui"}, "allowed-host": {"ui"}, "reason": {"pause", "resume", "trigger", "backfill"}, "until": {"pause"}, "param": {"trigger"},
+	"from": {"backfill"}, "to": {"backfill"}, "parallel": {"backfill"}, "reprocess": {"backfill", "trigger"}, "slot": {"trigger"}, "downstream": {"backfill"}, "status": {"backfill"}, "cancel": {"backfill"}}
 
 // parseArgs splits the command word, its positional arguments and its
 // flags (--json and --redis URL everywhere; --limit, --failed, --since for
@@ -216,6 +232,14 @@ func parseArgs(argv []string) (args, error) {
 	fs.StringVar(&fl.reason, "reason", "", "why: kept with a pause and in the audit log")
 	fs.StringVar(&fl.until, "until", "", "when a pause ends by itself: RFC 3339, or a duration from now")
 	fs.Var(&fl.params, "param", "a parameter of the triggered run, key=value (repeatable)")
+	fs.StringVar(&fl.backfill.from, "from", "", "the backfill's first slot: RFC 3339, or a duration from now (-24h)")
+	fs.StringVar(&fl.backfill.to, "to", "", "the end of the backfill's range, not included")
+	fs.IntVar(&fl.backfill.parallel, "parallel", 0, "how many slots of the backfill run at once across the fleet")
+	fs.BoolVar(&fl.backfill.reprocess, "reprocess", false, "run slots that completed, again")
+	fs.BoolVar(&fl.backfill.downstream, "downstream", false, "also backfill the pipelines that wait for this one (after=), each slot after this one's")
+	fs.StringVar(&fl.slot, "slot", "", "the slot trigger runs: RFC 3339, or a duration from now")
+	fs.BoolVar(&fl.backfill.status, "status", false, "show the backfill's progress")
+	fs.BoolVar(&fl.backfill.cancel, "cancel", false, "cancel the backfill")
 	var words []string
 	for remaining := argv; ; {
 		if err := fs.Parse(remaining); err != nil {
@@ -262,6 +286,16 @@ func parseArgs(argv []string) (args, error) {
 		return args{}, usageError{fmt.Sprintf("--limit %d: must be 0 (all kept) or more", fl.limit)}
 	case cmd == "runs" && fl.since < 0:
 		return args{}, usageError{fmt.Sprintf("--since %s: must not be negative", fl.since)}
+	}
+	if cmd == "backfill" {
+		if err := checkBackfill(&fl, time.Now()); err != nil {
+			return args{}, err
+		}
+	}
+	if cmd == "trigger" {
+		if err := checkTriggerSlot(&fl, time.Now()); err != nil {
+			return args{}, err
+		}
 	}
 	if fl.until != "" {
 		t, err := parseUntil(fl.until, time.Now())
@@ -331,7 +365,7 @@ func (c *command) pipelines(ctx context.Context) error {
 	if c.json {
 		return c.emit(rows)
 	}
-	t := newTable(c.out, "PIPELINE", "SCHEDULE", "WORKERS", "LAST COMPLETED", "NEXT RUN", "LAST OUTCOME", "LAST SUCCESS", "PAUSED", "ONCE COMPLETED", "ERRORS", "BACKOFF UNTIL", "DEADLINE MISSED", "LAST ERROR")
+	t := newTable(c.out, "PIPELINE", "SCHEDULE", "WORKERS", "LAST COMPLETED", "NEXT RUN", "LAST OUTCOME", "LAST SUCCESS", "PAUSED", "ONCE COMPLETED", "ERRORS", "BACKOFF UNTIL", "DEADLINE MISSED", "BACKFILL", "LAST ERROR")
 	for _, r := range rows {
 		sched := r.Schedule
 		if sched == "" {
@@ -350,7 +384,7 @@ func (c *command) pipelines(ctx context.Context) error {
 			lastErr = oneLine(r.LastError)
 		}
 		t.row(r.PipelineID, sched, fmt.Sprint(len(r.Workers)), timeOrDash(r.LastCompleted), timeOrDash(r.NextRun),
-			outcome, timeOrDash(r.LastSuccess), yesNo(r.Paused), yesNo(r.OnceCompleted), errs, timeOrDash(r.BackoffUntil), timeOrDash(r.LastDeadlineMissed), lastErr)
+			outcome, timeOrDash(r.LastSuccess), yesNo(r.Paused), yesNo(r.OnceCompleted), errs, timeOrDash(r.BackoffUntil), timeOrDash(r.LastDeadlineMissed), backfillCell(r.Backfill), lastErr)
 	}
 	if err := t.flush(); err != nil {
 		return err
@@ -384,7 +418,10 @@ func (c *command) report(r distributed.ControlResult, err error) error {
 	return err
 }
 
-func (c *command) trigger(ctx context.Context, id string, opts ...distributed.ControlOption) error {
+func (c *command) trigger(ctx context.Context, id string, fl cmdFlags, opts ...distributed.ControlOption) error {
+	if !fl.slotAt.IsZero() {
+		return c.triggerSlot(ctx, id, fl)
+	}
 	r, err := c.in.Trigger(ctx, id, opts...)
 	if errors.Is(err, distributed.ErrPipelinePaused) {
 		return fmt.Errorf("%w (fleet resume %s)", err, id)

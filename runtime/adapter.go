@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"time"
 
+	"github.com/agora-etl/agora/runtime/history"
 	"github.com/agora-etl/agora/runtime/internal/engine"
 )
 
@@ -173,6 +174,34 @@ func (h engineLeaseHolderReporter) LeaseHolder(ctx context.Context, pipelineID s
 	return engine.Lease(l), ok, err
 }
 
+// engineBackfiller is a Backfiller as the engine calls it: the schedule
+// of each pipeline it claims for is the pool's.
+type engineBackfiller struct {
+	Backfiller
+	schedules map[string]Schedule
+}
+
+// backfillerOf is b for the pool of pipelines; nil when b is.
+func backfillerOf(b Backfiller, pipelines []*ScheduledPipeline) engine.Backfiller {
+	if b == nil {
+		return nil
+	}
+	schedules := make(map[string]Schedule, len(pipelines))
+	for _, sp := range pipelines {
+		schedules[sp.PipelineID] = sp.Schedule
+	}
+	return engineBackfiller{b, schedules}
+}
+
+func (b engineBackfiller) ClaimBackfill(ctx context.Context, pipelineID string) (engine.BackfillSlot, bool, error) {
+	slot, ok, err := b.Backfiller.ClaimBackfill(ctx, pipelineID, b.schedules[pipelineID])
+	return engine.BackfillSlot{Lease: engine.Lease(slot.Lease), Params: slot.Params, WaitUpstream: slot.WaitUpstream}, ok, err
+}
+
+func (b engineBackfiller) FinishBackfill(ctx context.Context, lease engine.Lease, rec *history.Record) error {
+	return b.Backfiller.FinishBackfill(ctx, Lease(lease), rec)
+}
+
 type engineFailureReader struct{ FailureSharer }
 
 func (f engineFailureReader) Failures(pipelineID string) (engine.FailureState, bool) {
@@ -214,5 +243,9 @@ func statusOf(st engine.Status) PipelineStatus {
 		StaleWritesRefused: st.StaleWritesRefused,
 		LastFencingToken:   st.LastFencingToken,
 		LastSuccess:        st.LastSuccess,
+		BackfillDone:       st.BackfillDone,
+		BackfillSkipped:    st.BackfillSkipped,
+		BackfillFailed:     st.BackfillFailed,
+		BackfillRunning:    st.BackfillRunning,
 	}
 }

@@ -84,6 +84,14 @@ type Capabilities struct {
 	// which ScheduledPipeline.After waits for. nil: a pipeline with After
 	// is refused before the pool starts.
 	SlotCompletionReader SlotCompletionReader
+	// DependencyReporter receives, before Start, the upstreams of every
+	// pipeline that has After, for fleet tooling. nil: they are not
+	// published, and fleet backfill --downstream finds no dependents.
+	DependencyReporter DependencyReporter
+	// Backfiller hands this worker the slots of the fleet's backfills
+	// (fleet backfill, fleet trigger --slot). nil: backfills are not run by
+	// this worker.
+	Backfiller Backfiller
 }
 
 // DeadlineReporter is the optional capability (Capabilities) that reports

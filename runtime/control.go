@@ -1,6 +1,9 @@
 package runtime
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // FleetController is the capability (Capabilities.FleetController) of
 // coordinators that carry operators' fleet-wide commands
@@ -32,6 +35,15 @@ type ScheduleReporter interface {
 	SetSchedules(schedules map[string]string)
 }
 
+// DependencyReporter is the capability (Capabilities.DependencyReporter)
+// of coordinators that publish which pipelines wait for which
+// (ScheduledPipeline.After), for fleet tooling: fleet backfill
+// --downstream finds a pipeline's dependents there. The pool calls
+// SetDependencies before Start with the pipelines that have After, by id.
+type DependencyReporter interface {
+	SetDependencies(after map[string][]string)
+}
+
 // InterruptedRerunner is the capability (Capabilities.InterruptedRerunner)
 // of coordinators that can tell a pipeline's worker, when it takes over the
 // lease of a holder that died, which earlier slot that holder left
@@ -57,6 +69,15 @@ func reportSchedules(caps Capabilities, pipelines []*ScheduledPipeline) {
 	}
 	if fs := caps.FailureSharer; fs != nil {
 		fs.ShareFailures(failureRules(pipelines))
+	}
+	if dr := caps.DependencyReporter; dr != nil {
+		after := map[string][]string{}
+		for _, sp := range pipelines {
+			if len(sp.After) > 0 {
+				after[sp.PipelineID] = slices.Clone(sp.After)
+			}
+		}
+		dr.SetDependencies(after)
 	}
 	sr := caps.ScheduleReporter
 	if sr == nil {

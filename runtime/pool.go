@@ -297,7 +297,9 @@ func (p *WorkerPool) Run(ctx context.Context) error {
 		indexes[i] = i
 		ids = append(ids, sp.PipelineID)
 	}
-	pr.eng = engine.New(engineConfig(cfg, coord, caps, logger, parent), specsOf(p.pipelines), indexes, true)
+	ec := engineConfig(cfg, coord, caps, logger, parent)
+	ec.Capabilities.Backfiller = backfillerOf(caps.Backfiller, p.pipelines)
+	pr.eng = engine.New(ec, specsOf(p.pipelines), indexes, true)
 	for i, sp := range p.pipelines {
 		if !sp.active.CompareAndSwap(nil, pr.eng.Runner(i)) {
 			for j := range i {

@@ -128,6 +128,14 @@ type PipelineStatus struct {
 	// LastSuccess is when the last successful run on this worker ended;
 	// nil before the first. A staleness alert compares it with now.
 	LastSuccess *time.Time `json:"last_success,omitempty"`
+	// BackfillDone, BackfillSkipped and BackfillFailed count the backfill
+	// slots (Backfiller) this worker ran that succeeded, that it found
+	// completed before (skipped), and that failed; BackfillRunning is how
+	// many run now.
+	BackfillDone    uint64 `json:"backfill_done,omitempty"`
+	BackfillSkipped uint64 `json:"backfill_skipped,omitempty"`
+	BackfillFailed  uint64 `json:"backfill_failed,omitempty"`
+	BackfillRunning int    `json:"backfill_running,omitempty"`
 }
 
 // RunOutcomes counts one pipeline's finished runs by how they ended and

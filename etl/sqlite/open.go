@@ -1,13 +1,16 @@
 package sqlite
 
 import (
+	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"net/url"
 	"strings"
 	"sync"
+	"time"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+	sqlite "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 )
 
 // busyTimeoutMS is how long a statement waits for another connection's
@@ -57,9 +60,37 @@ func openShared(path string) (*sql.DB, error) {
 	if err != nil {
 		return nil, err
 	}
+	waitWAL(db, busyTimeoutMS*time.Millisecond)
 	if shared.dbs == nil {
 		shared.dbs = map[string]*sql.DB{}
 	}
 	shared.dbs[path] = db
 	return db, nil
+}
+
+// waitWAL opens db's first connection, waiting up to d while it fails with
+// SQLITE_BUSY. A connection sets journal_mode(WAL) when it opens, and on a
+// file not yet in WAL mode (a new one) that needs the file to itself: a
+// second process or handle opening it at that moment (two replicas, or
+// parallel backfill slots, at their first write) fails at once with
+// SQLITE_BUSY, which busy_timeout does not retry. Once one connection has
+// switched the file, setting WAL again changes nothing. Other errors are
+// left to the first statement, as before.
+func waitWAL(db *sql.DB, d time.Duration) {
+	deadline := time.Now().Add(d)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), d)
+		err := db.PingContext(ctx)
+		cancel()
+		if !isBusy(err) || time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// isBusy reports whether err is SQLite's SQLITE_BUSY (extended codes too).
+func isBusy(err error) bool {
+	var e *sqlite.Error
+	return errors.As(err, &e) && e.Code()&0xff == 5
 }

@@ -28,19 +28,7 @@ func TestFormParams(t *testing.T) {
 // postParams posts the trigger form with its params field.
 func postParams(t *testing.T, srv *httptest.Server, h *Handler, params string) *http.Response {
 	t.Helper()
-	form := url.Values{"csrf": {h.csrf}, "token": {"s3cret"}, "params": {params}}
-	req, _ := http.NewRequest("POST", srv.URL+"/pipelines/orders/trigger", strings.NewReader(form.Encode()))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.AddCookie(&http.Cookie{Name: csrfCookie, Value: h.csrf})
-	req.AddCookie(&http.Cookie{Name: sessionCookie, Value: h.session()})
-	c := *srv.Client()
-	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	resp, err := c.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	return resp
+	return postForm(t, srv, h, "/pipelines/orders/trigger", url.Values{"params": {params}})
 }
 
 func TestTriggerFormGivesParams(t *testing.T) {

@@ -175,6 +175,8 @@ type page struct {
 	Workers   []workerView
 
 	Pipeline *distributed.PipelineInfo
+	// Backfill is the pipeline's running or last backfill, if any.
+	Backfill *distributed.BackfillProgress
 	Audit    []distributed.AuditEntry
 	Runs     []history.Record
 	Stale    []history.Record
@@ -300,6 +302,12 @@ func (h *Handler) pipeline(w http.ResponseWriter, r *http.Request) {
 	}
 	p := h.base(w, id)
 	p.Pipeline, p.Kept, p.Chart, p.Filter = &info, len(runs), durationChart(runs), readFilterView(q)
+	if bf, err := h.in.Backfill(r.Context(), id); err == nil {
+		p.Backfill = &bf
+	} else if !errors.Is(err, distributed.ErrNoBackfill) {
+		// The rest of the page is still worth showing.
+		h.opts.Logger.Warn("fleet ui: reading a backfill failed", "pipeline", id, "error", err)
+	}
 	var kept []history.Record
 	for _, run := range runs {
 		if run.Outcome == history.OutcomeStale {
@@ -410,6 +418,10 @@ func notice(r *http.Request) string {
 		return "Resumed: the next scheduled run goes ahead."
 	case "trigger":
 		return "Triggered: one replica runs it shortly, under its own lease."
+	case "backfill":
+		return "Backfill started: the replicas run its slots oldest first; its progress is below."
+	case "backfill-cancel":
+		return "Backfill cancelled: no slot is handed out any more; the slots in flight finish."
 	}
 	return ""
 }
@@ -419,7 +431,9 @@ var errForbidden = errors.New("forbidden")
 
 func (h *Handler) act(w http.ResponseWriter, r *http.Request) {
 	id, action := r.PathValue("id"), r.PathValue("action")
-	if action != "pause" && action != "resume" && action != "trigger" {
+	switch action {
+	case "pause", "resume", "trigger", "backfill", "backfill-cancel":
+	default:
 		h.fail(w, http.StatusNotFound, fmt.Errorf("unknown action %q", action))
 		return
 	}
@@ -450,6 +464,16 @@ func (h *Handler) act(w http.ResponseWriter, r *http.Request) {
 	}
 	var err error
 	switch action {
+	case "backfill":
+		var req distributed.BackfillRequest
+		if req, err = h.backfillForm(r, id); err != nil {
+			h.fail(w, http.StatusBadRequest, fmt.Errorf("backfill %s: %w", id, err))
+			return
+		}
+		req.Actor = actor
+		_, err = h.in.StartBackfill(ctx, req)
+	case "backfill-cancel":
+		_, err = h.in.CancelBackfill(ctx, id, opts...)
 	case "pause":
 		_, err = h.in.Pause(ctx, id, actor, opts...)
 	case "resume":
@@ -461,9 +485,9 @@ func (h *Handler) act(w http.ResponseWriter, r *http.Request) {
 		status := http.StatusBadGateway
 		switch {
 		case errors.Is(err, distributed.ErrUnknownPipeline) || errors.Is(err, distributed.ErrPipelinePaused) ||
-			errors.Is(err, distributed.ErrTriggerPending):
+			errors.Is(err, distributed.ErrTriggerPending) || errors.Is(err, distributed.ErrBackfillRunning):
 			status = http.StatusConflict
-		case errors.Is(err, distributed.ErrInvalidControl):
+		case errors.Is(err, distributed.ErrInvalidControl) || errors.Is(err, distributed.ErrInvalidBackfill):
 			status = http.StatusBadRequest // a reason over MaxReasonBytes
 		}
 		h.fail(w, status, fmt.Errorf("%s %s: %s", action, id, strings.TrimPrefix(err.Error(), "distributed: ")))

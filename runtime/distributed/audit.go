@@ -56,6 +56,11 @@ const (
 	AuditTrigger AuditAction = "trigger"
 	// AuditStop is a fleet-wide stop after max_consecutive_errors.
 	AuditStop AuditAction = "stop"
+	// AuditBackfill is a backfill started (its range, parallel and
+	// reprocess in Params).
+	AuditBackfill AuditAction = "backfill"
+	// AuditBackfillCancel is a backfill cancelled.
+	AuditBackfillCancel AuditAction = "backfill_cancel"
 )
 
 // AuditEntry is one entry of the audit log: one object of "fleet audit

@@ -28,5 +28,7 @@ func (c *RedisWorkerCoordinator) Capabilities() runtime.Capabilities {
 		DeadlineReporter:    c,
 
 		SlotCompletionReader: c,
+		Backfiller:           c,
+		DependencyReporter:   c,
 	}
 }

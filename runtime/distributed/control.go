@@ -61,6 +61,10 @@ type control struct {
 	handler   func(runtime.Trigger)
 	every     time.Duration
 	schedules map[string]string
+	after     map[string][]string // SetDependencies'
+	// backfills are the running backfills of this worker's pipelines, as
+	// last read (backfill_watch.go).
+	backfills map[string]BackfillProgress
 }
 
 var _ runtime.ScheduleReporter = (*RedisWorkerCoordinator)(nil)
@@ -88,6 +92,27 @@ func (c *RedisWorkerCoordinator) SetSchedules(schedules map[string]string) {
 	c.ctl.mu.Lock()
 	defer c.ctl.mu.Unlock()
 	c.ctl.schedules = schedules
+}
+
+var _ runtime.DependencyReporter = (*RedisWorkerCoordinator)(nil)
+
+// SetDependencies records each pipeline's upstreams for the worker
+// record, where fleet backfill --downstream finds a pipeline's
+// dependents. The pool calls it before Start.
+func (c *RedisWorkerCoordinator) SetDependencies(after map[string][]string) {
+	c.ctl.mu.Lock()
+	defer c.ctl.mu.Unlock()
+	c.ctl.after = after
+}
+
+func (ctl *control) afterJSON() string {
+	ctl.mu.RLock()
+	defer ctl.mu.RUnlock()
+	if len(ctl.after) == 0 {
+		return ""
+	}
+	b, _ := json.Marshal(ctl.after)
+	return string(b)
 }
 
 func (ctl *control) schedulesJSON() string {
@@ -176,10 +201,11 @@ func (c *RedisWorkerCoordinator) pollControl(ctx context.Context) error { return
 func (c *RedisWorkerCoordinator) poll(ctx context.Context, claim bool) error {
 	opCtx, cancel := c.opContext(ctx, opControl)
 	defer cancel()
-	var paused, triggers *redis.MapStringStringCmd
+	var paused, triggers, backfills *redis.MapStringStringCmd
 	_, err := c.client.Pipelined(opCtx, func(p redis.Pipeliner) error {
 		paused = p.HGetAll(opCtx, c.keys.paused())
 		triggers = p.HGetAll(opCtx, c.keys.triggers())
+		backfills = p.HGetAll(opCtx, c.keys.backfills())
 		return nil
 	})
 	if err != nil && !isWrongType(err) {
@@ -189,10 +215,10 @@ func (c *RedisWorkerCoordinator) poll(ctx context.Context, claim bool) error {
 	// nothing is paused or asked for, as when the key is missing, and the
 	// key is named once (a worker that kept its last flags would go on
 	// skipping a pipeline nobody can resume).
-	for _, cmd := range []*redis.MapStringStringCmd{paused, triggers} {
+	for _, cmd := range []*redis.MapStringStringCmd{paused, triggers, backfills} {
 		switch err := cmd.Err(); {
 		case isWrongType(err):
-			c.warnForeign(cmd.Args()[1].(string), "not a hash: no pause flag or run-now request can be read from it")
+			c.warnForeign(cmd.Args()[1].(string), "not a hash: no pause flag, run-now request or backfill can be read from it")
 		case err != nil:
 			return err
 		}
@@ -220,6 +246,7 @@ func (c *RedisWorkerCoordinator) poll(ctx context.Context, claim bool) error {
 		}
 	}
 	c.ctl.mu.Unlock()
+	c.watchBackfills(opCtx, backfills.Val())
 	if handler == nil || !claim {
 		return nil
 	}

@@ -53,6 +53,10 @@ type RedisWorkerCoordinator struct {
 	clock    runtime.Clock
 
 	lostCB atomic.Pointer[func(string, runtime.Lease)]
+	// bfHeld are the backfill slots this worker runs, by fencing token
+	// (backfill_lease.go); guarded by bfMu.
+	bfMu   sync.Mutex
+	bfHeld map[int64]*heldBackfill
 
 	mu       sync.Mutex
 	closed   bool
@@ -271,6 +275,7 @@ func (c *RedisWorkerCoordinator) Start(ctx context.Context, workerID string, pip
 	c.recordOK = time.Time{}
 	c.record = newWorkerRecord(workerID, pipelineIDs, c.clock.Now())
 	c.record.schedules = c.ctl.schedulesJSON()
+	c.record.after = c.ctl.afterJSON()
 	c.loopStop = make(chan struct{})
 	stop := c.loopStop
 	c.mu.Unlock()
@@ -303,8 +308,9 @@ func (c *RedisWorkerCoordinator) Start(ctx context.Context, workerID string, pip
 	}
 
 	c.startControl(ctx, pipelineIDs)
-	c.loops.Add(3)
+	c.loops.Add(4)
 	go c.renewLoop(stop)
+	go c.backfillRenewLoop(stop)
 	go c.heartbeatLoop(stop)
 	go c.controlLoop(stop)
 	if c.usesPreference() {

@@ -125,6 +125,21 @@ func (c *RedisWorkerCoordinator) writeHistory(ctx context.Context, pipelineID st
 	}
 }
 
+// writeHistoryTrim trims pipelineID's history as e says, for a run a
+// script recorded already (a backfill slot's).
+func (c *RedisWorkerCoordinator) writeHistoryTrim(ctx context.Context, pipelineID string, e *historyEntry) {
+	opCtx, cancel := c.opContext(ctx, opHistory)
+	defer cancel()
+	key := c.keys.done(pipelineID)
+	_, err := c.client.Pipelined(opCtx, func(p redis.Pipeliner) error {
+		queueHistory(opCtx, p, key, e, true)
+		return nil
+	})
+	if err != nil {
+		c.log.Warn("distributed: could not trim the run history", "pipeline", pipelineID, "error", err)
+	}
+}
+
 // RunHistory reads the newest runs of pipelineID from Redis, newest first,
 // at most limit (<= 0: the policy's Limit), none older than the policy's
 // MaxAge. It needs only Connect.

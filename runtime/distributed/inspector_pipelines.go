@@ -2,6 +2,7 @@ package distributed
 
 import (
 	"context"
+	"errors"
 	"sort"
 	"time"
 
@@ -70,6 +71,35 @@ type PipelineInfo struct {
 	Lease LeaseInfo `json:"lease"`
 	// StaleRefusals counts the runs in the history refused as stale.
 	StaleRefusals int `json:"stale_refusals"`
+	// Backfill is the pipeline's running backfill; absent when none runs
+	// (fleet backfill ID --status shows a finished one).
+	Backfill *BackfillSummary `json:"backfill,omitempty"`
+}
+
+// BackfillSummary is where a running backfill stands, in a pipeline's row.
+type BackfillSummary struct {
+	// ID names the backfill.
+	ID string `json:"id"`
+	// Total, Done, Skipped, Failed, InFlight and Remaining count its
+	// slots (see BackfillProgress).
+	Total     int `json:"total"`
+	Done      int `json:"done"`
+	Skipped   int `json:"skipped"`
+	Failed    int `json:"failed"`
+	InFlight  int `json:"in_flight"`
+	Remaining int `json:"remaining"`
+	// Current is the oldest slot in flight; nil when none is.
+	Current *time.Time `json:"current,omitempty"`
+}
+
+// summary is p in a pipeline's row.
+func (p BackfillProgress) summary() *BackfillSummary {
+	s := &BackfillSummary{ID: p.ID, Total: p.Total, Done: p.Done, Skipped: p.Skipped, Failed: p.Failed, InFlight: len(p.InFlight), Remaining: p.Remaining()}
+	if len(p.InFlight) > 0 {
+		t := p.InFlight[0].Slot
+		s.Current = &t
+	}
+	return s
 }
 
 // Overview is the fleet at one moment: every pipeline and the live
@@ -109,6 +139,10 @@ func (in *Inspector) Overview(ctx context.Context) (Overview, error) {
 	if err != nil {
 		return Overview{}, err
 	}
+	backfills, err := in.runningBackfills(ctx)
+	if err != nil {
+		return Overview{}, err
+	}
 	schedules := schedulesOf(ws)
 	now := in.now()
 	rows := make([]PipelineInfo, len(ids))
@@ -116,8 +150,37 @@ func (in *Inspector) Overview(ctx context.Context) (Overview, error) {
 		rows[i] = in.row(id, schedules[id], by[id], leases[i], paused, now)
 		rows[i].fromHistory(histories[i])
 		rows[i].plan(histories[i], failures[i], now)
+		if p, ok := backfills[id]; ok {
+			rows[i].Backfill = p.summary()
+		}
 	}
 	return Overview{Pipelines: rows, Workers: ws}, nil
+}
+
+// runningBackfills reads the running backfills, by pipeline: the index,
+// then each backfill it names. A backfill that is not running any more, or
+// whose key holds data agora did not write, is left out.
+func (in *Inspector) runningBackfills(ctx context.Context) (map[string]BackfillProgress, error) {
+	opCtx, cancel := in.c.opContext(ctx, opInspect)
+	index, err := in.c.client.HGetAll(opCtx, in.c.keys.backfills()).Result()
+	cancel()
+	if isWrongType(err) {
+		in.c.warnForeign(in.c.keys.backfills(), "not a hash: no backfill can be read from it")
+		return nil, nil
+	}
+	if err != nil {
+		return nil, in.c.failure("read the running backfills", err)
+	}
+	out := make(map[string]BackfillProgress, len(index))
+	for id := range index {
+		p, err := in.c.readBackfill(ctx, id)
+		if err == nil && p.State == BackfillRunning {
+			out[id] = p
+		} else if err != nil && !errors.Is(err, ErrNoBackfill) && !errors.Is(err, ErrForeignData) {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // fleetPipelines reads the live workers and the pause flags, and returns

@@ -115,6 +115,10 @@ func (in *Inspector) Summaries(ctx context.Context) (Overview, error) {
 	if err != nil {
 		return Overview{}, err
 	}
+	backfills, err := in.runningBackfills(ctx)
+	if err != nil {
+		return Overview{}, err
+	}
 	schedules := schedulesOf(ws)
 	now := in.now()
 	rows := make([]PipelineInfo, len(ids))
@@ -126,6 +130,9 @@ func (in *Inspector) Summaries(ctx context.Context) (Overview, error) {
 			runs = []history.Record{*n}
 		}
 		rows[i].plan(runs, failures[i], now)
+		if p, ok := backfills[id]; ok {
+			rows[i].Backfill = p.summary()
+		}
 	}
 	return Overview{Pipelines: rows, Workers: ws}, nil
 }
@@ -189,6 +196,11 @@ func (in *Inspector) PipelineAmong(ctx context.Context, id string, ws []WorkerIn
 	info = in.row(id, schedulesOf(ws)[id], by[id], leases[0], paused, now)
 	info.fromHistory(histories[0])
 	info.plan(histories[0], failures[0], now)
+	if p, err := in.c.readBackfill(ctx, id); err == nil && p.State == BackfillRunning {
+		info.Backfill = p.summary()
+	} else if err != nil && !errors.Is(err, ErrNoBackfill) && !errors.Is(err, ErrForeignData) {
+		return PipelineInfo{}, nil, false, err
+	}
 	_, isPaused := paused[id]
 	found = len(by[id]) > 0 || isPaused || len(histories[0]) > 0
 	return info, histories[0], found, nil

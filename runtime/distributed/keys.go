@@ -16,11 +16,13 @@ import "strconv"
 //	<prefix>deadline:{<pipeline>}  string: the last slot reported as missing its deadline (Unix s); PX FencingKeyTTL, as completed (deadline.go)
 //	<prefix>once:{<pipeline>}    string: set when the Once run completed; PX 2×LeaseTTL
 //	<prefix>claim:{<pipeline>}:<slot>  string: the replica asking for a slot in a batch; PX 5 s
+//	<prefix>backfill:{<pipeline>}  hash: the pipeline's backfill, request and progress (backfill.go); PX BackfillKeep
 //	<prefix>epoch:{<pipeline>}   string: on a Cluster, the pipeline's state epoch (Redis time, µs; see epoch.go)
 //	<prefix>worker:<worker id>   hash: the worker record; PX 3×HeartbeatInterval
 //	<prefix>epoch                string: on one server, the state epoch (Redis time, µs; see epoch.go)
 //	<prefix>server               string: the run_id of the server the state was last used on
 //	<prefix>preference           sorted set: live coordinator instances ("<worker id>#<hex>") by expiry, Unix ms
+//	<prefix>control:backfill     hash: pipeline id → the id of its running backfill (backfill_watch.go)
 type keys struct{ prefix string }
 
 func (k keys) tag(pipelineID string) string { return "{" + pipelineID + "}" }

@@ -35,6 +35,9 @@ type WorkerInfo struct {
 	// Schedules maps each pipeline id to its schedule in directive form
 	// (runtime.Schedule.String), when the pool published them.
 	Schedules map[string]string `json:"schedules,omitempty"`
+	// After maps each pipeline that waits for others to its upstreams
+	// (runtime.ScheduledPipeline.After), when the pool published them.
+	After map[string][]string `json:"after,omitempty"`
 }
 
 // workerRecordTTL keeps a record through two missed heartbeats.
@@ -83,6 +86,7 @@ func (c *RedisWorkerCoordinator) recordCall() (leasebackend.Call, bool) {
 		"heartbeat_ms", c.clock.Now().UnixMilli(),
 		"version", rec.version,
 		"schedules", rec.schedules,
+		"after", rec.after,
 	}
 	ttl := c.workerRecordTTL().Milliseconds()
 	if _, cluster := c.client.(*redis.ClusterClient); cluster {
@@ -102,6 +106,7 @@ func (c *RedisWorkerCoordinator) recordCall() (leasebackend.Call, bool) {
 type workerRecord struct {
 	id, host, pipelines, version string
 	schedules                    string // JSON object, pipeline id → schedule
+	after                        string // JSON object, pipeline id → its upstreams
 	pid                          int
 	startedMs                    int64
 }
@@ -215,6 +220,9 @@ func parseWorkerRecord(m map[string]string) (WorkerInfo, bool) {
 	}
 	if s := m["schedules"]; s != "" {
 		_ = json.Unmarshal([]byte(s), &info.Schedules)
+	}
+	if s := m["after"]; s != "" {
+		_ = json.Unmarshal([]byte(s), &info.After)
 	}
 	return info, true
 }

@@ -54,6 +54,11 @@ var (
 	descDeadlines = prometheus.NewDesc("agora_deadlines_missed_total",
 		"Slots that had not succeeded within the pipeline's deadline of their fire time, counted by the replica that reported them; only for pipelines with a deadline.",
 		[]string{"pipeline"}, nil)
+	descBackfillSlots = prometheus.NewDesc("agora_backfill_slots_total",
+		"Backfill slots this replica finished, by outcome: done, skipped (the slot had completed before), failed; present once the replica ran one.",
+		[]string{"pipeline", "outcome"}, nil)
+	descBackfillRunning = prometheus.NewDesc("agora_backfill_slots_running",
+		"Backfill slots this replica runs now; present once the replica ran one.", []string{"pipeline"}, nil)
 	descBuildInfo = prometheus.NewDesc("agora_build_info",
 		"Always 1; the labels name the agora version the worker was built with (runtime.Version) and the Go version.", []string{"version", "go_version"}, nil)
 )
@@ -72,7 +77,7 @@ func (c *poolCollector) coordinatorCollects() bool {
 // Describe sends the descriptors of every agora_* metric the pool exports.
 func (c *poolCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descDuration, descLateness, descRuns, descSkipped, descLeaseHeld, descLeaseLost, descToken, descConsecutive, descRecords, descPaused,
-		descLastSuccess, descNextRun, descBackoffUntil, descInterval, descStale, descDeadlines, descBuildInfo} {
+		descLastSuccess, descNextRun, descBackoffUntil, descInterval, descStale, descDeadlines, descBackfillSlots, descBackfillRunning, descBuildInfo} {
 		ch <- d
 	}
 	if !c.coordinatorCollects() {
@@ -120,6 +125,14 @@ func (c *poolCollector) Collect(ch chan<- prometheus.Metric) {
 		counter(descStale, st.StaleWritesRefused, id)
 		if rd.Pipeline.Deadline > 0 {
 			counter(descDeadlines, st.DeadlinesMissed, id)
+		}
+		if st.BackfillDone+st.BackfillSkipped+st.BackfillFailed > 0 || st.BackfillRunning > 0 {
+			// Only pipelines that backfilled: ten thousand idle ones
+			// would otherwise add forty thousand series of zeros.
+			counter(descBackfillSlots, st.BackfillDone, id, "done")
+			counter(descBackfillSlots, st.BackfillSkipped, id, "skipped")
+			counter(descBackfillSlots, st.BackfillFailed, id, "failed")
+			gauge(descBackfillRunning, float64(st.BackfillRunning), id)
 		}
 		if st.LastSuccess != nil {
 			gauge(descLastSuccess, unixSeconds(*st.LastSuccess), id)

@@ -240,12 +240,22 @@ func (r *Runner) ended(lease Lease, runErr error, took time.Duration, records hi
 
 // invoke calls the factory, runs the pipeline and closes it, turning panics
 // into errors.
-func (r *Runner) invoke(ctx context.Context) (err error) {
+func (r *Runner) invoke(ctx context.Context) (err error) { return r.invokeChecked(ctx, nil) }
+
+// invokeChecked is invoke with check, when not nil, asked about the built
+// pipeline before its Run: an error from check is the run's, and the
+// pipeline is closed without running.
+func (r *Runner) invokeChecked(ctx context.Context, check func(Pipeline) error) (err error) {
 	p, err := r.build(ctx)
 	if err != nil {
 		return err
 	}
-	err = r.run(ctx, p)
+	if check != nil {
+		err = check(p)
+	}
+	if err == nil {
+		err = r.run(ctx, p)
+	}
 	if c, ok := p.(io.Closer); ok {
 		if cerr := r.close(ctx, c); cerr != nil {
 			err = errors.Join(err, cerr)

@@ -8,6 +8,9 @@ import "errors"
 var (
 	// ErrLeaseLost is the cause of a run cancelled for a lost lease.
 	ErrLeaseLost = errors.New("runtime: lease lost")
+	// ErrNotReprocessable fails a reprocessed backfill slot whose pipeline
+	// does not replace a slot's output.
+	ErrNotReprocessable = errors.New("runtime: reprocess refused: the pipeline does not say a re-run of a slot replaces its output (its sinks must upsert, or replace the slot's rows: runtime.SlotReplacer)")
 	// ErrAskAtSlot answers an ahead request the coordinator did not decide.
 	ErrAskAtSlot = errors.New("runtime: ask again at the slot's boundary")
 	// ErrGracefulTimeout is the cause of runs cancelled after the graceful timeout.

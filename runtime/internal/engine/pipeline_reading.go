@@ -69,6 +69,10 @@ func (r *Runner) read(rd *Reading) int64 {
 		SkippedUpstream:    rs.skippedUpstream,
 		LastSkipReason:     rs.lastSkipReason,
 		AwaitingUpstream:   at(7, rs.awaitingSlot), // After: the slot waiting for its upstreams
+		BackfillDone:       rs.backfillDone,
+		BackfillSkipped:    rs.backfillSkipped,
+		BackfillFailed:     rs.backfillFailed,
+		BackfillRunning:    int(rs.backfillRunning),
 	}
 	return planned
 }

@@ -28,6 +28,9 @@ type Pool struct {
 
 	// deadlines watches the pipelines' deadlines; nil when none has one.
 	deadlines *deadlineWatch
+	// backfills runs the slots of backfills; nil when the coordinator
+	// runs none (backfill.go).
+	backfills *backfills
 
 	terminal chan struct{} // closed at the first terminal pipeline error
 	errMu    sync.Mutex
@@ -102,6 +105,10 @@ func (p *Pool) Start() {
 	if p.deadlines != nil {
 		p.deadlines.start()
 	}
+	p.backfills = newBackfills(p.env, p.runners)
+	if p.backfills != nil {
+		p.backfills.start()
+	}
 }
 
 // Loop starts the dispatcher's loop.
@@ -159,12 +166,18 @@ func (pr *Pool) Shutdown(reason string, graceful time.Duration, signals <-chan o
 		r.stop()
 	}
 	pr.d.stop()
+	if pr.backfills != nil {
+		pr.backfills.stop()
+	}
 
 	finished := make(chan struct{})
 	go func() {
 		<-pr.d.idle()
 		// Runs handed back after the loop ended finish here.
 		pr.d.takeCompleted()
+		if pr.backfills != nil {
+			<-pr.backfills.idle()
+		}
 		close(finished)
 	}()
 	timer := pr.env.clock.NewTimer(graceful)
@@ -185,6 +198,9 @@ func (pr *Pool) Shutdown(reason string, graceful time.Duration, signals <-chan o
 	pr.env.cancelAll(cause)
 	for _, r := range pr.runners {
 		r.cancelRun(cause, 0)
+	}
+	if pr.backfills != nil {
+		pr.backfills.cancelAll(cause)
 	}
 	// Real time, not the pool's clock: runs are cancelled by now, and a fake
 	// clock that no test moves any more must not hold the shutdown forever.
@@ -233,6 +249,14 @@ func (pr *Pool) onFinish(r *Runner, err error) {
 func (pr *Pool) LeaseLost(pipelineID string, lease Lease) {
 	r := pr.byPipeline(pipelineID)
 	if r == nil {
+		return
+	}
+	if lease.Backfill {
+		// A backfill slot's lease: its run is not the runner's scheduled
+		// one.
+		if pr.backfills != nil && pr.backfills.cancel(lease.FencingToken, ErrLeaseLost) {
+			r.logRun(slog.LevelWarn, "backfill slot's lease lost: cancelling its run", lease)
+		}
 		return
 	}
 	r.mu.Lock()

@@ -7,7 +7,8 @@ package engine
 
 // Quiet reports whether no run is in flight after the dispatcher has
 // handled everything pushed so far, and the deadline watch too; ok is
-// false once the dispatcher stopped.
+// false once the dispatcher stopped. Backfill slots run beside the
+// dispatcher and are not counted: a test waits for them itself.
 func (p *Pool) Quiet() (quiet, ok bool) {
 	quiet, ok = p.d.quiet()
 	if quiet && p.deadlines != nil && !p.deadlines.sync() {

@@ -179,6 +179,10 @@ type rareStats struct {
 	skippedUpstream uint64
 	lastSkipReason  string
 	awaitingSlot    int64
+	// Backfill slots this worker ran (backfill.go): done, skipped (they
+	// had completed), failed, and running now.
+	backfillDone, backfillSkipped, backfillFailed uint64
+	backfillRunning                               int32
 	// heldLogged is when heldElsewhere last logged at info level (Unix ns).
 	heldLogged int64
 	// missedLog holds the skipped slots not yet logged (missed_slots.go).

@@ -32,6 +32,7 @@ type Capabilities struct {
 	FailureSharer        FailureReader
 	DeadlineReporter     DeadlineReporter
 	SlotCompletionReader SlotCompletionReader
+	Backfiller           Backfiller
 }
 
 // LocalLeaser is runtime.LocalLeaser in the engine's types.

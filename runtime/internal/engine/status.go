@@ -51,6 +51,10 @@ type Status struct {
 	StaleWritesRefused uint64
 	LastFencingToken   int64
 	LastSuccess        *time.Time
+	BackfillDone       uint64
+	BackfillSkipped    uint64
+	BackfillFailed     uint64
+	BackfillRunning    int
 }
 
 // Outcomes is runtime.RunOutcomes with the same fields.

@@ -40,6 +40,12 @@ var (
 	deadlineSource string
 	//go:embed lua/slot_completed.lua
 	slotCompletedSource string
+	//go:embed lua/backfill_start.lua
+	backfillStartSource string
+	//go:embed lua/backfill_claim.lua
+	backfillClaimSource string
+	//go:embed lua/backfill_finish.lua
+	backfillFinishSource string
 
 	AcquireScript   = newScript(acquireSource)
 	RenewScript     = newScript(renewSource)
@@ -52,6 +58,13 @@ var (
 	// SlotCompletedScript is not loaded at connect: only workers with a
 	// downstream pipeline run it, and the first call loads it.
 	SlotCompletedScript = newScript(slotCompletedSource)
+	// The backfill scripts (runtime/distributed's backfill.go) are not
+	// loaded at connect either: BackfillStartScript starts one,
+	// BackfillClaimScript hands a replica its next slot, and
+	// BackfillFinishScript renews or finishes a slot it holds.
+	BackfillStartScript  = newScript(backfillStartSource)
+	BackfillClaimScript  = newScript(backfillClaimSource)
+	BackfillFinishScript = newScript(backfillFinishSource)
 
 	// PrimaryScripts are the scripts the primary Redis runs, loaded when
 	// the coordinator connects (the epoch bump runs once per new

@@ -7,12 +7,13 @@
 --         the slot less the lease TTL, the clock disagreement the fleet
 --         is assumed to stay within
 --
--- The member "slot" holds the last completed slot: equal to the slot, the
--- slot completed. Below it, or absent, it has not. Above it, a later slot
--- completed, which says nothing about this one: only a run of this very
--- slot in the run history (scored by its end in ms, below the failure
--- state's members at 2^52) that succeeded or found its slot done ("d")
--- counts, so a slot that failed or never ran is never read as completed.
+-- The member "slot" holds the last completed scheduled slot: equal to the
+-- slot, the slot completed. Otherwise only a run of this very slot in the
+-- run history (scored by its end in ms, below the failure state's members
+-- at 2^52) that succeeded or found its slot done ("d") counts, so a slot
+-- that failed or never ran is never read as completed, and a slot a
+-- backfill ran (backfill_finish.lua records its run there, and moves no
+-- mark) is, above the mark or below it.
 -- A history member is [run, token offset, worker, duration µs, code, …],
 -- the code left out for a success (history_member.go); an older member is
 -- a JSON object with run_number and outcome.
@@ -25,15 +26,8 @@ local mark = redis.pcall('ZSCORE', KEYS[1], 'slot')
 if type(mark) == 'table' then -- an error reply: WRONGTYPE
   return -6
 end
-if not mark then
-  return 0
-end
-mark = tonumber(mark)
-if mark == slot then
+if mark and tonumber(mark) == slot then
   return 1
-end
-if mark < slot then
-  return 0
 end
 local head = '[' .. ARGV[1] .. ','
 local rows = redis.call('ZRANGEBYSCORE', KEYS[1], ARGV[2], '(4503599627370496')
