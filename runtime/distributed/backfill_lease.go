@@ -11,7 +11,7 @@ import (
 
 // The coordinator as the pool's runtime.Backfiller: a claimed slot is a
 // runtime.Lease (Slot and Backfill set) that the coordinator keeps
-// renewed, as it does its pipeline leases, and gives up locally at its
+// renewed in the same loop as its pipeline leases (renewLoop), and gives up locally at its
 // renewal deadline when Redis cannot be reached: the slot's lease lapses
 // in Redis by then, and another replica may be handed the slot, so the
 // run must stop first. A slot found lost is reported to the lease-lost
@@ -85,25 +85,10 @@ func (c *RedisWorkerCoordinator) FinishBackfill(ctx context.Context, lease runti
 	return err
 }
 
-// backfillRenewLoop renews the backfill slots this worker holds every
-// renewal interval until stop.
-func (c *RedisWorkerCoordinator) backfillRenewLoop(stop <-chan struct{}) {
-	defer c.loops.Done()
-	timer := c.clock.NewTimer(c.s.renewEvery)
-	defer timer.Stop()
-	for {
-		select {
-		case <-stop:
-			return
-		case <-timer.C():
-		}
-		c.renewBackfills()
-		timer.Reset(c.s.renewEvery)
-	}
-}
-
 // renewBackfills renews each held slot, reporting the ones Redis no
-// longer has as this worker's, and those past their renewal deadline.
+// longer has as this worker's, and those past their renewal deadline. The
+// renewal loop calls it after each round of the pipeline leases'; a
+// worker holding no slot pays one map read.
 func (c *RedisWorkerCoordinator) renewBackfills() {
 	c.bfMu.Lock()
 	held := make([]*heldBackfill, 0, len(c.bfHeld))

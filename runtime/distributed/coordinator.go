@@ -308,9 +308,8 @@ func (c *RedisWorkerCoordinator) Start(ctx context.Context, workerID string, pip
 	}
 
 	c.startControl(ctx, pipelineIDs)
-	c.loops.Add(4)
+	c.loops.Add(3)
 	go c.renewLoop(stop)
-	go c.backfillRenewLoop(stop)
 	go c.heartbeatLoop(stop)
 	go c.controlLoop(stop)
 	if c.usesPreference() {

@@ -57,6 +57,7 @@ func (c *RedisWorkerCoordinator) renewLoop(stop <-chan struct{}) {
 		case <-timer.C():
 		}
 		ok, earliest := c.renewAll()
+		c.renewBackfills()
 		next := c.s.renewEvery
 		if !ok {
 			next = c.s.retryDelay
