@@ -132,7 +132,7 @@ func (c *command) backfill(ctx context.Context, id string, fl cmdFlags, opts ...
 	_, err = fmt.Fprintf(c.out, "backfill of %s started: %d slots in [%s, %s), %d at a time, oldest first%s; follow it with: fleet backfill %s --status\n",
 		id, p.Total, stamp(p.Request.From), stamp(p.Request.To), p.Request.Parallel, reprocessNote(p.Request.Reprocess), id)
 	if err == nil && len(p.Request.Dependents) > 0 {
-		_, err = fmt.Fprintf(c.out, "and of its dependents %s over the same slots, each slot after %s's: fleet backfill ID --status for each\n",
+		_, err = fmt.Fprintf(c.out, "and of its dependents %s over the same slots, each slot once %s has completed it: fleet backfill ID --status for each\n",
 			strings.Join(p.Request.Dependents, ", "), id)
 	}
 	return err

@@ -25,7 +25,10 @@ func (c *command) runs(ctx context.Context, q distributed.RunQuery) error {
 	t := newTable(c.out, "PIPELINE", "RUN", "TOKEN", "WORKER", "START", "END", "DURATION", "OUTCOME", "IN", "OUT", "DLQ", "TRIGGER", "PARAMS", "ERROR")
 	for _, r := range runs {
 		trigger := "scheduled"
-		if r.Triggered {
+		switch {
+		case r.Backfill:
+			trigger = "backfill"
+		case r.Triggered:
 			trigger = "triggered"
 		}
 		t.row(r.PipelineID, fmt.Sprint(r.RunNumber), fmt.Sprint(r.FencingToken), r.WorkerID,

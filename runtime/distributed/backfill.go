@@ -287,7 +287,7 @@ func (in *Inspector) StartBackfill(ctx context.Context, req BackfillRequest) (Ba
 	for _, d := range req.Dependents {
 		dreq := req
 		dreq.PipelineID, dreq.Downstream, dreq.Dependents, dreq.WaitUpstream = d, false, nil, true
-		dreq.Reason = "downstream of " + id + "'s backfill"
+		dreq.Reason = "downstream of the backfill of " + id
 		if req.Reason != "" {
 			dreq.Reason += ": " + req.Reason
 		}
@@ -467,7 +467,7 @@ func (in *Inspector) CancelBackfill(ctx context.Context, pipelineID string, opts
 // cancelReason is the audit reason of a dependent's backfill cancelled
 // with pipelineID's.
 func cancelReason(pipelineID, reason string) string {
-	r := "with " + pipelineID + "'s backfill"
+	r := "with the backfill of " + pipelineID
 	if reason != "" {
 		r += ": " + reason
 	}

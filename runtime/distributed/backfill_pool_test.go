@@ -108,6 +108,22 @@ func TestBackfillPoolsRunEachSlotOnce(t *testing.T) {
 			t.Fatalf("slot %s not in the history after its backfill: %v", s, err)
 		}
 	}
+	hist, err := in.Runs(context.Background(), RunQuery{PipelineIDs: []string{"p"}, Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, run := range hist {
+		if run.RunNumber >= from.Unix() && run.RunNumber < to.Unix() {
+			n++
+			if !run.Backfill || run.Triggered || run.Params["day"] != "d1" {
+				t.Fatalf("a backfill slot's run in the history: %+v", run)
+			}
+		}
+	}
+	if n != 20 {
+		t.Fatalf("%d backfill runs in the history, want 20", n)
+	}
 }
 
 // waitBackfill waits, real time, for pipelineID's backfill to end.

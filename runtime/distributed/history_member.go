@@ -19,7 +19,8 @@ import (
 //	[run_number, token_offset, worker_id, duration_µs, outcome,
 //	 triggered, in, out, dead_lettered, filtered, error, params]
 //
-// with trailing zero values left out and a success's outcome too, so a
+// with trailing zero values left out and a success's outcome too
+// (triggered is 1 for a triggered run, 2 for a backfill's slot), so a
 // scheduled success by a worker named as runtime names them on Kubernetes
 // ("etl-worker-7d9f8c6b5-xk2p9-1-ab12cd34") is 64 bytes:
 // [1764635400,123456,"etl-worker-7d9f8c6b5-xk2p9-1-ab12cd34",2031].
@@ -79,8 +80,13 @@ func encodeRunMember(rec *history.Record) string {
 	b = append(b, ',')
 	b = strconv.AppendInt(b, rec.Duration.Microseconds(), 10)
 
+	// How the run came about: 0 scheduled, 1 triggered, 2 a backfill's
+	// slot (a release before backfills reads 2 as triggered).
 	triggered := int64(0)
-	if rec.Triggered {
+	switch {
+	case rec.Backfill:
+		triggered = 2
+	case rec.Triggered:
 		triggered = 1
 	}
 	tail := []int64{triggered, rec.Records.In, rec.Records.Out, rec.Records.DeadLettered, rec.Records.Filtered}
@@ -184,7 +190,7 @@ func decodeRunMember(pipelineID, member string, endMs float64) (rec history.Reco
 			return rec, false
 		}
 		if dst == nil {
-			rec.Triggered = v != 0
+			rec.Triggered, rec.Backfill = v == 1, v == 2
 		} else {
 			*dst = v
 		}

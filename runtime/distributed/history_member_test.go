@@ -26,6 +26,10 @@ func TestRunMemberRoundTrips(t *testing.T) {
 			r.Outcome, r.Error = history.OutcomeFailed, `pq: "orders" \ it's gone`+"\n\u00e9"
 		}, ""},
 		{"triggered", func(r *history.Record) { r.Triggered = true }, `[1764635400,123456,"etl-worker-7d9f8c6b5-xk2p9-1-ab12cd34",2031,"s",1]`},
+		{"backfill", func(r *history.Record) { r.Backfill = true }, `[1764635400,123456,"etl-worker-7d9f8c6b5-xk2p9-1-ab12cd34",2031,"s",2]`},
+		{"backfill with params", func(r *history.Record) {
+			r.Backfill, r.Params = true, map[string]string{"day": "2026-01-01"}
+		}, `[1764635400,123456,"etl-worker-7d9f8c6b5-xk2p9-1-ab12cd34",2031,"s",2,0,0,0,0,"",{"day":"2026-01-01"}]`},
 		{"triggered with params", func(r *history.Record) {
 			r.Triggered, r.Params = true, map[string]string{"day": "2026-01-01"}
 		}, `[1764635400,123456,"etl-worker-7d9f8c6b5-xk2p9-1-ab12cd34",2031,"s",1,0,0,0,0,"",{"day":"2026-01-01"}]`},

@@ -33,6 +33,9 @@ type Record struct {
 	// Triggered is true for a run an operator asked for (a trigger, RunNow),
 	// false for a scheduled one.
 	Triggered bool `json:"triggered"`
+	// Backfill is true for a run of a backfill's slot (fleet backfill,
+	// fleet trigger --slot); Triggered is false for it.
+	Backfill bool `json:"backfill,omitempty"`
 	// Params are the parameters a trigger gave the run
 	// (runtime.ParamsFromContext); nil for a scheduled run.
 	Params map[string]string `json:"params,omitempty"`

@@ -196,7 +196,7 @@ func (b *backfills) run(r *Runner, slot BackfillSlot) {
 			b.count(r, backfillFailed, 0)
 			r.logRun(slog.LevelWarn, "backfill slot failed: its upstream has not completed it", lease, slog.String("upstream", upstream), slog.String("reason", reason))
 			b.finish(r, lease, &history.Record{PipelineID: r.id(), RunNumber: lease.RunNumber, FencingToken: lease.FencingToken,
-				WorkerID: lease.WorkerID, Start: now, End: now, Outcome: history.OutcomeFailed, Error: reason, Params: slot.Params})
+				WorkerID: lease.WorkerID, Start: now, End: now, Outcome: history.OutcomeFailed, Error: reason, Params: slot.Params, Backfill: true})
 			b.claim(r)
 			return
 		}
@@ -243,7 +243,7 @@ func (b *backfills) run(r *Runner, slot BackfillSlot) {
 	rec := history.Record{
 		PipelineID: r.id(), RunNumber: lease.RunNumber, FencingToken: lease.FencingToken, WorkerID: lease.WorkerID,
 		Start: start, End: end, Duration: end.Sub(start), Outcome: outcomeOf(runErr, cancelCause),
-		Error: history.ErrorText(runErr), Records: records, Params: slot.Params,
+		Error: history.ErrorText(runErr), Records: records, Params: slot.Params, Backfill: true,
 	}
 	attrs := []slog.Attr{slog.Duration("duration", end.Sub(start))}
 	if !records.IsZero() {
