@@ -63,10 +63,14 @@ var everyUnits = []struct {
 }{{"days", 24 * time.Hour}, {"hours", time.Hour}, {"minutes", time.Minute}, {"seconds", time.Second}}
 
 func (d *decoder) schedule(m map[string]any, at path) Schedule {
-	var all []string
-	all = append(all, "mode")
+	all := []string{"mode"}
 	for _, mode := range modeNames {
-		all = append(all, scheduleModes[mode]...)
+		for _, k := range scheduleModes[mode] {
+			// A key two modes take (rerun_interrupted) is one known key.
+			if !slices.Contains(all, k) {
+				all = append(all, k)
+			}
+		}
 	}
 	var s Schedule
 	mode, hasMode := d.str(m, at, "mode")

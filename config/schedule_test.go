@@ -69,6 +69,8 @@ func TestScheduleProblems(t *testing.T) {
 		{"mode = \"cron\"\nexpr = \"0 * * * *\"\ngrace = 0", "t.toml:4:9: s.grace: 0s must be positive"},
 		{"mode = \"once\"\nexpr = \"0 * * * *\"", "t.toml:3:1: s.expr: not used with mode = \"once\" (it takes no other keys)"},
 		{"mode = \"every\"\nminutes = 1\ngrace = \"1m\"", "t.toml:4:1: s.grace: not used with mode = \"every\" (it takes seconds, minutes, hours, days, rerun_interrupted)"},
+		// A key two modes take is listed once.
+		{"cron = \"* * * * *\"\nmode = \"cron\"\nexpr = \"* * * * *\"", "t.toml:2:1: s: unknown key \"cron\"; known keys: catch_up, days, expr, grace, hours, minutes, mode, rerun_interrupted, seconds, timezone"},
 	} {
 		_, ds := parseSchedule(t, tc.table)
 		if len(ds) != 1 || !strings.HasPrefix(ds[0].String(), tc.want) {
