@@ -31,8 +31,17 @@ func value(v any, integer bool) (any, error) {
 		if i, err := n.Int64(); err == nil {
 			return i, nil
 		}
+		whole := !strings.ContainsAny(string(n), ".eE")
+		if integer && whole {
+			return nil, fmt.Errorf("%s does not fit a 64-bit integer column", n)
+		}
 		if integer {
 			return nil, fmt.Errorf("%s is not an integer", n)
+		}
+		if whole {
+			// An integer beyond 64 bits, as its digits: a numeric or text
+			// column keeps it exactly, where a float64 would round it.
+			return string(n), nil
 		}
 		f, err := n.Float64()
 		if err != nil {

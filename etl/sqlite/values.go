@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	sqlite3 "modernc.org/sqlite"
@@ -24,6 +25,12 @@ func value(v any) (any, error) {
 	case json.Number:
 		if i, err := x.Int64(); err == nil {
 			return i, nil
+		}
+		if !strings.ContainsAny(string(x), ".eE") {
+			// SQLite has no exact type for it: as a REAL (and a NUMERIC
+			// column turns even its text into one) it would come back
+			// another number.
+			return nil, fmt.Errorf("number %s: an integer beyond 64 bits, which SQLite cannot store exactly; write it as a string", x)
 		}
 		f, err := x.Float64()
 		if err != nil {
