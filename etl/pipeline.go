@@ -246,6 +246,11 @@ func (p *pipeline) read(ctx context.Context, tracer trace.Tracer, name, typ stri
 func (p *pipeline) write(ctx context.Context, tracer trace.Tracer, s *sinkSlot, records []Record) error {
 	sctx, span := tracer.Start(ctx, spanSinkWrite, trace.WithAttributes(
 		attrKind.String(s.kind), attrType.String(s.typ), attrName.String(s.name), attrRecords.Int(len(records))))
+	if p.dlq == nil || s == &p.dlqSlot {
+		// A rejection fails the run here: the sink must not write the
+		// rest of the batch (RejectsFailRun).
+		sctx = WithRejectsFailRun(sctx)
+	}
 	err := s.sink.Write(sctx, records)
 	var rej *RejectedError
 	if errors.As(err, &rej) {

@@ -326,3 +326,48 @@ func recordsEqual(a, b etl.Record) bool {
 	}
 	return true
 }
+
+// markSink records whether each Write was told a rejection fails the run.
+type markSink struct {
+	name  string
+	marks []bool
+}
+
+func (s *markSink) Name() string { return s.name }
+
+func (s *markSink) Write(ctx context.Context, _ []etl.Record) error {
+	s.marks = append(s.marks, etl.RejectsFailRun(ctx))
+	return nil
+}
+
+func TestPipelineTellsSinksWhetherARejectionFailsTheRun(t *testing.T) {
+	db, dlq := &markSink{name: "db"}, &rejectAllSink{}
+	db2 := &markSink{name: "db"}
+	// With a DLQ, a rejection is dead-lettered: the sink writes the others.
+	if err := etl.New(&ackSource{n: 1}, []etl.Sink{db, anonSink{}}, etl.WithDLQ(&markSink{name: "dlq"})).Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(db.marks, []bool{false}) {
+		t.Fatalf("with a DLQ: marks %v, want [false]", db.marks)
+	}
+	// Without one, the rejection fails the run: the sink must write nothing.
+	_ = etl.New(&ackSource{n: 1}, []etl.Sink{db2}).Run(context.Background())
+	if !slices.Equal(db2.marks, []bool{true}) {
+		t.Fatalf("without a DLQ: marks %v, want [true]", db2.marks)
+	}
+	// The DLQ's own Write: a letter it refuses fails the run.
+	_ = etl.New(&ackSource{n: 1}, []etl.Sink{anonSink{}}, etl.WithDLQ(dlq)).Run(context.Background())
+	if !slices.Equal(dlq.marks, []bool{true}) {
+		t.Fatalf("the DLQ: marks %v, want [true]", dlq.marks)
+	}
+}
+
+// rejectAllSink records the mark and rejects its first record.
+type rejectAllSink struct{ marks []bool }
+
+func (s *rejectAllSink) Name() string { return "dlq" }
+
+func (s *rejectAllSink) Write(ctx context.Context, _ []etl.Record) error {
+	s.marks = append(s.marks, etl.RejectsFailRun(ctx))
+	return &etl.RejectedError{Rejections: []etl.Rejection{{Index: 0, Err: errors.New("full")}}}
+}

@@ -93,6 +93,9 @@ func (s *RedisStreamSink) Write(ctx context.Context, records []Record) error {
 		pipe.XAdd(ctx, a)
 		n++
 	}
+	if rejections != nil && RejectsFailRun(ctx) {
+		return &RejectedError{Rejections: rejections} // nothing added
+	}
 	if n > 0 {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("etl: redis_stream %s: not adding %d entries: %w", s.cfg.Stream, n, err)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -344,5 +345,31 @@ func TestRedisStreamSourceCloseStopsTheReadAhead(t *testing.T) {
 	}
 	if err := src.Close(); err != nil {
 		t.Fatalf("a second Close: %v", err)
+	}
+}
+
+func TestRedisStreamSinkAddsNothingWhenARejectionFailsTheRun(t *testing.T) {
+	srv := redistest.Start(t)
+	sink, err := etl.NewRedisStreamSink(etl.RedisStreamSinkConfig{URL: srv.URL(), Stream: "out"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sink.Close()
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer c.Close()
+	batch := []etl.Record{{"a": 1}, {"a": math.NaN()}, {"a": 3}}
+	var rej *etl.RejectedError
+	err = sink.Write(etl.WithRejectsFailRun(context.Background()), batch)
+	if !errors.As(err, &rej) || len(rej.Rejections) != 1 || rej.Rejections[0].Index != 1 {
+		t.Fatalf("err = %v, want record 1 rejected", err)
+	}
+	if n, _ := c.XLen(context.Background(), "out").Result(); n != 0 {
+		t.Fatalf("XLEN = %d after a batch whose rejection fails the run", n)
+	}
+	if err := sink.Write(context.Background(), batch); !errors.As(err, &rej) {
+		t.Fatalf("err = %v, want rejections", err)
+	}
+	if n, _ := c.XLen(context.Background(), "out").Result(); n != 2 {
+		t.Fatalf("XLEN = %d, want the 2 others when a DLQ takes the rejection", n)
 	}
 }

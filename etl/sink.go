@@ -36,6 +36,33 @@ type Completer interface {
 	Complete(ctx context.Context) error
 }
 
+// rejectsFailKey marks the context of a sink Write whose rejections fail
+// the run (RejectsFailRun).
+type rejectsFailKey struct{}
+
+// RejectsFailRun reports whether a record the sink rejects (a
+// *RejectedError) fails the run rather than going to a dead-letter queue:
+// the pipeline has none, or ctx is the dead-letter queue's own Write. A
+// sink that finds records it must reject then writes none of the batch
+// (it rolls back, or sends nothing) and returns the *RejectedError: the
+// batch is not acknowledged and is read again by the next run, so rows
+// written by this failed run would be written twice, and they would be
+// counted nowhere. The SQL, redis_stream and kafka sinks do so (kafka for
+// the records it cannot encode; a message the broker refuses after the
+// others were produced cannot be taken back); the file sinks buffer a
+// batch and write nothing of a failed run's.
+func RejectsFailRun(ctx context.Context) bool {
+	v, _ := ctx.Value(rejectsFailKey{}).(bool)
+	return v
+}
+
+// WithRejectsFailRun returns ctx marked as the context of a sink Write
+// whose rejections fail the run (RejectsFailRun), as the pipeline marks
+// it: for tests of a sink, and pipelines of your own over sinks.
+func WithRejectsFailRun(ctx context.Context) context.Context {
+	return context.WithValue(ctx, rejectsFailKey{}, true)
+}
+
 // SlotReplacer is implemented by sinks that can tell whether a re-run of
 // a slot replaces what the slot's earlier run wrote, so that the slot can
 // be reprocessed (a backfill with --reprocess) without its rows twice:

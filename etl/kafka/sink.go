@@ -89,6 +89,13 @@ func (s *Sink) Write(ctx context.Context, records []etl.Record) error {
 		s.recs = append(s.recs, kgo.Record{Key: key, Value: value})
 		s.idx = append(s.idx, i)
 	}
+	if rejections != nil && etl.RejectsFailRun(ctx) {
+		// The run fails on these: nothing of the batch is produced. (A
+		// message the broker refuses once produced, too large, cannot be
+		// taken back from the others.)
+		clear(s.recs)
+		return &etl.RejectedError{Rejections: rejections}
+	}
 	if len(s.recs) > 0 {
 		if err := ctx.Err(); err != nil {
 			// The run ended (its timeout): nothing more is produced.

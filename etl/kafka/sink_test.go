@@ -77,6 +77,13 @@ func TestSinkRejectsRecordsWithoutAKeyOrThatJSONCannotEncode(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
+	// A rejection that fails the run (no DLQ): nothing of the batch is
+	// produced, or the re-read batch would produce "x" again.
+	err = s.Write(etl.WithRejectsFailRun(context.Background()), []etl.Record{{"id": "x"}, {"other": 1}})
+	var failed *etl.RejectedError
+	if !errors.As(err, &failed) || len(failed.Rejections) != 1 || failed.Rejections[0].Index != 1 {
+		t.Fatalf("Write failing the run = %v, want record 1 rejected", err)
+	}
 	err = s.Write(context.Background(), []etl.Record{
 		{"id": "a"}, {"other": 1}, {"id": nil}, {"id": "b", "x": math.NaN()}, {"id": true},
 	})

@@ -281,6 +281,10 @@ func (s *Sink) Write(ctx context.Context, records []etl.Record) error {
 			return nil
 		})
 	}
+	if len(fit.Rejections) > 0 && etl.RejectsFailRun(ctx) {
+		// The run fails on these: none of the batch is written.
+		return &etl.RejectedError{Rejections: fit.Rejections}
+	}
 	byCopy := !s.tbl.Upsert() || s.upsertBy == upsertStaged || s.upsertBy == upsertAuto && rows.len() >= stagedMinRows
 	err = tx(func(tx pgx.Tx) error {
 		if rows.len() == 0 {
@@ -299,6 +303,11 @@ func (s *Sink) Write(ctx context.Context, records []etl.Record) error {
 		err = tx(func(tx pgx.Tx) error {
 			var err error
 			rejections, err = s.writeEach(ctx, tx, rows)
+			if err == nil && len(rejections) > 0 && etl.RejectsFailRun(ctx) {
+				// The run fails on these: roll the rest of the batch
+				// back rather than leave a failed run's rows.
+				return &etl.RejectedError{Rejections: rejections}
+			}
 			return err
 		})
 	}

@@ -227,6 +227,11 @@ func (s *Sink) Write(ctx context.Context, records []etl.Record) error {
 		if fit.Len(len(records)) > 0 { // with every record rejected, the fencing rules still apply
 			rejections, err = s.writeRows(ctx, tx, cols, records, fit.Keep, slot)
 		}
+		if err == nil && (len(rejections) > 0 || len(fit.Rejections) > 0) && etl.RejectsFailRun(ctx) {
+			// The run fails on these: roll the rest of the batch back
+			// rather than leave a failed run's rows.
+			return &etl.RejectedError{Rejections: sqlrec.MergeRejections(fit.Rejections, rejections)}
+		}
 		if err == nil && s.beforeCommit != nil {
 			s.beforeCommit()
 		}

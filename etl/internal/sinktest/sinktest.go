@@ -78,6 +78,7 @@ func Run(t *testing.T, db DB) {
 	t.Run("InterleavedTokens", func(t *testing.T) { InterleavedTokens(t, db) })
 	t.Run("ConcurrentWritersRace", func(t *testing.T) { ConcurrentWritersRace(t, db) })
 	t.Run("RejectionsAndRollback", func(t *testing.T) { RejectionsAndRollback(t, db) })
+	t.Run("RejectionsFailingTheRunWriteNothing", func(t *testing.T) { RejectionsFailingTheRunWriteNothing(t, db) })
 	t.Run("Upsert", func(t *testing.T) { Upsert(t, db) })
 	t.Run("Unfenced", func(t *testing.T) { Unfenced(t, db) })
 	t.Run("CreateTableAllFields", func(t *testing.T) { CreateTableAllFields(t, db) })
@@ -253,6 +254,38 @@ func RejectionsAndRollback(t *testing.T, db DB) {
 	}
 	if err := sink.Write(Leased(20), []etl.Record{{"id": 6, "qty": 1}}); err != nil {
 		t.Fatalf("token 20 after the failed token-30 batch: %v", err)
+	}
+}
+
+// RejectionsFailingTheRunWriteNothing: when a rejection fails the run (the
+// pipeline has no dead-letter queue: etl.RejectsFailRun), a batch with a
+// record the database refuses, or one with a field the table lacks, writes
+// none of its rows, and still names the refused records; the same batch
+// without the mark writes the others.
+func RejectionsFailingTheRunWriteNothing(t *testing.T, db DB) {
+	db.Exec(t, "CREATE TABLE rejall (id bigint PRIMARY KEY, qty bigint NOT NULL CHECK (qty >= 0))")
+	sink := db.NewSink(t, Config{Table: "rejall", OnUnknownField: "reject"})
+	batch := []etl.Record{{"id": 1, "qty": 5}, {"id": 2, "qty": -1}, {"id": 3, "qty": 7}}
+	err := sink.Write(etl.WithRejectsFailRun(Leased(10)), batch)
+	var rej *etl.RejectedError
+	if !errors.As(err, &rej) || len(rej.Rejections) != 1 || rej.Rejections[0].Index != 1 {
+		t.Fatalf("err = %v, want record 1 rejected", err)
+	}
+	if got := db.Ints(t, "SELECT count(*) FROM rejall"); got[0] != 0 {
+		t.Fatalf("a batch whose rejection fails the run left %d rows", got[0])
+	}
+	err = sink.Write(etl.WithRejectsFailRun(Leased(10)), []etl.Record{{"id": 4, "qty": 1}, {"id": 5, "qty": 1, "extra": 1}})
+	if !errors.As(err, &rej) || len(rej.Rejections) != 1 || rej.Rejections[0].Index != 1 {
+		t.Fatalf("unknown field: err = %v, want record 1 rejected", err)
+	}
+	if got := db.Ints(t, "SELECT count(*) FROM rejall"); got[0] != 0 {
+		t.Fatalf("a batch with a field the table lacks left %d rows", got[0])
+	}
+	if err := sink.Write(Leased(10), batch); !errors.As(err, &rej) {
+		t.Fatalf("without the mark: err = %v, want rejections", err)
+	}
+	if got := db.Ints(t, "SELECT id FROM rejall ORDER BY id"); !slices.Equal(got, []int64{1, 3}) {
+		t.Fatalf("without the mark the others are written: got %v, want [1 3]", got)
 	}
 }
 
