@@ -111,7 +111,7 @@ func (c *command) backfill(ctx context.Context, id string, fl cmdFlags, opts ...
 		return c.report(c.in.CancelBackfill(ctx, id, opts...))
 	case b.status:
 		p, err := c.in.Backfill(ctx, id)
-		if errors.Is(err, distributed.ErrNoBackfill) {
+		if errors.Is(err, distributed.ErrNoBackfill) && !errors.Is(err, distributed.ErrUnknownPipeline) {
 			return fmt.Errorf("no backfill of %s: none was started, or the last one ended more than %s ago, or Redis lost its data since it ended (a running backfill is written back by the replicas; a finished one is not)",
 				id, keepText(distributed.BackfillKeep))
 		}

@@ -46,6 +46,13 @@ func TestFleetBackfillStartStatusCancel(t *testing.T) {
 	if code, _, errOut := run("backfill", "orders", "--status"); code != 1 || !strings.Contains(errOut, "no backfill of orders: none was started, or the last one ended more than 7 days ago") {
 		t.Fatalf("backfill --status before any: exit %d: %s", code, errOut)
 	}
+	// A pipeline no live worker runs is a typo to name, not "none was started".
+	for _, flag := range []string{"--status", "--cancel"} {
+		code, out, errOut := run("backfill", "ordrs", flag)
+		if code != 1 || !strings.Contains(errOut, `no backfill of "ordrs": unknown pipeline "ordrs": no live worker runs it (known: events, orders)`) {
+			t.Fatalf("backfill ordrs %s: exit %d\n%s%s", flag, code, out, errOut)
+		}
+	}
 	to := time.Now().UTC().Truncate(time.Hour)
 	from := to.Add(-3 * time.Hour)
 	code, out, errOut := run("backfill", "orders", "--from", from.Format(time.RFC3339), "--to", to.Format(time.RFC3339), "--parallel", "2", "--reason", "late data")

@@ -411,24 +411,49 @@ func containsString(list []string, s string) bool {
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
 // Backfill returns pipelineID's backfill, the running one or the last one
-// (for BackfillKeep); ErrNoBackfill when there is none.
+// (for BackfillKeep); ErrNoBackfill when there is none, wrapping
+// ErrUnknownPipeline too when no live worker runs pipelineID (a typo, most
+// likely, rather than a backfill that ended long ago).
 func (in *Inspector) Backfill(ctx context.Context, pipelineID string) (BackfillProgress, error) {
-	return in.c.readBackfill(ctx, pipelineID)
+	p, err := in.c.readBackfill(ctx, pipelineID)
+	if errors.Is(err, ErrNoBackfill) {
+		if kerr := in.checkKnown(ctx, pipelineID); errors.Is(kerr, ErrUnknownPipeline) {
+			return p, &noBackfillError{
+				msg:  fmt.Sprintf("%v of %q: %s", ErrNoBackfill, pipelineID, strings.TrimPrefix(kerr.Error(), "distributed: ")),
+				errs: []error{ErrNoBackfill, kerr},
+			}
+		}
+	}
+	return p, err
 }
 
 // ErrNoBackfill is wrapped by the error of a backfill looked up, or
 // cancelled, where there is none.
 var ErrNoBackfill = errors.New("distributed: no backfill")
 
+// noBackfillError is ErrNoBackfill of a pipeline no live worker runs: it
+// wraps ErrUnknownPipeline too, and says both in one sentence.
+type noBackfillError struct {
+	msg  string
+	errs []error
+}
+
+func (e *noBackfillError) Error() string   { return e.msg }
+func (e *noBackfillError) Unwrap() []error { return e.errs }
+
 // CancelBackfill stops pipelineID's running backfill: no slot is handed
 // out any more, and the slots in flight finish. The cancel is appended to
-// the audit log. Changed is false when no backfill was running.
+// the audit log. Changed is false when no backfill was running; with no
+// backfill and no live worker running pipelineID, the error is Backfill's.
 func (in *Inspector) CancelBackfill(ctx context.Context, pipelineID string, opts ...ControlOption) (ControlResult, error) {
 	req, err := newControlRequest(opts)
 	if err != nil {
 		return ControlResult{}, err
 	}
-	p, err := in.c.readBackfill(ctx, pipelineID)
+	p, err := in.Backfill(ctx, pipelineID)
+	if errors.Is(err, ErrUnknownPipeline) { // a typo: not "none is running"
+		return ControlResult{}, err
+	}
 	if errors.Is(err, ErrNoBackfill) || (err == nil && p.State != BackfillRunning) {
 		return ControlResult{PipelineID: pipelineID, Action: "backfill cancel", Message: "no backfill of " + pipelineID + " is running"}, nil
 	}
