@@ -630,11 +630,12 @@ func decodeBackfill(m map[string]string) (p BackfillProgress, why string) {
 	return p, ""
 }
 
-// backfillScript runs one backfill script on pipelineID's backfill hash,
-// where the failure state lives, and returns its integer answer.
+// backfillScript runs one backfill script on pipelineID's backfill hash
+// and completed key, where the failure state lives, and returns its
+// integer answer.
 func (c *RedisWorkerCoordinator) backfillScript(ctx context.Context, what, pipelineID string, script *redis.Script, args ...any) (int64, error) {
 	res, err := c.backfillCall(ctx, what, pipelineID, script, func(b *singleBackend) []string {
-		return []string{c.keys.backfill(pipelineID)}
+		return []string{c.keys.backfill(pipelineID), b.pipelineKeys(pipelineID)[2]}
 	}, args...)
 	if err != nil {
 		return 0, err

@@ -81,7 +81,8 @@ func (c *RedisWorkerCoordinator) claimBackfillSlot(ctx context.Context, pipeline
 		}
 		res, err := c.backfillCall(ctx, "claim a backfill slot of", pipelineID, leasebackend.BackfillClaimScript,
 			func(b *singleBackend) []string {
-				return []string{c.keys.backfill(pipelineID), b.pipelineKeys(pipelineID)[1]}
+				k := b.pipelineKeys(pipelineID)
+				return []string{c.keys.backfill(pipelineID), k[1], k[0], k[2]}
 			},
 			c.owner, c.s.LeaseTTL.Milliseconds(), p.ID, cursor, next, c.s.FencingKeyTTL.Milliseconds(), BackfillKeep.Milliseconds())
 		if err != nil {
@@ -98,14 +99,16 @@ func (c *RedisWorkerCoordinator) claimBackfillSlot(ctx context.Context, pipeline
 		case "again":
 			claim.Again = true
 			return claim, backfillClaimed, nil
-		case "busy":
+		case "busy", "held":
+			// held: the schedule is running the next slot, or it has not
+			// begun; the claim is made again at the next poll.
 			return backfillClaim{}, backfillBusy, nil
 		case "wait":
 			return backfillClaim{}, backfillWaiting, nil
 		case "end", "gone":
 			return backfillClaim{}, backfillEnded, nil
 		case "foreign":
-			return backfillClaim{}, 0, foreignKeyError("claim a backfill slot", c.keys.backfill(pipelineID)+" or "+c.keys.token(pipelineID), "holds what agora does not write there")
+			return backfillClaim{}, 0, foreignKeyError("claim a backfill slot", c.keys.backfill(pipelineID)+", "+c.keys.token(pipelineID)+" or "+c.keys.lease(pipelineID), "holds what agora does not write there")
 		case "moved":
 			p.Cursor = time.Unix(slot, 0).UTC()
 			continue

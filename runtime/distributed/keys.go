@@ -77,10 +77,10 @@ func (k keys) worker(workerID string) string { return k.prefix + "worker:" + wor
 // workerPattern matches every worker record under the prefix, for SCAN.
 func (k keys) workerPattern() string { return globEscape(k.prefix+"worker:") + "*" }
 
-// pipelineKeys returns the lease, token, done, once and Cluster epoch keys
-// of a pipeline, in the order the acquire script expects them.
+// pipelineKeys returns the lease, token, done, backfill, once and Cluster
+// epoch keys of a pipeline, in the order the acquire script expects them.
 func (k keys) pipelineKeys(pipelineID string) []string {
-	return []string{k.lease(pipelineID), k.token(pipelineID), k.done(pipelineID), k.once(pipelineID), k.pipelineEpoch(pipelineID)}
+	return []string{k.lease(pipelineID), k.token(pipelineID), k.done(pipelineID), k.backfill(pipelineID), k.once(pipelineID), k.pipelineEpoch(pipelineID)}
 }
 
 // globEscape escapes the characters SCAN MATCH treats specially, so a prefix

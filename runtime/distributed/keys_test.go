@@ -42,7 +42,7 @@ func TestPipelineKeysShareOneClusterSlot(t *testing.T) {
 		k := keys{prefix: prefix}
 		for _, id := range []string{"orders-hourly", "events_consumer", "a:b", "weird}id", "{nested", "ünïcode"} {
 			ks := k.pipelineKeys(id)
-			if len(ks) != 5 {
+			if len(ks) != 6 {
 				t.Fatalf("pipelineKeys returned %d keys", len(ks))
 			}
 			slot := clusterSlot(ks[0])

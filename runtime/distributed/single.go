@@ -62,7 +62,8 @@ func primaryKeys(prefix string) func(pipelineID string) []string {
 	return keys{prefix: prefix}.pipelineKeys
 }
 
-// pipelineKeys returns the lease, token, done and once keys of a pipeline.
+// pipelineKeys returns the lease, token, done, backfill, once and epoch
+// keys of a pipeline (keys.pipelineKeys).
 func (b *singleBackend) pipelineKeys(pipelineID string) []string { return b.keys.Get(pipelineID) }
 
 // prepare loads the scripts on every master of a cluster: SCRIPT LOAD has
@@ -142,7 +143,7 @@ func (b *singleBackend) acquireCall(reqs []leaseRequest) ([]string, []any) {
 		req := reqs[0]
 		return b.requestKeys(req), []any{req.Owner, b.ttlArg, b.stateTTLArg, registry, own, refresh, modeArg(req)}
 	}
-	keys := make([]string, 0, 3*len(reqs))
+	keys := make([]string, 0, 4*len(reqs))
 	for _, req := range reqs {
 		keys = append(keys, b.requestKeys(req)...)
 	}
@@ -172,18 +173,18 @@ func modeArg(req leaseRequest) any {
 }
 
 // requestKeys returns the keys the acquire script reads for req: on one
-// server the lease, token and done keys, and the once marker only for a
-// Once request (every key passed costs the server a little); on a Cluster
-// all five, the last being the pipeline's own state epoch.
+// server the lease, token, done and backfill keys, and the once marker
+// only for a Once request (every key passed costs the server a little); on
+// a Cluster all six, the last being the pipeline's own state epoch.
 func (b *singleBackend) requestKeys(req leaseRequest) []string {
 	k := b.pipelineKeys(req.PipelineID)
 	switch {
 	case b.cluster:
 		return k
 	case req.Mode == runtime.RunNumberOnce:
-		return k[:4]
+		return k[:5]
 	default:
-		return k[:3]
+		return k[:4]
 	}
 }
 
@@ -315,7 +316,7 @@ func (b *singleBackend) queueRecord(ctx context.Context, p redis.Pipeliner, r fi
 			cmds = append(cmds, p.PExpire(ctx, keys[2], b.s.FencingKeyTTL), p.PExpire(ctx, keys[1], b.s.FencingKeyTTL))
 		}
 	case r.ref.Mode == runtime.RunNumberOnce:
-		cmds = append(cmds, p.Set(ctx, keys[3], "1", b.s.onceTTL))
+		cmds = append(cmds, p.Set(ctx, keys[4], "1", b.s.onceTTL))
 	}
 	if r.hist != nil {
 		// History is kept on a best-effort basis: its own commands do not

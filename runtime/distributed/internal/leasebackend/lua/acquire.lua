@@ -15,7 +15,8 @@
 -- counted run (runtime.RunCounted), not a slot: no slot rule applies to it
 -- (completed slot, epoch, clock), only one holder and a rising token
 -- KEYS, per request in order: lease, last fencing token, last completed slot
--- (sorted set, member "slot"; see keys.go), then on one server the once
+-- (sorted set, member "slot"; see keys.go), the pipeline's backfill hash
+-- (see "Backfill slots" below), then on one server the once
 -- marker for a once request (run number -1) only; without a record key
 -- (ARGV[5] '', a Cluster) always the once marker and the pipeline's state
 -- epoch.
@@ -70,6 +71,18 @@
 -- refusal is decided by reads alone, before any token is minted (a lease
 -- held by a live owner: LINDEX; a completed slot: LINDEX and ZSCORE), and a
 -- grant writes only what it must.
+--
+-- Backfill slots (backfill_claim.lua, backfill_finish.lua): a slot a
+-- backfill holds ("f:<slot>" in its hash) or completed above the completed
+-- slot ("c:<slot>") is the backfill's, and refused to the schedule as
+-- completed (-1), so that a retry of a failed slot, a late run or a
+-- catch-up never runs it a second time. The claim in turn waits while the
+-- schedule's lease names the slot. The hash is read only while the
+-- completed key's member "backfill" says it may hold such slots (the
+-- claim adds it, backfill_finish.lua and backfill_start.lua remove it when
+-- none is left), so a pipeline without a backfill pays nothing; and a
+-- request asked ahead of a slot that has not begun by the server's clock
+-- skips the read: no backfill may claim a slot before it begins.
 local owner = ARGV[1]
 local keyttl = tonumber(ARGV[3])
 local registry = ARGV[4]
@@ -102,16 +115,16 @@ for i = 7, #ARGV do
   local mode = tonumber(arg)
   local slot = mode > 0 and not counted
   -- [/run kinds]
-  local lease, tokenKey, doneKey = KEYS[k], KEYS[k + 1], KEYS[k + 2]
+  local lease, tokenKey, doneKey, bfKey = KEYS[k], KEYS[k + 1], KEYS[k + 2], KEYS[k + 3]
   local onceKey, epochKey = nil, nil
   if ownRecord == '' then
-    onceKey, epochKey = KEYS[k + 3], KEYS[k + 4]
-    k = k + 5
+    onceKey, epochKey = KEYS[k + 4], KEYS[k + 5]
+    k = k + 6
   elseif mode == -1 then
-    onceKey = KEYS[k + 3]
-    k = k + 4
+    onceKey = KEYS[k + 4]
+    k = k + 5
   else
-    k = k + 3
+    k = k + 4
   end
   local reply = 0
   repeat
@@ -167,9 +180,10 @@ for i = 7, #ARGV do
     -- ZMSCORE reads the fleet's failure state (fail.lua).
     local done = nil
     local fails, failUntil = nil, nil
+    local backfilled = nil
     if slot then
-      local z = redis.call('ZMSCORE', doneKey, 'slot', 'fails', 'fail_until')
-      done, fails, failUntil = z[1], z[2], z[3]
+      local z = redis.call('ZMSCORE', doneKey, 'slot', 'fails', 'fail_until', 'backfill')
+      done, fails, failUntil, backfilled = z[1], z[2], z[3], z[4]
       done = done and tonumber(done)
       if done and mode <= done then
         reply = -1
@@ -282,6 +296,22 @@ for i = 7, #ARGV do
       break
     end
     -- [/clock skew]
+    -- [backfill slots] See the top of this file.
+    if backfilled and (not early or now >= mode * 1000000) then
+      local b = redis.pcall('HMGET', bfKey, 'f:' .. arg, 'c:' .. arg)
+      if b.err then
+        if string.find(b.err, 'WRONGTYPE', 1, true) ~= 1 then
+          return b
+        end
+        reply = -6
+        break
+      end
+      if b[1] or b[2] then
+        reply = -1
+        break
+      end
+    end
+    -- [/backfill slots]
     -- The token key holds "<token> <run>": the run lets a worker that
     -- deferred its request see with one MGET that the slot was granted
     -- (see preference.go). An older "<token>" alone reads the same.

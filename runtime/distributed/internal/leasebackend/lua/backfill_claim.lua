@@ -2,6 +2,8 @@
 --
 -- KEYS[1] the backfill hash <prefix>backfill:{<pipeline>}
 -- KEYS[2] the pipeline's token key (see acquire.lua)
+-- KEYS[3] the pipeline's lease key, KEYS[4] its completed key (see
+--         acquire.lua)
 -- ARGV[1] owner "<worker id>#<hex>"   ARGV[2] slot lease TTL (ms)
 -- ARGV[3] the backfill's id           ARGV[4] the cursor the replica read
 --         ('' before the first slot)  ARGV[5] the slot after that cursor
@@ -21,6 +23,12 @@
 --   'again'  a slot in flight whose lease expired (its holder died or
 --            stopped) is this owner's now, under a new token
 --   'busy'   parallel slots are in flight
+--   'held'   the next slot is not handed out yet: the schedule's lease
+--            names it (a scheduled run of the slot, a retry or a catch-up,
+--            is running it: the claim waits for its end, after which the
+--            slot has completed or may be backfilled), or it has not begun
+--            by the server's clock. acquire.lua refuses the schedule a
+--            slot once it is handed out.
 --   'moved'  the cursor is not the one read; slot is the cursor now
 --   'wait'   no slot is left but some are in flight
 --   'end'    no slot is left and none is in flight: the backfill is done
@@ -110,9 +118,28 @@ if ARGV[5] == '' then
   redis.call('HSET', h, 'state', 'done', 'end', nowMs, 'exhausted', '1')
   return {'end', 0, 0}
 end
+if tonumber(ARGV[5]) * 1000 > nowMs then
+  return {'held', tonumber(ARGV[5]), 0}
+end
+local held = redis.pcall('LINDEX', KEYS[3], 0)
+if type(held) == 'table' then
+  return {'foreign', 0, 0}
+end
+if held and string.match(held, '^%d+ (%-?%d+) ') == ARGV[5] then
+  return {'held', tonumber(ARGV[5]), 0}
+end
 local token = mint()
 if not token then
   return {'foreign', 0, 0}
+end
+-- Above the completed slot, the schedule must read this hash before it
+-- grants the slot (acquire.lua).
+local mark = redis.pcall('ZSCORE', KEYS[4], 'slot')
+if type(mark) == 'table' then
+  return {'foreign', 0, 0}
+end
+if not mark or tonumber(mark) < tonumber(ARGV[5]) then
+  redis.call('ZADD', KEYS[4], 4503599627370496, 'backfill')
 end
 redis.call('HSET', h, 'cursor', ARGV[5], 'f:' .. ARGV[5], string.format('%d %d %s', token, nowMs + ttl, ARGV[1]))
 redis.call('PEXPIRE', h, ARGV[7])

@@ -49,6 +49,29 @@ end
 if ARGV[9] and ARGV[9] ~= '' then
   redis.call('ZADD', KEYS[2], ARGV[10], ARGV[9])
 end
+-- The slot completed: above the completed slot, it is marked so that the
+-- schedule is refused it (acquire.lua); at or below it, the completed slot
+-- refuses it already. With no slot in flight and none marked above the
+-- completed slot left, the schedule need not read the hash any more.
+local mark = redis.pcall('ZSCORE', KEYS[2], 'slot')
+if type(mark) == 'table' then
+  mark = nil -- not agora's: the acquire script says so
+end
+mark = mark and tonumber(mark)
+if (op == 'd' or op == 's') and (not mark or mark < tonumber(ARGV[3])) then
+  redis.call('HSET', h, 'c:' .. ARGV[3], '1')
+end
+local needed = false
+for _, k in ipairs(redis.call('HKEYS', h)) do
+  local p = string.sub(k, 1, 2)
+  if p == 'f:' or (p == 'c:' and (not mark or tonumber(string.sub(k, 3)) > mark)) then
+    needed = true
+    break
+  end
+end
+if not needed then
+  redis.pcall('ZREM', KEYS[2], 'backfill')
+end
 local state = redis.call('HGET', h, 'state')
 if op == 'd' then
   redis.call('HINCRBY', h, 'done', 1)
