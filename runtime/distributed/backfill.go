@@ -362,7 +362,16 @@ func (in *Inspector) TriggerSlot(ctx context.Context, req BackfillRequest, slot 
 				ErrInvalidBackfill, stamp(slot), id, text, stampOrNone(before), stampOrNone(after))
 		}
 	}
+	// The range is [slot, slot + 1s), cut at now for a slot begun less
+	// than a second ago, which is the one run late most often.
+	now := in.now()
+	if !slot.Before(now) {
+		return BackfillProgress{}, fmt.Errorf("%w: slot %s of %q has not begun (now %s): it is the schedule's", ErrInvalidBackfill, stamp(slot), id, stamp(now))
+	}
 	req.From, req.To, req.Parallel = slot, slot.Add(time.Second), 1
+	if req.To.After(now) {
+		req.To = now
+	}
 	return in.StartBackfill(ctx, req)
 }
 

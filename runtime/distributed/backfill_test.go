@@ -456,6 +456,10 @@ func TestTriggerSlotIsABackfillOfOne(t *testing.T) {
 	if !errors.Is(err, ErrInvalidBackfill) || !strings.Contains(err.Error(), want) {
 		t.Fatalf("trigger between slots: %v\nwant %q", err, want)
 	}
+	next := time.Now().Truncate(time.Minute).Add(time.Minute)
+	if _, err := in.TriggerSlot(context.Background(), BackfillRequest{PipelineID: "p"}, next); !errors.Is(err, ErrInvalidBackfill) || !strings.Contains(err.Error(), "slot "+stamp(next)+" of \"p\" has not begun") {
+		t.Fatalf("trigger of a slot to come: %v", err)
+	}
 	p, err := in.TriggerSlot(context.Background(), BackfillRequest{PipelineID: "p", Params: map[string]string{"day": "2026-01-01"}}, slot)
 	if err != nil || p.Total != 1 || p.Request.Params["day"] != "2026-01-01" {
 		t.Fatalf("trigger of a slot: %+v, %v", p, err)
