@@ -32,7 +32,23 @@ func TestBackfillAndScheduleNeverRunOneSlotTwice(t *testing.T) {
 	if err != nil || turn != backfillClaimed || !cl.Slot.Equal(s1) {
 		t.Fatalf("claim s1: %+v %v %v", cl, turn, err)
 	}
-	// While the backfill holds it, the schedule is refused it.
+	// While the backfill holds it, the schedule is refused it. Asked ahead
+	// (lease-ahead, by a worker whose clock is behind), the request comes
+	// without the backfill hash and decides nothing.
+	// (Of two workers, only the one preferred for the slot asks Redis.)
+	askAgain := 0
+	for _, c := range cs {
+		r := c.TryAcquireLeases(context.Background(), []runtime.LeaseRequest{{PipelineID: "p", RunNumber: slotRun(s1.Unix()), Ahead: true}})[0]
+		if r.Acquired {
+			t.Fatalf("%s asked for s1 ahead while a backfill runs it, and got it", c.workerID)
+		}
+		if errors.Is(r.Err, runtime.ErrAskAtSlot) {
+			askAgain++
+		}
+	}
+	if askAgain == 0 {
+		t.Fatal("no ahead request for s1 was told to ask again at the slot")
+	}
 	if ok, err := sched.TryAcquireLease(context.Background(), "p", slotRun(s1.Unix())); ok || !errors.Is(err, runtime.ErrSlotCompleted) {
 		t.Fatalf("the schedule asked for s1 while a backfill runs it: %v, %v; want ErrSlotCompleted", ok, err)
 	}

@@ -173,9 +173,10 @@ func modeArg(req leaseRequest) any {
 }
 
 // requestKeys returns the keys the acquire script reads for req: on one
-// server the lease, token, done and backfill keys, and the once marker
-// only for a Once request (every key passed costs the server a little); on
-// a Cluster all six, the last being the pipeline's own state epoch.
+// server the lease, token and done keys, the backfill hash unless req is
+// asked ahead of its slot, and the once marker only for a Once request
+// (every key passed costs the server a little); on a Cluster all six, the
+// last being the pipeline's own state epoch.
 func (b *singleBackend) requestKeys(req leaseRequest) []string {
 	k := b.pipelineKeys(req.PipelineID)
 	switch {
@@ -183,9 +184,16 @@ func (b *singleBackend) requestKeys(req leaseRequest) []string {
 		return k
 	case req.Mode == runtime.RunNumberOnce:
 		return k[:5]
+	case askedAhead(req):
+		return k[:3]
 	default:
 		return k[:4]
 	}
+}
+
+// askedAhead reports whether modeArg marks req "a" (asked ahead).
+func askedAhead(req leaseRequest) bool {
+	return req.Mode > 0 && !req.Counted && !req.Rerun && req.Ahead
 }
 
 // parseAcquireReply decodes the acquire script's reply: the new token, 0 for

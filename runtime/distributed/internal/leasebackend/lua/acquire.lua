@@ -16,7 +16,8 @@
 -- (completed slot, epoch, clock), only one holder and a rising token
 -- KEYS, per request in order: lease, last fencing token, last completed slot
 -- (sorted set, member "slot"; see keys.go), the pipeline's backfill hash
--- (see "Backfill slots" below), then on one server the once
+-- (see "Backfill slots" below; on one server not for a request with "a"),
+-- then on one server the once
 -- marker for a once request (run number -1) only; without a record key
 -- (ARGV[5] '', a Cluster) always the once marker and the pipeline's state
 -- epoch.
@@ -82,7 +83,10 @@
 -- claim adds it, backfill_finish.lua and backfill_start.lua remove it when
 -- none is left), so a pipeline without a backfill pays nothing; and a
 -- request asked ahead of a slot that has not begun by the server's clock
--- skips the read: no backfill may claim a slot before it begins.
+-- skips the read: no backfill may claim a slot before it begins. On one
+-- server such a request comes without the hash's key, and one that finds
+-- its slot begun while the member is there decides nothing (-4): the
+-- worker asks again at the boundary, with the key.
 local owner = ARGV[1]
 local keyttl = tonumber(ARGV[3])
 local registry = ARGV[4]
@@ -115,15 +119,18 @@ for i = 7, #ARGV do
   local mode = tonumber(arg)
   local slot = mode > 0 and not counted
   -- [/run kinds]
-  local lease, tokenKey, doneKey, bfKey = KEYS[k], KEYS[k + 1], KEYS[k + 2], KEYS[k + 3]
-  local onceKey, epochKey = nil, nil
+  local lease, tokenKey, doneKey = KEYS[k], KEYS[k + 1], KEYS[k + 2]
+  local bfKey, onceKey, epochKey = nil, nil, nil
   if ownRecord == '' then
-    onceKey, epochKey = KEYS[k + 4], KEYS[k + 5]
+    bfKey, onceKey, epochKey = KEYS[k + 3], KEYS[k + 4], KEYS[k + 5]
     k = k + 6
   elseif mode == -1 then
-    onceKey = KEYS[k + 4]
+    bfKey, onceKey = KEYS[k + 3], KEYS[k + 4]
     k = k + 5
+  elseif early then
+    k = k + 3
   else
+    bfKey = KEYS[k + 3]
     k = k + 4
   end
   local reply = 0
@@ -182,8 +189,14 @@ for i = 7, #ARGV do
     local fails, failUntil = nil, nil
     local backfilled = nil
     if slot then
-      local z = redis.call('ZMSCORE', doneKey, 'slot', 'fails', 'fail_until', 'backfill')
-      done, fails, failUntil, backfilled = z[1], z[2], z[3], z[4]
+      local z
+      if bfKey then
+        z = redis.call('ZMSCORE', doneKey, 'slot', 'fails', 'fail_until', 'backfill')
+        backfilled = z[4]
+      else
+        z = redis.call('ZMSCORE', doneKey, 'slot', 'fails', 'fail_until')
+      end
+      done, fails, failUntil = z[1], z[2], z[3]
       done = done and tonumber(done)
       if done and mode <= done then
         reply = -1
@@ -297,6 +310,12 @@ for i = 7, #ARGV do
     end
     -- [/clock skew]
     -- [backfill slots] See the top of this file.
+    if early and not bfKey and now >= mode * 1000000 and redis.call('ZSCORE', doneKey, 'backfill') then
+      -- Asked ahead, but the slot has begun and a backfill may hold it:
+      -- this request came without the hash, so it decides nothing.
+      reply = -4
+      break
+    end
     if backfilled and (not early or now >= mode * 1000000) then
       local b = redis.pcall('HMGET', bfKey, 'f:' .. arg, 'c:' .. arg)
       if b.err then
