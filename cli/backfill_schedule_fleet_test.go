@@ -1,7 +1,6 @@
 package cli_test
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -53,18 +52,7 @@ func TestThreeReplicasRetryOrTriggerALateSlotOnce(t *testing.T) {
 			"REPLICA="+name, "OUT_DIR="+dir),
 			"worker", "--config", path, "-log-format", "json", "-health-port", "0"))
 	}
-	runs := func() []history.Record {
-		t.Helper()
-		code, out, errOut := runAgora(t, dir, env, "fleet", "runs", "late", "--json")
-		if code != 0 {
-			t.Fatalf("agora fleet runs: exit %d\n%s%s", code, out, errOut)
-		}
-		var rs []history.Record
-		if err := json.Unmarshal([]byte(out), &rs); err != nil {
-			t.Fatalf("fleet runs --json: %v\n%s", err, out)
-		}
-		return rs
-	}
+	runs := func() []history.Record { return fleetRuns(t, dir, env, "late") }
 	// The first failed attempt names the slot.
 	var slot int64
 	for deadline := time.Now().Add(25 * time.Second); slot == 0; time.Sleep(50 * time.Millisecond) {

@@ -1,7 +1,6 @@
 package cli_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -90,22 +89,11 @@ func runFailingFleet(t *testing.T, schedule string, kill bool) []history.Record 
 		}, "worker", "--config", path, "-log-format", "json", "-health-port", "0")
 	}
 	env := []string{"AGORA_DISTRIBUTED_REDIS_URL=" + srv.URL()}
-	fleetRuns := func() []history.Record {
-		t.Helper()
-		code, out, errOut := runAgora(t, dir, env, "fleet", "runs", "broken", "--json")
-		if code != 0 {
-			t.Fatalf("agora fleet runs: exit %d\n%s%s", code, out, errOut)
-		}
-		var runs []history.Record
-		if err := json.Unmarshal([]byte(out), &runs); err != nil {
-			t.Fatalf("fleet runs --json: %v\n%s", err, out)
-		}
-		return runs
-	}
+	attempts := func() []history.Record { return fleetRuns(t, dir, env, "broken") }
 	procs := []*agoraProc{start("r1"), start("r2"), start("r3")}
 	if kill {
 		deadline := time.Now().Add(30 * time.Second)
-		for len(fleetRuns()) == 0 {
+		for len(attempts()) == 0 {
 			if time.Now().After(deadline) {
 				t.Fatal("no failed attempt within 30 s")
 			}
@@ -129,7 +117,7 @@ func runFailingFleet(t *testing.T, schedule string, kill bool) []history.Record 
 		}
 	}
 
-	runs := fleetRuns()
+	runs := attempts()
 	if len(runs) == 0 || len(runs) > 3 {
 		t.Fatalf("%d attempts in the run history, want 1 to 3 (the fleet's, not each replica's): %+v", len(runs), runs)
 	}

@@ -1,7 +1,6 @@
 package cli_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"maps"
 	"path/filepath"
@@ -77,13 +76,7 @@ func TestTriggerParamReachesSQLAndTheRunHistory(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("no run recorded within 30 s of the trigger\n%s", logs())
 		}
-		code, out, errOut := runAgora(t, dir, env, "fleet", "runs", "daily", "--json")
-		if code != 0 {
-			t.Fatalf("fleet runs --json: exit %d\n%s%s", code, out, errOut)
-		}
-		if err := json.Unmarshal([]byte(out), &runs); err != nil {
-			t.Fatalf("fleet runs --json: %v\n%s", err, out)
-		}
+		runs = fleetRuns(t, dir, env, "daily")
 	}
 	if len(runs) != 1 || runs[0].Outcome != history.OutcomeSucceeded || !runs[0].Triggered ||
 		!maps.Equal(runs[0].Params, map[string]string{"day": "2026-01-01"}) {

@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"bufio"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"regexp"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agora-etl/agora/internal/syncbuf"
+	"github.com/agora-etl/agora/runtime/history"
 )
 
 // syncBuffer collects logs written from several goroutines.
@@ -172,4 +174,19 @@ func about(log, pipeline string) string {
 		keep = keep[len(keep)-60:]
 	}
 	return strings.Join(keep, "\n")
+}
+
+// fleetRuns returns pipelineID's run history as agora fleet runs --json
+// prints it.
+func fleetRuns(t *testing.T, dir string, env []string, pipelineID string) []history.Record {
+	t.Helper()
+	code, out, errOut := runAgora(t, dir, env, "fleet", "runs", pipelineID, "--json")
+	if code != 0 {
+		t.Fatalf("agora fleet runs %s --json: exit %d\n%s%s", pipelineID, code, out, errOut)
+	}
+	var runs []history.Record
+	if err := json.Unmarshal([]byte(out), &runs); err != nil {
+		t.Fatalf("fleet runs --json: %v\n%s", err, out)
+	}
+	return runs
 }
