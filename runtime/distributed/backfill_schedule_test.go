@@ -3,8 +3,11 @@ package distributed
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/agora-etl/agora/runtime"
 	"github.com/agora-etl/agora/runtime/history"
@@ -118,4 +121,30 @@ func ended(t *testing.T, c *RedisWorkerCoordinator) {
 	if _, turn, err := c.claimBackfillSlot(context.Background(), "p", backfillSchedule); err != nil || turn != backfillEnded {
 		t.Fatalf("claim after the last slot: %v %v; want the end", turn, err)
 	}
+}
+
+// TestForeignBackfillHashRefusesTheSlotNamingIt: a backfill hash that is
+// not agora's (another type), read because the completed key says a
+// backfill may hold slots, refuses the slot without writing anything and
+// names the key; once it is deleted the slot is granted.
+func TestForeignBackfillHashRefusesTheSlotNamingIt(t *testing.T) {
+	r := newReal(t)
+	c := startCoordinator(t, r.options(time.Minute), "w1", []string{"p"})
+	admin := r.client(0)
+	if err := admin.ZAdd(ctx, c.keys.done("p"), redis.Z{Score: 1 << 52, Member: "backfill"}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := admin.Set(ctx, c.keys.backfill("p"), "not a hash", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	slot := startedSlot() - 1
+	ok, err := c.TryAcquireLease(ctx, "p", slotRun(slot))
+	if ok || !errors.Is(err, ErrForeignData) || !strings.Contains(err.Error(), c.keys.backfill("p")) {
+		t.Fatalf("TryAcquireLease = %v, %v; want ErrForeignData naming %s", ok, err, c.keys.backfill("p"))
+	}
+	if n, _ := admin.Exists(ctx, c.keys.lease("p")).Result(); n != 0 {
+		t.Fatal("a lease was written")
+	}
+	admin.Del(ctx, c.keys.backfill("p"))
+	mustAcquire(t, c, "p", slot)
 }

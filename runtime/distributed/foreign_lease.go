@@ -25,10 +25,10 @@ type dataProblems struct {
 // TryAcquireLease answers: the pipeline runs nowhere until an operator
 // fixes the key, and says so in /status, /readyz and the metrics.
 func (c *RedisWorkerCoordinator) noteForeignData(pipelineID string) error {
-	lease, token := c.keys.lease(pipelineID), c.keys.token(pipelineID)
-	err := fmt.Errorf("distributed: acquire lease of %q: %w: its lease key %s or token key %s holds a value of another type or one that does not parse (a token has at most 16 digits); nothing was granted or written; inspect both and delete the one that is wrong",
-		pipelineID, ErrForeignData, lease, token)
-	c.warnForeign(token, "the acquire script refused pipeline "+strconv.Quote(pipelineID)+": its lease or token key ("+lease+") is not agora's")
+	lease, token, bf := c.keys.lease(pipelineID), c.keys.token(pipelineID), c.keys.backfill(pipelineID)
+	err := fmt.Errorf("distributed: acquire lease of %q: %w: its lease key %s, token key %s or backfill hash %s holds a value of another type or one that does not parse (a token has at most 16 digits); nothing was granted or written; inspect them and delete the one that is wrong",
+		pipelineID, ErrForeignData, lease, token, bf)
+	c.warnForeign(token, "the acquire script refused pipeline "+strconv.Quote(pipelineID)+": its lease ("+lease+"), token or backfill key is not agora's")
 	p := &c.problems
 	p.mu.Lock()
 	defer p.mu.Unlock()
