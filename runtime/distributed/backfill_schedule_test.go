@@ -148,3 +148,36 @@ func TestForeignBackfillHashRefusesTheSlotNamingIt(t *testing.T) {
 	admin.Del(ctx, c.keys.backfill("p"))
 	mustAcquire(t, c, "p", slot)
 }
+
+// TestAnExpiredBackfillSlotIsNotHeldAgainstTheSchedule: a slot whose
+// backfill holder stopped renewing (killed) is not the backfill's once its
+// lease expired. While the schedule's lease names it, the backfill does
+// not hand it out again; and a cancelled backfill, which never hands it out
+// again, leaves it to the schedule.
+func TestAnExpiredBackfillSlotIsNotHeldAgainstTheSchedule(t *testing.T) {
+	r := newReal(t)
+	cs, in := backfillFleet(t, r, 300*time.Millisecond, "a", "b")
+	bf, sched := cs[0], cs[1]
+	slot := time.Now().Truncate(time.Minute).Add(-time.Minute)
+	if _, err := in.TriggerSlot(context.Background(), BackfillRequest{PipelineID: "p"}, slot); err != nil {
+		t.Fatal(err)
+	}
+	if _, turn, err := bf.claimBackfillSlot(context.Background(), "p", backfillSchedule); err != nil || turn != backfillClaimed {
+		t.Fatalf("claim: %v %v", turn, err)
+	}
+	if ok, err := sched.TryAcquireLease(context.Background(), "p", slotRun(slot.Unix())); ok || !errors.Is(err, runtime.ErrSlotCompleted) {
+		t.Fatalf("the schedule asked for the slot while its backfill holder lives: %v, %v", ok, err)
+	}
+	time.Sleep(400 * time.Millisecond) // the holder was killed: its lease expires
+	mustAcquire(t, sched, "p", slot.Unix())
+	if _, turn, err := cs[1].claimBackfillSlot(context.Background(), "p", backfillSchedule); err != nil || turn != backfillBusy {
+		t.Fatalf("claim of the expired slot while the schedule runs it: %v %v; want busy", turn, err)
+	}
+	if err := sched.ReleaseLease(context.Background(), "p"); err != nil { // the run failed
+		t.Fatal(err)
+	}
+	if _, err := in.CancelBackfill(context.Background(), "p"); err != nil {
+		t.Fatal(err)
+	}
+	mustAcquire(t, sched, "p", slot.Unix())
+}

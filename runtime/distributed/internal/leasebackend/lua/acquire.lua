@@ -325,7 +325,11 @@ for i = 7, #ARGV do
         reply = -6
         break
       end
-      if b[1] or b[2] then
+      -- A slot in flight whose lease expired is not held: its holder gave
+      -- it up by its renewal deadline (a running backfill hands it out
+      -- again unless this lease then names it; a cancelled one never).
+      local exp = b[1] and string.match(b[1], '^%d+ (%d+) ')
+      if b[2] or (b[1] and (not exp or tonumber(exp) * 1000 >= now)) then
         reply = -1
         break
       end

@@ -84,6 +84,14 @@ local function mint()
   return token
 end
 
+-- The slot the schedule's lease names, if any, is not handed out, again
+-- or for the first time: its run, a retry or a catch-up, is going.
+local scheduled = redis.pcall('LINDEX', KEYS[3], 0)
+if type(scheduled) == 'table' then
+  return {'foreign', 0, 0}
+end
+scheduled = scheduled and string.match(scheduled, '^%d+ (%-?%d+) ')
+
 local inflight = 0
 for k, val in pairs(v) do
   if string.sub(k, 1, 2) == 'f:' then
@@ -91,7 +99,7 @@ for k, val in pairs(v) do
     if not tok then
       return {'foreign', 0, 0}
     end
-    if tonumber(exp) < nowMs then
+    if tonumber(exp) < nowMs and string.sub(k, 3) ~= scheduled then
       local token = mint()
       if not token then
         return {'foreign', 0, 0}
@@ -121,11 +129,7 @@ end
 if tonumber(ARGV[5]) * 1000 > nowMs then
   return {'held', tonumber(ARGV[5]), 0}
 end
-local held = redis.pcall('LINDEX', KEYS[3], 0)
-if type(held) == 'table' then
-  return {'foreign', 0, 0}
-end
-if held and string.match(held, '^%d+ (%-?%d+) ') == ARGV[5] then
+if scheduled == ARGV[5] then
   return {'held', tonumber(ARGV[5]), 0}
 end
 local token = mint()

@@ -43,10 +43,7 @@ if op == 'r' then
   return 1
 end
 redis.call('HDEL', h, field)
-if op == 'x' then
-  return 1
-end
-if ARGV[9] and ARGV[9] ~= '' then
+if op ~= 'x' and ARGV[9] and ARGV[9] ~= '' then
   redis.call('ZADD', KEYS[2], ARGV[10], ARGV[9])
 end
 -- The slot completed: above the completed slot, it is marked so that the
@@ -61,16 +58,23 @@ mark = mark and tonumber(mark)
 if (op == 'd' or op == 's') and (not mark or mark < tonumber(ARGV[3])) then
   redis.call('HSET', h, 'c:' .. ARGV[3], '1')
 end
-local needed = false
-for _, k in ipairs(redis.call('HKEYS', h)) do
+local inflight, needed = false, false
+local fields = redis.call('HKEYS', h)
+for _, k in ipairs(fields) do
   local p = string.sub(k, 1, 2)
-  if p == 'f:' or (p == 'c:' and (not mark or tonumber(string.sub(k, 3)) > mark)) then
-    needed = true
+  if p == 'f:' then
+    inflight, needed = true, true
     break
+  end
+  if p == 'c:' and (not mark or tonumber(string.sub(k, 3)) > mark) then
+    needed = true
   end
 end
 if not needed then
   redis.pcall('ZREM', KEYS[2], 'backfill')
+end
+if op == 'x' then
+  return 1
 end
 local state = redis.call('HGET', h, 'state')
 if op == 'd' then
@@ -91,13 +95,7 @@ else
     return 1
   end
 end
-if state == 'running' and redis.call('HGET', h, 'exhausted') == '1' then
-  local rest = redis.call('HKEYS', h)
-  for _, k in ipairs(rest) do
-    if string.sub(k, 1, 2) == 'f:' then
-      return 1
-    end
-  end
+if state == 'running' and not inflight and redis.call('HGET', h, 'exhausted') == '1' then
   redis.call('HSET', h, 'state', 'done', 'end', nowMs)
 end
 return 1
