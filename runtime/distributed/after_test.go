@@ -35,7 +35,11 @@ func TestAfterAcrossTwoPools(t *testing.T) {
 	release := make(chan struct{})
 	extract := func(context.Context) (runtime.Pipeline, error) {
 		return runtime.PipelineFunc(func(ctx context.Context) error {
-			<-release // a slow extract: load waits for it
+			select { // a slow extract: load waits for it
+			case <-release:
+			case <-ctx.Done(): // the test failed early: its cleanup stops the pools
+				return ctx.Err()
+			}
 			lease, _ := runtime.LeaseFromContext(ctx)
 			mu.Lock()
 			extracted[lease.RunNumber] = true
